@@ -1,0 +1,34 @@
+import { spawn, spawnSync } from "node:child_process";
+import path from "node:path";
+
+export const ROOT = path.resolve(import.meta.dirname, "../..");
+
+/** Offline: no telemetry, no request.cf lookups. */
+export const WRANGLER_ENV = {
+  ...process.env,
+  WRANGLER_SEND_METRICS: "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: "false",
+  // A coloured, interactive session would fight the prefixed log lines.
+  FORCE_COLOR: "0",
+};
+
+export const WRANGLER_BIN = path.join(ROOT, "node_modules", ".bin", "wrangler");
+
+/** Runs a short wrangler command to completion; throws with its output on failure. */
+export function runWrangler(args: string[]): string {
+  const result = spawnSync(WRANGLER_BIN, args, { cwd: ROOT, env: WRANGLER_ENV, encoding: "utf8" });
+  if (result.status !== 0) {
+    throw new Error(`wrangler ${args.join(" ")} failed:\n${result.stdout}\n${result.stderr}`);
+  }
+  return result.stdout;
+}
+
+export function startWrangler(args: string[]) {
+  return spawn(WRANGLER_BIN, args, {
+    cwd: ROOT,
+    env: WRANGLER_ENV,
+    stdio: ["ignore", "pipe", "pipe"],
+    // Its own process group, so stopping it also stops workerd below it.
+    detached: true,
+  });
+}

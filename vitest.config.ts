@@ -1,0 +1,15 @@
+import { defineConfig } from "vitest/config";
+
+// `npm run test:unit` runs every worker's suite inside workerd
+// (@cloudflare/vitest-plugin); each project has its own vitest.config.ts.
+export default defineConfig({
+  test: {
+    projects: [
+      "shared/vitest.config.ts",
+      "workers/billing/vitest.config.ts",
+      "workers/usage-consumer/vitest.config.ts",
+      "workers/aqi/vitest.config.ts",
+      "workers/portfolio/vitest.config.ts",
+    ],
+  },
+});

@@ -1,0 +1,38 @@
+import { correlationId } from "@edge-platform/shared/http/correlation-id";
+import { bufferRequestBody, installErrorHandling } from "@edge-platform/shared/http/error-handling";
+import { renderFastApiProblem } from "@edge-platform/shared/http/error-shapes/fastapi";
+import { redocPage } from "@edge-platform/shared/http/redoc";
+import { requestId } from "@edge-platform/shared/http/request-id";
+import { swaggerUI } from "@hono/swagger-ui";
+import { OpenAPIHono } from "@hono/zod-openapi";
+import { cors } from "hono/cors";
+import type { AppEnv } from "./app-env.ts";
+import { healthRoutes } from "./routes/health.ts";
+
+export const API_TITLE = "AirSense AQI API";
+export const API_VERSION = "1.0.0";
+
+export function createApp() {
+  const app = new OpenAPIHono<AppEnv>();
+  app.use(requestId());
+  app.use(correlationId());
+  app.use(
+    cors({
+      origin: ["http://localhost:3000", "http://localhost:5173"],
+      credentials: true,
+      exposeHeaders: ["X-Request-ID", "x-correlation-id"],
+    }),
+  );
+  app.use(bufferRequestBody());
+  installErrorHandling(app, renderFastApiProblem);
+
+  app.route("/v1", healthRoutes);
+
+  app.doc31("/openapi.json", {
+    openapi: "3.1.0",
+    info: { title: API_TITLE, version: API_VERSION },
+  });
+  app.get("/docs", swaggerUI({ url: "/openapi.json", title: API_TITLE }));
+  app.get("/redoc", redocPage("/openapi.json", API_TITLE));
+  return app;
+}
