@@ -1,0 +1,14 @@
+import { defineConfig } from "vitest/config";
+
+// End-to-end: one real stack (scripts/dev.ts on free ports, fresh state) for
+// the whole run, driven over HTTP from Node.
+export default defineConfig({
+  test: {
+    name: "e2e",
+    include: ["e2e/**/*.e2e.test.ts"],
+    globalSetup: ["e2e/global-setup.ts"],
+    testTimeout: 30_000,
+    hookTimeout: 180_000,
+    fileParallelism: false,
+  },
+});
