@@ -2,13 +2,22 @@ import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
+const TEST_JWT_SECRET = "test-only-jwt-signing-secret-0123456789abcdef";
+
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "../../migrations"));
   return {
     plugins: [
       cloudflareTest({
         wrangler: { configPath: path.join(import.meta.dirname, "../../wrangler.toml") },
-        miniflare: { bindings: { TEST_MIGRATIONS: migrations, ENVIRONMENT: "test" } },
+        miniflare: {
+          bindings: {
+            TEST_MIGRATIONS: migrations,
+            ENVIRONMENT: "test",
+            // Tests sign and check real tokens; this key exists only here.
+            JWT_SECRET: TEST_JWT_SECRET,
+          },
+        },
       }),
     ],
     test: {

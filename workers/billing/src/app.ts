@@ -1,28 +1,29 @@
-import { ApiError } from "@edge-platform/shared/http/api-error";
 import { correlationId } from "@edge-platform/shared/http/correlation-id";
 import { bufferRequestBody, installErrorHandling } from "@edge-platform/shared/http/error-handling";
 import { renderBillingProblem } from "@edge-platform/shared/http/error-shapes/billing";
 import { swaggerUI } from "@hono/swagger-ui";
-import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
-import type { AppEnv } from "./app-env.ts";
+import { LoggingMailSender, type MailSender } from "./mail/mail-sender.ts";
+import { apiKeyRoutes } from "./routes/api-keys.ts";
+import { authRoutes } from "./routes/auth.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { tenantRoutes } from "./routes/tenants.ts";
+import { userRoutes } from "./routes/users.ts";
+import { createRouter } from "./routes/validation.ts";
 
 export const API_VERSION = "1.0.0";
+export const API_PREFIX = "/api/v1";
+
+export interface AppOptions {
+  /** Where password-reset mail goes; the default logs a redacted line. */
+  mailSender?: MailSender;
+}
 
 /** Validation failures become 400s whose `message` lists every problem, as class-validator did. */
-export function createApp() {
-  const app = new OpenAPIHono<AppEnv>({
-    defaultHook: (result) => {
-      if (!result.success) {
-        const messages = result.error.issues.map((issue) =>
-          issue.path.length > 0 ? `${issue.path.join(".")}: ${issue.message}` : issue.message,
-        );
-        throw new ApiError(400, "Validation failed", { details: messages, code: "validation" });
-      }
-    },
-  });
+export function createApp(options: AppOptions = {}) {
+  const mailSender = options.mailSender ?? new LoggingMailSender();
+  const app = createRouter();
 
   app.use(correlationId());
   app.use(secureHeaders());
@@ -33,15 +34,35 @@ export function createApp() {
         return allowed.includes(origin) ? origin : null;
       },
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
+      allowHeaders: ["Authorization", "Content-Type", "x-tenant-id", "x-correlation-id"],
       credentials: true,
-      exposeHeaders: ["x-correlation-id"],
+      exposeHeaders: ["x-correlation-id", "Retry-After"],
     }),
   );
   app.use(bufferRequestBody());
+  app.use(async (c, next) => {
+    c.set("mailSender", mailSender);
+    await next();
+  });
   installErrorHandling(app, renderBillingProblem);
 
   app.route("/", healthRoutes);
+  app.route(API_PREFIX, authRoutes);
+  app.route(API_PREFIX, userRoutes);
+  app.route(API_PREFIX, tenantRoutes);
+  app.route(API_PREFIX, apiKeyRoutes);
 
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
+    type: "http",
+    scheme: "bearer",
+    bearerFormat: "JWT",
+    description: "Access token from /api/v1/auth/login (15 minutes)",
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "apiKey", {
+    type: "http",
+    scheme: "bearer",
+    description: "Tenant API key (`mk_…`) for server-to-server routes",
+  });
   app.doc31("/api/docs-json", {
     openapi: "3.1.0",
     info: { title: "Billing and usage API", version: API_VERSION },

@@ -32,6 +32,12 @@ export const users = sqliteTable("users", {
   lastName: text("last_name").notNull(),
   isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
   isPlatformAdmin: integer("is_platform_admin", { mode: "boolean" }).notNull().default(false),
+  /**
+   * Bumped whenever every session of the user must end (logout-all, password
+   * change or reset, refresh-token reuse); access tokens carry the value they
+   * were issued under, so older ones stop working before they expire.
+   */
+  tokenVersion: integer("token_version").notNull().default(0),
   ...timestamps,
 });
 
@@ -52,4 +58,68 @@ export const memberships = sqliteTable(
     uniqueIndex("memberships_user_tenant_unique").on(table.userId, table.tenantId),
     index("memberships_tenant_idx").on(table.tenantId),
   ],
+);
+
+export const apiKeyStatuses = ["ACTIVE", "REVOKED", "EXPIRED"] as const;
+
+/**
+ * Refresh tokens are opaque random strings; only their SHA-256 hex is kept.
+ * `revokedAt` set means the token was rotated, logged out or killed by reuse
+ * detection; presenting it again is a reuse.
+ */
+export const refreshTokens = sqliteTable(
+  "refresh_tokens",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull().unique("refresh_tokens_token_hash_unique"),
+    expiresAt: text("expires_at").notNull(),
+    revokedAt: text("revoked_at"),
+    createdAt: timestamps.createdAt,
+  },
+  (table) => [index("refresh_tokens_user_idx").on(table.userId)],
+);
+
+/** Single-use password-reset tokens, stored as SHA-256 hex. */
+export const passwordResetTokens = sqliteTable(
+  "password_reset_tokens",
+  {
+    id: text("id").primaryKey(),
+    userId: text("user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "cascade" }),
+    tokenHash: text("token_hash").notNull().unique("password_reset_tokens_token_hash_unique"),
+    expiresAt: text("expires_at").notNull(),
+    usedAt: text("used_at"),
+    createdAt: timestamps.createdAt,
+  },
+  (table) => [index("password_reset_tokens_user_idx").on(table.userId)],
+);
+
+/**
+ * Tenant API keys. The raw key is shown once at creation; only its first
+ * characters (for recognising it in lists) and its SHA-256 hex are stored.
+ */
+export const apiKeys = sqliteTable(
+  "api_keys",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    createdByUserId: text("created_by_user_id")
+      .notNull()
+      .references(() => users.id, { onDelete: "restrict" }),
+    keyPrefix: text("key_prefix").notNull(),
+    keyHash: text("key_hash").notNull().unique("api_keys_key_hash_unique"),
+    name: text("name").notNull(),
+    status: text("status", { enum: apiKeyStatuses }).notNull().default("ACTIVE"),
+    expiresAt: text("expires_at"),
+    lastUsedAt: text("last_used_at"),
+    revokedAt: text("revoked_at"),
+    createdAt: timestamps.createdAt,
+  },
+  (table) => [index("api_keys_tenant_idx").on(table.tenantId)],
 );

@@ -1,0 +1,69 @@
+import { describe, expect, it } from "vitest";
+import { redactEmail } from "../mail/mail-sender.ts";
+import { DUMMY_PASSWORD_HASH } from "../services/sessions.ts";
+import { effectiveApiKeyStatus, generateApiKey, looksLikeApiKey } from "./api-key.ts";
+import { PASSWORD_ITERATIONS, verifyPassword } from "./password.ts";
+import { mayManageMembership } from "./roles.ts";
+import { sha256Hex } from "./secrets.ts";
+import { SLUG_PATTERN, slugFromName } from "./slug.ts";
+
+describe("slugFromName", () => {
+  it.each([
+    ["Acme Analytics", "acme-analytics"],
+    ["  Crème Brûlée!! ", "creme-brulee"],
+    ["42 Labs", "t-42-labs"],
+    ["X", "x-org"],
+    ["", "t-org"],
+    ["日本", "t-org"],
+  ])("%j -> %j", (name, slug) => {
+    expect(slugFromName(name)).toBe(slug);
+    expect(slugFromName(name)).toMatch(SLUG_PATTERN);
+  });
+
+  it("stays within 100 characters", () => {
+    expect(slugFromName("word ".repeat(60)).length).toBeLessThanOrEqual(100);
+  });
+});
+
+describe("API keys", () => {
+  it("are mk_ plus 32 random bytes; prefix is 7 characters; stored as SHA-256", async () => {
+    const generated = await generateApiKey();
+    expect(generated.key).toMatch(/^mk_[A-Za-z0-9_-]{43}$/);
+    expect(looksLikeApiKey(generated.key)).toBe(true);
+    expect(generated.prefix).toBe(generated.key.slice(0, 7));
+    expect(generated.hash).toBe(await sha256Hex(generated.key));
+    expect((await generateApiKey()).key).not.toBe(generated.key);
+  });
+
+  it("an ACTIVE key past its expiry reads as EXPIRED", () => {
+    const now = new Date("2026-01-01T00:00:00Z");
+    expect(effectiveApiKeyStatus("ACTIVE", "2025-12-31T23:59:59Z", now)).toBe("EXPIRED");
+    expect(effectiveApiKeyStatus("ACTIVE", "2026-01-02T00:00:00Z", now)).toBe("ACTIVE");
+    expect(effectiveApiKeyStatus("ACTIVE", null, now)).toBe("ACTIVE");
+    expect(effectiveApiKeyStatus("REVOKED", "2025-01-01T00:00:00Z", now)).toBe("REVOKED");
+  });
+});
+
+describe("membership management rules", () => {
+  it("only an OWNER touches ownership", () => {
+    expect(mayManageMembership("OWNER", "OWNER", "ADMIN")).toBe(true);
+    expect(mayManageMembership("ADMIN", "DEVELOPER", "BILLING")).toBe(true);
+    expect(mayManageMembership("ADMIN", "OWNER", "ADMIN")).toBe(false);
+    expect(mayManageMembership("ADMIN", "DEVELOPER", "OWNER")).toBe(false);
+    expect(mayManageMembership("DEVELOPER", "BILLING")).toBe(false);
+  });
+});
+
+describe("login timing guard", () => {
+  it("the dummy hash uses the current iteration count and matches nothing likely", async () => {
+    expect(DUMMY_PASSWORD_HASH.split("$")[1]).toBe(String(PASSWORD_ITERATIONS));
+    expect((await verifyPassword("Sup3rSecret", DUMMY_PASSWORD_HASH)).valid).toBe(false);
+  });
+});
+
+describe("redactEmail", () => {
+  it("keeps the first letter and the domain", () => {
+    expect(redactEmail("jane.doe@example.com")).toBe("j***@example.com");
+    expect(redactEmail("nope")).toBe("***");
+  });
+});

@@ -1,0 +1,26 @@
+/** Random secrets and their stored form (SHA-256 hex), via WebCrypto. */
+
+export function base64Url(bytes: Uint8Array): string {
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+export function toHex(bytes: Uint8Array): string {
+  return Array.from(bytes, (byte) => byte.toString(16).padStart(2, "0")).join("");
+}
+
+/** `bytes` random bytes, base64url without padding (32 bytes -> 43 characters). */
+export function randomToken(bytes = 32): string {
+  return base64Url(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+export function randomHex(bytes: number): string {
+  return toHex(crypto.getRandomValues(new Uint8Array(bytes)));
+}
+
+/** Lower-case hex SHA-256 of the UTF-8 text: how tokens and keys are stored and looked up. */
+export async function sha256Hex(text: string): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", new TextEncoder().encode(text));
+  return toHex(new Uint8Array(digest));
+}

@@ -1,0 +1,142 @@
+import { apiKeyStatuses } from "@edge-platform/shared/db/schema/identity";
+import { createRoute, z } from "@hono/zod-openapi";
+import { MANAGERS } from "../domain/roles.ts";
+import { authenticateApiKey } from "../middleware/api-key.ts";
+import { authenticate } from "../middleware/auth.ts";
+import { requireRole, requireWritableTenant, tenantContext } from "../middleware/tenant.ts";
+import { apiKeyService } from "./context.ts";
+import {
+  bearerSecurity,
+  errors,
+  json,
+  jsonBody,
+  PageMetaSchema,
+  PageQuerySchema,
+  requiredString,
+  TenantHeaderSchema,
+  UuidParam,
+} from "./schemas.ts";
+import { createRouter } from "./validation.ts";
+
+const ApiKeySchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    prefix: z.string(),
+    status: z.enum(apiKeyStatuses),
+    expiresAt: z.string().nullable(),
+    lastUsedAt: z.string().nullable(),
+    revokedAt: z.string().nullable(),
+    createdByUserId: z.string(),
+    createdAt: z.string(),
+  })
+  .openapi("ApiKey");
+
+const CreatedApiKeySchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    key: z.string().openapi({ description: "The raw key. Shown once; store it now." }),
+    prefix: z.string(),
+    status: z.enum(apiKeyStatuses),
+    expiresAt: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .openapi("CreatedApiKey");
+
+const readers = [authenticate(), tenantContext(), requireRole(...MANAGERS)];
+const writers = [...readers, requireWritableTenant()];
+
+const createKey = createRoute({
+  method: "post",
+  path: "/api-keys",
+  tags: ["api-keys"],
+  summary: "Creates an API key for the tenant (OWNER, ADMIN); the key is in this response only",
+  security: bearerSecurity,
+  middleware: writers,
+  request: {
+    headers: TenantHeaderSchema,
+    body: jsonBody(
+      z
+        .object({
+          name: requiredString("name", 255),
+          expiresInDays: z
+            .number({ message: "expiresInDays must be an integer from 1 to 365" })
+            .int("expiresInDays must be an integer from 1 to 365")
+            .min(1, "expiresInDays must be an integer from 1 to 365")
+            .max(365, "expiresInDays must be an integer from 1 to 365")
+            .optional(),
+        })
+        .strict(),
+    ),
+  },
+  responses: {
+    201: json(CreatedApiKeySchema, "Created"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+  },
+});
+
+const listKeys = createRoute({
+  method: "get",
+  path: "/api-keys",
+  tags: ["api-keys"],
+  summary: "The tenant's keys, newest first (never the key or its hash)",
+  security: bearerSecurity,
+  middleware: readers,
+  request: { headers: TenantHeaderSchema, query: PageQuerySchema },
+  responses: {
+    200: json(z.object({ data: z.array(ApiKeySchema), meta: PageMetaSchema }), "A page"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+  },
+});
+
+const currentKey = createRoute({
+  method: "get",
+  path: "/api-keys/current",
+  tags: ["api-keys"],
+  summary: "Server-to-server: describes the API key presented as `Authorization: Bearer <key>`",
+  security: [{ apiKey: [] }],
+  middleware: [authenticateApiKey()] as const,
+  responses: {
+    200: json(ApiKeySchema.extend({ tenantId: z.string() }), "The key"),
+    401: errors[401],
+    403: errors[403],
+  },
+});
+
+const revokeKey = createRoute({
+  method: "delete",
+  path: "/api-keys/{id}",
+  tags: ["api-keys"],
+  summary: "Revokes a key for good (OWNER, ADMIN); revoking again is a 409",
+  security: bearerSecurity,
+  middleware: writers,
+  request: { headers: TenantHeaderSchema, params: z.object({ id: UuidParam("id") }) },
+  responses: {
+    200: json(ApiKeySchema, "Revoked"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+    404: errors[404],
+    409: errors[409],
+  },
+});
+
+export const apiKeyRoutes = createRouter()
+  .openapi(createKey, async (c) =>
+    c.json(
+      await apiKeyService(c).create(c.var.tenantContext, c.var.user, c.req.valid("json")),
+      201,
+    ),
+  )
+  .openapi(listKeys, async (c) =>
+    c.json(await apiKeyService(c).list(c.var.tenantContext, c.req.valid("query")), 200),
+  )
+  .openapi(currentKey, (c) => c.json(apiKeyService(c).describe(c.var.apiKey), 200))
+  .openapi(revokeKey, async (c) =>
+    c.json(await apiKeyService(c).revoke(c.var.tenantContext, c.req.valid("param").id), 200),
+  );

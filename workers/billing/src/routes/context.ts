@@ -1,0 +1,29 @@
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env.ts";
+import { database } from "../db/client.ts";
+import { requireSigningKey } from "../middleware/auth.ts";
+import { ApiKeyService } from "../services/api-keys.ts";
+import { SessionService } from "../services/sessions.ts";
+import { TenantService } from "../services/tenants.ts";
+import { UserService } from "../services/users.ts";
+
+export const sessionService = (c: Context<AppEnv>) =>
+  new SessionService(database(c.env.DB), requireSigningKey(c));
+export const userService = (c: Context<AppEnv>) => new UserService(database(c.env.DB));
+export const tenantService = (c: Context<AppEnv>) => new TenantService(database(c.env.DB));
+export const apiKeyService = (c: Context<AppEnv>) => new ApiKeyService(database(c.env.DB));
+
+/**
+ * Runs work after the response when the runtime allows it (so its duration
+ * does not show in response times), inline otherwise.
+ */
+export async function inBackground(c: Context<AppEnv>, work: Promise<unknown>): Promise<void> {
+  let executionCtx: { waitUntil(promise: Promise<unknown>): void } | undefined;
+  try {
+    executionCtx = c.executionCtx;
+  } catch {
+    executionCtx = undefined;
+  }
+  if (executionCtx) executionCtx.waitUntil(work);
+  else await work;
+}

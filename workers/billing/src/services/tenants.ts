@@ -1,0 +1,185 @@
+import { ApiError } from "@edge-platform/shared/http/api-error";
+import type { BatchItem } from "drizzle-orm/batch";
+import type { TenantContext } from "../app-env.ts";
+import { type Database, nowIso, uniqueViolation } from "../db/client.ts";
+import {
+  cancelTenantStatements,
+  changeMemberRole,
+  findMembership,
+  findTenantById,
+  findTenantBySlug,
+  insertMembership,
+  insertTenant,
+  listMembers,
+  listTenantsOfUser,
+  removeMember,
+  updateTenant,
+} from "../db/tenants.ts";
+import type { UserRow } from "../db/users.ts";
+import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
+import {
+  MANAGERS,
+  type MembershipRole,
+  mayManageMembership,
+  roleRequirementMessage,
+} from "../domain/roles.ts";
+import { randomToken } from "../domain/secrets.ts";
+import { slugFromName } from "../domain/slug.ts";
+import { tenantView, tenantWithRole } from "./views.ts";
+
+/**
+ * Statements other modules add to the batch that cancels a tenant, so that
+ * their tenant-scoped state (subscriptions, for one) freezes atomically with
+ * it. Register from the owning module at import time.
+ */
+export type TenantCancellationHook = (
+  db: Database,
+  tenantId: string,
+  now: string,
+) => BatchItem<"sqlite">[];
+export const tenantCancellationHooks: TenantCancellationHook[] = [];
+
+export class TenantService {
+  constructor(private readonly db: Database) {}
+
+  /** Tenant and the creator's OWNER membership in one batch; a taken slug is a 409. */
+  async create(
+    user: UserRow,
+    input: {
+      name: string;
+      slug?: string | undefined;
+      metadata?: Record<string, unknown> | undefined;
+    },
+  ) {
+    let slug = input.slug ?? slugFromName(input.name);
+    for (let attempt = 0; ; attempt++) {
+      const now = nowIso();
+      const tenant = {
+        id: crypto.randomUUID(),
+        name: input.name,
+        slug,
+        status: "ACTIVE" as const,
+        metadata: input.metadata ?? {},
+        createdAt: now,
+        updatedAt: now,
+      };
+      try {
+        await this.db.batch([
+          insertTenant(this.db, tenant),
+          insertMembership(this.db, {
+            id: crypto.randomUUID(),
+            userId: user.id,
+            tenantId: tenant.id,
+            role: "OWNER",
+          }),
+        ]);
+        return tenantWithRole(tenant, "OWNER");
+      } catch (error) {
+        if (uniqueViolation(error) !== "tenants.slug") throw error;
+        if (input.slug === undefined && attempt === 0) {
+          slug = `${slug.slice(0, 90)}-${randomToken(6)
+            .toLowerCase()
+            .replace(/[^a-z0-9]/g, "x")}`;
+          continue;
+        }
+        throw new ApiError(409, `Tenant with slug "${slug}" already exists`, {
+          code: "slug_taken",
+        });
+      }
+    }
+  }
+
+  async list(user: UserRow, page: PageRequest) {
+    const { rows, total } = await listTenantsOfUser(this.db, user.id, pageOffset(page), page.limit);
+    return {
+      data: rows.map((row) => tenantWithRole(row.tenant, row.role)),
+      meta: pageMeta(page, total),
+    };
+  }
+
+  /** Members see the whole tenant; anyone else learns only that the slug is taken, and by whom. */
+  async getBySlug(user: UserRow, slug: string) {
+    const tenant = await findTenantBySlug(this.db, slug);
+    if (!tenant) throw new ApiError(404, `Tenant with slug "${slug}" not found`);
+    const membership = await findMembership(this.db, tenant.id, user.id);
+    if (membership) return tenantWithRole(tenant, membership.role);
+    return { id: tenant.id, name: tenant.name, slug: tenant.slug };
+  }
+
+  get(context: TenantContext, id: string) {
+    assertSameTenant(context, id);
+    return tenantWithRole(context.tenant, context.role);
+  }
+
+  async update(
+    context: TenantContext,
+    id: string,
+    changes: { name?: string | undefined; metadata?: Record<string, unknown> | undefined },
+  ) {
+    assertSameTenant(context, id);
+    const updated = await updateTenant(this.db, id, {
+      ...(changes.name !== undefined ? { name: changes.name } : {}),
+      ...(changes.metadata !== undefined ? { metadata: changes.metadata } : {}),
+    });
+    if (!updated) throw new ApiError(404, `Tenant with ID "${id}" not found`);
+    return tenantView(updated);
+  }
+
+  /** Soft delete: CANCELLED, every API key revoked, hooked state frozen, in one batch. */
+  async cancel(context: TenantContext, id: string) {
+    assertSameTenant(context, id);
+    const now = nowIso();
+    const hooked = tenantCancellationHooks.flatMap((hook) => hook(this.db, id, now));
+    await this.db.batch([...cancelTenantStatements(this.db, id, now), ...hooked]);
+    const tenant = await findTenantById(this.db, id);
+    if (!tenant) throw new ApiError(404, `Tenant with ID "${id}" not found`);
+    return tenantView(tenant);
+  }
+
+  async members(context: TenantContext, id: string) {
+    assertSameTenant(context, id);
+    return { data: await listMembers(this.db, id) };
+  }
+
+  async changeRole(context: TenantContext, id: string, userId: string, role: MembershipRole) {
+    assertSameTenant(context, id);
+    const target = await this.memberOrNotFound(id, userId);
+    if (!MANAGERS.includes(context.role)) throw new ApiError(403, roleRequirementMessage(MANAGERS));
+    if (!mayManageMembership(context.role, target.role, role)) {
+      throw new ApiError(403, "Only an OWNER can grant or take away ownership");
+    }
+    const updated = await changeMemberRole(this.db, id, userId, role);
+    if (!updated) throw new ApiError(409, "The last OWNER of a tenant cannot be demoted");
+    return { userId: updated.userId, tenantId: updated.tenantId, role: updated.role };
+  }
+
+  /** Managers remove members; anyone may leave. The last OWNER can do neither. */
+  async removeMember(context: TenantContext, actor: UserRow, id: string, userId: string) {
+    assertSameTenant(context, id);
+    const target = await this.memberOrNotFound(id, userId);
+    if (userId !== actor.id) {
+      if (!MANAGERS.includes(context.role))
+        throw new ApiError(403, roleRequirementMessage(MANAGERS));
+      if (!mayManageMembership(context.role, target.role)) {
+        throw new ApiError(403, "Only an OWNER can remove an OWNER");
+      }
+    }
+    const removed = await removeMember(this.db, id, userId);
+    if (!removed) throw new ApiError(409, "The last OWNER of a tenant cannot be removed");
+    return { userId: removed.userId, tenantId: removed.tenantId, role: removed.role };
+  }
+
+  private async memberOrNotFound(tenantId: string, userId: string) {
+    const membership = await findMembership(this.db, tenantId, userId);
+    if (!membership)
+      throw new ApiError(404, `User with ID "${userId}" is not a member of this tenant`);
+    return membership;
+  }
+}
+
+/** Routes naming a tenant in the path act on the `x-tenant-id` tenant only. */
+export function assertSameTenant(context: TenantContext, id: string) {
+  if (context.tenant.id !== id.toLowerCase()) {
+    throw new ApiError(403, "URL tenant ID does not match x-tenant-id header");
+  }
+}
