@@ -1,11 +1,11 @@
 /**
  * Prints one closing line for the whole suite, `tests: N passed, N failed`
- * (and skipped), from the JSON reports the unit and e2e runs wrote.
+ * (and skipped), from the JSON reports the unit, e2e and page runs wrote.
  */
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 
-const reports = ["unit", "e2e"].map((name) => path.join(".tmp", "test-results", `${name}.json`));
+const reports = ["unit", "e2e", "page"].map((name) => path.join(".tmp", "test-results", `${name}.json`));
 let passed = 0;
 let failed = 0;
 let skipped = 0;

@@ -15,6 +15,10 @@ export default defineConfig(async () => {
             TEST_MIGRATIONS: migrations,
             ENVIRONMENT: "test",
             API_TOKEN: "test-portfolio-token",
+            // Most tests drive the development-mode pipeline (fictional content,
+            // local providers); tests of the production providers and the CMS
+            // override the environment per request (test/helpers.ts).
+            DEV_MODE: "true",
           },
         },
       }),
@@ -22,6 +26,8 @@ export default defineConfig(async () => {
     test: {
       name: "portfolio",
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+      // The Chromium page test runs in Node (test/browser/vitest.config.ts).
+      exclude: ["test/browser/**"],
       setupFiles: ["./test/setup.ts"],
     },
   };

@@ -8,7 +8,11 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "./app-env.ts";
+import { chatRoutes } from "./routes/chat.ts";
+import { loadSettings } from "./routes/guards.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { ingestRoutes } from "./routes/ingest.ts";
+import { pageRoutes } from "./routes/page.ts";
 import { SERVICE_VERSION } from "./version.ts";
 
 const API_TITLE = "Portfolio Q&A API";
@@ -45,12 +49,20 @@ export function createApp() {
   );
   app.use(bufferRequestBody());
   installErrorHandling(app, renderPortfolioProblem);
+  app.use(loadSettings);
 
   app.route("/v1", healthRoutes);
+  app.route("/v1", chatRoutes);
+  app.route("/v1", ingestRoutes);
+  app.route("/", pageRoutes);
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
     info: { title: API_TITLE, version: SERVICE_VERSION },
+  });
+  app.openAPIRegistry.registerComponent("securitySchemes", "bearer", {
+    type: "http",
+    scheme: "bearer",
   });
   app.get("/docs", swaggerUI({ url: "/openapi.json", title: API_TITLE }));
   app.get("/redoc", redocPage("/openapi.json", API_TITLE));

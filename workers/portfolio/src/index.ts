@@ -1,6 +1,7 @@
 import { createApp } from "./app.ts";
 
 export { RateLimiter } from "@edge-platform/shared/rate-limit/rate-limiter";
+export { SafetyMetrics } from "./durable-objects/safety-metrics.ts";
 
 const app = createApp();
 

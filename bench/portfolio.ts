@@ -1,0 +1,137 @@
+/**
+ * Portfolio chat benchmark: `node --experimental-strip-types bench/portfolio.ts`
+ * (or `npm run bench portfolio`).
+ *
+ * Starts the local stack (scripts/dev.ts via startStack, DEV_MODE with the
+ * fictional portfolio and the local providers) with the chat rate limit
+ * raised through the environment, then measures sequential requests from
+ * Node, in one run:
+ * - the trivial route GET /v1/health (time to first byte and to the end),
+ * - a pre-routed question (canned answer, no retrieval),
+ * - a cache hit (the same question again),
+ * - a full development-mode answer (use_cache:false: embedding, D1 vector
+ *   search, reranking, gate, history, extractive generation, writes),
+ * reporting time to first token and time to done (p50/p95/mean), the
+ * worker's own `latency_ms`, and ratios to the trivial route.
+ *
+ * Environment: BENCH_SAMPLES (per scenario, default 50).
+ */
+
+import path from "node:path";
+import { readDevVars } from "../scripts/lib/dev-vars.ts";
+import { startStack } from "../scripts/lib/stack.ts";
+import { ROOT } from "../scripts/lib/wrangler.ts";
+import { quantile, type Timing, table, timeChat, timePlain } from "./lib/portfolio-timing.ts";
+
+const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 50);
+const TOKEN = readDevVars(path.join(ROOT, "workers/portfolio/.dev.vars.example")).API_TOKEN ?? "";
+
+const FULL_QUESTIONS = [
+  "What projects has Avery built?",
+  "Tell me about Signal Canvas",
+  "How many years of experience does Avery have?",
+  "What do colleagues say about Avery?",
+  "What technologies does Avery use?",
+  "Where did Avery study?",
+];
+
+function log(line: string): void {
+  process.stderr.write(`[bench:portfolio] ${line}\n`);
+}
+
+function summarise(name: string, timings: Timing[], baseline: number) {
+  const firsts = timings.map((t) => t.firstTokenMs);
+  const dones = timings.map((t) => t.doneMs);
+  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
+  const workerLatency = timings.map((t) => t.workerLatencyMs).filter((v) => v !== null) as number[];
+  const p50Done = quantile(dones, 0.5);
+  return [
+    name,
+    timings.length,
+    quantile(firsts, 0.5).toFixed(2),
+    quantile(firsts, 0.95).toFixed(2),
+    quantile(dones, 0.5).toFixed(2),
+    quantile(dones, 0.95).toFixed(2),
+    mean(dones).toFixed(2),
+    workerLatency.length ? quantile(workerLatency, 0.5).toFixed(1) : "-",
+    (p50Done / baseline).toFixed(1),
+  ];
+}
+
+async function main(): Promise<void> {
+  log("starting the local stack (chat rate limit raised)");
+  const stack = await startStack({
+    logLevel: "warn",
+    env: {
+      CLOUDFLARE_INCLUDE_PROCESS_ENV: "true",
+      CHAT_RATE_LIMIT_PER_MINUTE: "1000000000",
+    },
+  });
+  try {
+    const base = stack.portfolioUrl;
+    const chatUrl = `${base}/v1/chat`;
+    const ask = (question: string, extra: Record<string, unknown> = {}) =>
+      timeChat(chatUrl, TOKEN, { question, session_id: crypto.randomUUID(), ...extra });
+
+    log("warming up (the first chat ingests the development portfolio)");
+    for (let i = 0; i < 5; i++) {
+      await timePlain(`${base}/v1/health`);
+      await ask("Who are you?");
+      for (const question of FULL_QUESTIONS) await ask(question, { use_cache: false });
+    }
+    const cachedQuestion = "What projects has Avery built?";
+    const primed = await ask(cachedQuestion);
+    if (primed.cached) log("cache already primed");
+
+    const trivial: Timing[] = [];
+    const preRouted: Timing[] = [];
+    const cacheHits: Timing[] = [];
+    const full: Timing[] = [];
+    log(`measuring ${SAMPLES} sequential requests per scenario, interleaved`);
+    for (let i = 0; i < SAMPLES; i++) {
+      trivial.push(await timePlain(`${base}/v1/health`));
+      preRouted.push(await ask("Who are you?"));
+      const hit = await ask(cachedQuestion);
+      if (!hit.cached) throw new Error("expected a cache hit");
+      cacheHits.push(hit);
+      const answer = await ask(FULL_QUESTIONS[i % FULL_QUESTIONS.length]!, { use_cache: false });
+      if (answer.cached || answer.tokens < 3) throw new Error("expected a generated answer");
+      full.push(answer);
+    }
+    const baseline = quantile(
+      trivial.map((t) => t.doneMs),
+      0.5,
+    );
+    console.log(
+      `\nPortfolio chat, local stack (DEV_MODE, lexical embedder + D1 vectors + extractive responder), ${SAMPLES} sequential requests each, milliseconds measured in Node:\n`,
+    );
+    console.log(
+      table(
+        [
+          "scenario",
+          "n",
+          "first token p50",
+          "p95",
+          "done p50",
+          "p95",
+          "mean",
+          "worker latency_ms p50",
+          "x trivial (done p50)",
+        ],
+        [
+          summarise("GET /v1/health (trivial route; first byte)", trivial, baseline),
+          summarise("pre-routed question (canned)", preRouted, baseline),
+          summarise("cache hit", cacheHits, baseline),
+          summarise("full dev-mode answer (use_cache:false)", full, baseline),
+        ],
+      ),
+    );
+  } finally {
+    await stack.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error instanceof Error ? error.stack : error);
+  process.exit(1);
+});

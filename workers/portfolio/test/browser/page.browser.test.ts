@@ -1,0 +1,98 @@
+/**
+ * The chat page in headless Chromium (Debian's chromium + playwright-core):
+ * ask a question, watch the answer stream in, see its sources.
+ */
+import { existsSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { type BrowserContext, chromium } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type LocalWorker, startPortfolioWorker } from "./local-worker.ts";
+
+const CHROMIUM = "/usr/bin/chromium";
+const available = existsSync(CHROMIUM);
+if (!available)
+  console.warn(`[page test] skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
+
+describe.skipIf(!available)("chat page in Chromium", () => {
+  let worker: LocalWorker;
+  let browser: BrowserContext;
+  let profileDir: string;
+
+  beforeAll(async () => {
+    worker = await startPortfolioWorker();
+    profileDir = mkdtempSync(path.join(tmpdir(), "portfolio-chromium-"));
+    browser = await chromium.launchPersistentContext(profileDir, {
+      executablePath: CHROMIUM,
+      headless: true,
+      args: [
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-quic",
+        "--no-first-run",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--disable-sync",
+      ],
+    });
+  }, 120_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    await worker?.stop();
+    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
+  });
+
+  it("streams an answer with its sources", async () => {
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    page.on("console", (message) => {
+      if (message.type() === "error") problems.push(message.text());
+    });
+    page.on("pageerror", (error) => problems.push(error.message));
+    await page.goto(worker.url);
+    await expect(page.title()).resolves.toBe("Ask Avery");
+
+    // Count DOM mutations: the page appends each token event as it is parsed.
+    await page.evaluate(() => {
+      const state = window as unknown as { textChanges: number };
+      state.textChanges = 0;
+      new MutationObserver((records) => {
+        state.textChanges += records.length;
+      }).observe(document.getElementById("log")!, {
+        subtree: true,
+        characterData: true,
+        childList: true,
+      });
+    });
+    await page.fill("#question", "What projects has Avery built?");
+    await page.click("#send");
+    const answer = page.locator("article.answer").first();
+    await answer.locator("footer").waitFor({ timeout: 30_000 });
+    await expect(answer.getAttribute("data-done")).resolves.toBe("true");
+
+    const text = (await answer.locator("p").textContent()) ?? "";
+    expect(text).toMatch(/Avery has built projects like/);
+    expect(text).toMatch(/Ask Avery|Signal Canvas|Checkout Orbit|Tidepool CLI/);
+    const sources = await answer.locator(".sources li").allTextContents();
+    expect(sources.length).toBeGreaterThan(0);
+    expect(
+      sources.some((title) => /Ask Avery|Signal Canvas|Checkout Orbit|Tidepool CLI/.test(title)),
+    ).toBe(true);
+    const changes = await page.evaluate(
+      () => (window as unknown as { textChanges: number }).textChanges,
+    );
+    // At least one mutation per streamed token (plus the question bubble and the footer).
+    expect(changes).toBeGreaterThan(10);
+    expect(problems, problems.join("\n")).toEqual([]);
+
+    // A second, identical question comes from the cache.
+    await page.fill("#question", "What projects has Avery built?");
+    await page.click("#send");
+    const second = page.locator("article.answer").nth(1);
+    await second.locator("footer").waitFor({ timeout: 30_000 });
+    await expect(second.locator(".timing").textContent()).resolves.toMatch(/^cached · /);
+    await expect(second.locator("p").textContent()).resolves.toBe(text);
+  }, 60_000);
+});
