@@ -76,3 +76,38 @@ describe("API documentation", () => {
     expect(((await response.json()) as { openapi: string }).openapi).toMatch(/^3\./);
   });
 });
+
+describe("malformed JSON bodies in each service's error shape", () => {
+  const malformed = '{"email": "a@b.co", "password": }';
+
+  it("billing: 400 with the position of the error", async () => {
+    const response = await fetch(`${billingUrl}/api/v1/auth/login`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: malformed,
+    });
+    expect(response.status).toBe(400);
+    expect(await response.json()).toMatchObject({
+      statusCode: 400,
+      error: "Bad Request",
+      message: "Malformed JSON in request body: Expecting value at position 32",
+      path: "/api/v1/auth/login",
+    });
+  });
+
+  it("portfolio: 422 VALIDATION_ERROR in the envelope", async () => {
+    const response = await fetch(`${portfolioUrl}/v1/chat`, {
+      method: "POST",
+      headers: {
+        "content-type": "application/json",
+        authorization: "Bearer dev-portfolio-api-token-0123456789",
+      },
+      body: '{"question": "Where does Avery work?", }',
+    });
+    expect(response.status).toBe(422);
+    const body = (await response.json()) as { error: Record<string, unknown> };
+    expect(body.error).toMatchObject({ code: 422, type: "VALIDATION_ERROR" });
+    expect(String(body.error.message)).toContain("JSON");
+    expect(body.error.request_id).toBe(response.headers.get("X-Request-ID"));
+  });
+});
