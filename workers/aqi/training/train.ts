@@ -1,0 +1,201 @@
+/**
+ * `npm run train:aqi`: the whole AQI training pipeline in one command.
+ *
+ *   1. prepare.ts (Node): target, data quality, shared-preprocessing features -> work dir
+ *   2. fit.py (Python: numpy, scikit-learn, onnx): CV, fit, ONNX export, model card -> models/
+ *   3. verify-onnx.ts: the written ONNX in onnxruntime (if installed) against the trainer's predictions
+ *
+ * Options: --seed 42  --version 1.0.0  --kaggle-csv <path>  --models-dir models  --work-dir <dir>
+ *          --python /usr/bin/python3 (or AQI_PYTHON)  --keep-work
+ * Deterministic for a given seed: the same inputs give byte-identical ONNX.
+ */
+
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { createInterface } from "node:readline";
+import { parseArgs } from "node:util";
+import { DEFAULT_DATA_DIR, prepare, REPO_ROOT } from "./prepare.ts";
+import { verifyOnnx } from "./verify-onnx.ts";
+
+export const MODEL_VERSION = "1.0.0";
+const PREPARE_STEPS = 5;
+
+/** One progress bar over both stages; redraws in place on a terminal, prints lines otherwise (CI logs). */
+class ProgressDisplay {
+  private readonly started = Date.now();
+  private lastLine = "";
+  private readonly total: number;
+  constructor(total: number) {
+    this.total = total;
+  }
+
+  update(done: number, message: string): void {
+    const width = 28;
+    const filled = Math.round((Math.min(done, this.total) / this.total) * width);
+    const seconds = ((Date.now() - this.started) / 1000).toFixed(0).padStart(4);
+    const line = `[${"#".repeat(filled)}${"-".repeat(width - filled)}] ${String(done).padStart(2)}/${this.total} ${seconds}s  ${message}`;
+    if (process.stdout.isTTY) {
+      const columns = process.stdout.columns ?? 120;
+      process.stdout.write(
+        `\r${line.slice(0, columns - 1).padEnd(Math.min(this.lastLine.length, columns - 1))}`,
+      );
+    } else {
+      console.log(line);
+    }
+    this.lastLine = line;
+  }
+
+  log(message: string): void {
+    if (process.stdout.isTTY) process.stdout.write("\n");
+    console.log(message);
+  }
+
+  finish(): void {
+    if (process.stdout.isTTY) process.stdout.write("\n");
+  }
+}
+
+function checkPython(python: string): void {
+  const probe = spawnSync(
+    python,
+    ["-c", "import numpy, sklearn, onnx; print(sklearn.__version__, onnx.__version__)"],
+    {
+      encoding: "utf8",
+    },
+  );
+  if (probe.status !== 0) {
+    console.error(
+      `${python} cannot import numpy, scikit-learn and onnx.\n` +
+        "Install them (Debian/Ubuntu, as root): apt-get update && apt-get install -y python3-sklearn python3-onnx python3-matplotlib\n" +
+        "and run with that interpreter (--python /usr/bin/python3 or AQI_PYTHON=/usr/bin/python3).\n" +
+        (probe.stderr ?? ""),
+    );
+    process.exit(1);
+  }
+}
+
+async function runFit(python: string, args: string[], display: ProgressDisplay): Promise<unknown> {
+  const child = spawn(python, [join(import.meta.dirname, "fit.py"), ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let summary: unknown = null;
+  const stderr: string[] = [];
+  createInterface({ input: child.stdout }).on("line", (line) => {
+    const progress = /^PROGRESS (\d+)\/(\d+) (.*)$/.exec(line);
+    if (progress) {
+      display.update(PREPARE_STEPS + Number(progress[1]), progress[3] ?? "");
+    } else if (line.startsWith('{"summary"')) {
+      summary = (JSON.parse(line) as { summary: unknown }).summary;
+    } else if (line.trim() !== "") {
+      display.log(`fit.py: ${line}`);
+    }
+  });
+  createInterface({ input: child.stderr }).on("line", (line) => stderr.push(line));
+  const code: number = await new Promise((resolveExit) =>
+    child.on("close", (exitCode) => resolveExit(exitCode ?? 1)),
+  );
+  if (code !== 0) {
+    display.finish();
+    console.error(stderr.join("\n"));
+    throw new Error(`fit.py exited with code ${code}`);
+  }
+  return summary;
+}
+
+async function main(): Promise<void> {
+  const { values } = parseArgs({
+    options: {
+      seed: { type: "string", default: "42" },
+      version: { type: "string", default: MODEL_VERSION },
+      "kaggle-csv": { type: "string" },
+      "data-dir": { type: "string", default: DEFAULT_DATA_DIR },
+      "models-dir": { type: "string", default: join(REPO_ROOT, "models") },
+      "work-dir": { type: "string" },
+      python: { type: "string", default: process.env.AQI_PYTHON ?? "/usr/bin/python3" },
+      "keep-work": { type: "boolean", default: false },
+    },
+  });
+  const seed = Number(values.seed);
+  if (!Number.isInteger(seed)) throw new Error(`--seed must be an integer, got ${values.seed}`);
+  const python = values.python;
+  checkPython(python);
+  const workDir = values["work-dir"]
+    ? resolve(values["work-dir"])
+    : mkdtempSync(join(tmpdir(), "aqi-training-"));
+  const modelsDir = resolve(values["models-dir"]);
+  // fit.py reports steps 0..(blocks + 7); the bar spans prepare and fit together.
+  const display = new ProgressDisplay(PREPARE_STEPS + 17);
+
+  let prepareStep = 0;
+  const prepared = prepare({
+    seed,
+    workDir,
+    dataDir: resolve(values["data-dir"]),
+    kaggleCsv: values["kaggle-csv"] ?? null,
+    onProgress: (message) => display.update(prepareStep++, message),
+  });
+  display.update(PREPARE_STEPS, `prepared ${prepared.rows} station-hours`);
+
+  const summary = (await runFit(
+    python,
+    [
+      "--work-dir",
+      workDir,
+      "--models-dir",
+      modelsDir,
+      "--version",
+      values.version,
+      "--seed",
+      String(seed),
+    ],
+    display,
+  )) as {
+    blockedCv: Record<string, { mae: number; rmse: number; r2: number }>;
+    interval: { coverage: number };
+    acceptance: Record<string, boolean>;
+  } | null;
+  display.finish();
+  if (!values["keep-work"] && !values["work-dir"])
+    rmSync(workDir, { recursive: true, force: true });
+
+  if (summary) {
+    console.log("\nblocked CV (pooled out-of-fold):");
+    for (const predictor of ["model", "climatology", "trainingMean"]) {
+      const result = summary.blockedCv[predictor];
+      if (result === undefined) continue;
+      console.log(
+        `  ${predictor.padEnd(13)} MAE ${result.mae}  RMSE ${result.rmse}  R2 ${result.r2}`,
+      );
+    }
+    console.log(`  80% interval coverage ${summary.interval.coverage}`);
+    console.log(`  acceptance ${JSON.stringify(summary.acceptance)}`);
+  }
+
+  try {
+    const report = await verifyOnnx(modelsDir, values.version);
+    console.log(
+      `onnx check (${report.runtime}): ${report.rows} holdout rows + ${report.missingValueRows} rows with missing weather, ` +
+        `feature mismatches ${report.featureMismatches}, max |diff| ${JSON.stringify(report.maxAbsDifference)} -> ${report.passed ? "ok" : "FAILED"}`,
+    );
+    if (!report.passed) process.exit(1);
+  } catch (error) {
+    if ((error as { code?: string }).code === "ERR_MODULE_NOT_FOUND") {
+      console.log(
+        "onnx runtime check skipped: onnxruntime-node is not installed (fit.py already re-evaluated the graph independently)",
+      );
+    } else {
+      throw error;
+    }
+  }
+  console.log(
+    `artifacts in ${modelsDir}: aqi-${values.version}.{onnx,json,md,holdout.json} and aqi-${values.version}-cv.png`,
+  );
+  if (summary && Object.values(summary.acceptance).some((passed) => !passed)) {
+    console.error("acceptance criteria not met (see the model card)");
+    process.exit(2);
+  }
+}
+
+await main();
