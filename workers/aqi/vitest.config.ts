@@ -2,6 +2,8 @@ import path from "node:path";
 import { cloudflareTest } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
 
+// wrangler.toml's module rules (.onnx as Data, .wasm as CompiledWasm) apply
+// here too, so tests run the same onnxruntime-web recipe as `wrangler dev`.
 export default defineConfig({
   plugins: [
     cloudflareTest({
@@ -12,5 +14,8 @@ export default defineConfig({
   test: {
     name: "aqi",
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    // The first request of a file starts the isolate, which compiles the
+    // 14 MB onnxruntime wasm; on a busy machine that alone can take seconds.
+    testTimeout: 30_000,
   },
 });

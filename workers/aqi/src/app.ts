@@ -7,12 +7,20 @@ import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import type { AppEnv } from "./app-env.ts";
+import type { ModelHost } from "./inference/model-host.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { modelInfoRoutes } from "./routes/model-info.ts";
+import { predictRoutes } from "./routes/predict.ts";
 
 export const API_TITLE = "AirSense AQI API";
 export const API_VERSION = "1.0.0";
 
-export function createApp() {
+export interface AppDependencies {
+  /** This isolate's model (index.ts: the bundled artifact; tests: their own). */
+  model: ModelHost;
+}
+
+export function createApp({ model }: AppDependencies) {
   const app = new OpenAPIHono<AppEnv>();
   app.use(requestId());
   app.use(correlationId());
@@ -20,17 +28,24 @@ export function createApp() {
     cors({
       origin: ["http://localhost:3000", "http://localhost:5173"],
       credentials: true,
-      exposeHeaders: ["X-Request-ID", "x-correlation-id"],
+      exposeHeaders: ["X-Request-ID", "x-correlation-id", "Retry-After", "Server-Timing"],
     }),
   );
   app.use(bufferRequestBody());
   installErrorHandling(app, renderFastApiProblem);
 
-  app.route("/v1", healthRoutes);
+  app.route("/v1", healthRoutes(model));
+  app.route("/v1", modelInfoRoutes(model));
+  app.route("/v1", predictRoutes(model));
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
-    info: { title: API_TITLE, version: API_VERSION },
+    info: {
+      title: API_TITLE,
+      version: API_VERSION,
+      description:
+        "Hourly national (CPCB) AQI at a Delhi station from weather and calendar, with an 80% interval. FastAPI-compatible wire format.",
+    },
   });
   app.get("/docs", swaggerUI({ url: "/openapi.json", title: API_TITLE }));
   app.get("/redoc", redocPage("/openapi.json", API_TITLE));

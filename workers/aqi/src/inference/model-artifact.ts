@@ -1,0 +1,64 @@
+/**
+ * What the service needs of a trained model: the ONNX bytes and, from the
+ * model card the trainer writes beside them, its version and the
+ * preprocessing spec `encodeFeatures` needs. The card is checked against the
+ * feature layout compiled into this code before a model is accepted.
+ */
+import { z } from "@hono/zod-openapi";
+import { assertSpecMatchesCode, type PreprocessingSpec } from "../domain/features.ts";
+
+export interface ModelArtifact {
+  /** The artifact's version, e.g. "aqi-1.0.0" (file stem), returned as `model_version`. */
+  readonly version: string;
+  /** Where the ONNX file lives in the repository (returned as `model_path`). */
+  readonly modelPath: string;
+  /** Where the model card lives in the repository (returned as `dataset_config`). */
+  readonly cardPath: string;
+  readonly onnx: Uint8Array;
+  readonly preprocessing: PreprocessingSpec;
+}
+
+/**
+ * Supplies this isolate's model, or null when there is none (the service then
+ * runs degraded). Injectable, so tests can run the real Worker code with no
+ * model, a corrupt one or a small one of their own.
+ */
+export type ModelSource = () => ModelArtifact | null | Promise<ModelArtifact | null>;
+
+/** The model card fields the service reads (the card has many more). */
+const ModelCardSubset = z.object({
+  modelVersion: z.string().min(1),
+  preprocessing: z.object({
+    featureLayoutVersion: z.number().int(),
+    featureNames: z.array(z.string()),
+    stations: z
+      .array(
+        z.object({
+          name: z.string(),
+          latitude: z.number(),
+          longitude: z.number(),
+          aliases: z.array(z.string()),
+        }),
+      )
+      .min(1),
+    featuresMissingInTraining: z.array(z.string()),
+  }),
+});
+
+/** Reads a model card (parsed JSON) into an artifact; throws if the card does not fit this code. */
+export function artifactFromCard(
+  card: unknown,
+  onnx: ArrayBuffer | Uint8Array,
+  paths: { modelPath: string; cardPath: string },
+): ModelArtifact {
+  const parsed = ModelCardSubset.parse(card);
+  const preprocessing = parsed.preprocessing as PreprocessingSpec;
+  assertSpecMatchesCode(preprocessing);
+  return {
+    version: parsed.modelVersion,
+    modelPath: paths.modelPath,
+    cardPath: paths.cardPath,
+    onnx: onnx instanceof Uint8Array ? onnx : new Uint8Array(onnx),
+    preprocessing,
+  };
+}

@@ -1,0 +1,173 @@
+/**
+ * One model per isolate: the onnxruntime-web session is created lazily on
+ * first use and kept for the isolate's life. A batch is scored with a single
+ * `session.run` over an [N, features] tensor.
+ */
+import {
+  encodeBatch,
+  FEATURE_COUNT,
+  type FeatureInput,
+  resolveStation,
+  type StationResolution,
+} from "../domain/features.ts";
+import type { ModelArtifact, ModelSource } from "./model-artifact.ts";
+import { createOrtSession, type InferenceSession, ort } from "./onnx-runtime.ts";
+
+export const MODEL_INPUT = "input";
+export const MODEL_OUTPUTS = { point: "aqi", low: "aqi_low", high: "aqi_high" } as const;
+
+export interface ScoredRow {
+  /** The three model outputs on the AQI scale (float32 widened to number). */
+  readonly point: number;
+  readonly low: number;
+  readonly high: number;
+  readonly station: StationResolution;
+}
+
+export interface ScoredBatch {
+  readonly rows: ScoredRow[];
+  /** Wall time of the `session.run` call inside this isolate. */
+  readonly inferenceMs: number;
+  /** Wall time of feature encoding (the shared preprocessing). */
+  readonly encodeMs: number;
+}
+
+export class LoadedAqiModel {
+  // Runs are serialised: one wasm instance, and ort's run is not re-entrant by contract.
+  #queue: Promise<unknown> = Promise.resolve();
+
+  constructor(
+    readonly artifact: ModelArtifact,
+    private readonly session: InferenceSession,
+    /** How long creating the session took (the cold-start cost, paid once per isolate). */
+    readonly sessionCreateMs: number,
+  ) {}
+
+  /** Scores validated requests: the shared preprocessing, then one `session.run`. */
+  async score(inputs: readonly FeatureInput[]): Promise<ScoredBatch> {
+    const spec = this.artifact.preprocessing;
+    const encodeStarted = performance.now();
+    const data = encodeBatch(inputs, spec);
+    const stations = inputs.map((input) =>
+      resolveStation(input.station, input.latitude, input.longitude, spec.stations),
+    );
+    const encodeMs = performance.now() - encodeStarted;
+    const { outputs, inferenceMs } = await this.run(data, inputs.length);
+    const rows = stations.map((station, index) => ({
+      point: outputs.point[index]!,
+      low: outputs.low[index]!,
+      high: outputs.high[index]!,
+      station,
+    }));
+    return { rows, inferenceMs, encodeMs };
+  }
+
+  /** One `session.run` over encoded rows (row-major float32 [rows, FEATURE_COUNT]). */
+  async run(
+    data: Float32Array,
+    rows: number,
+  ): Promise<{ outputs: Record<keyof typeof MODEL_OUTPUTS, Float32Array>; inferenceMs: number }> {
+    const tensor = new ort.Tensor("float32", data, [rows, FEATURE_COUNT]);
+    const run = this.#queue.then(async () => {
+      const started = performance.now();
+      const outputs = await this.session.run({ [MODEL_INPUT]: tensor });
+      return { outputs, inferenceMs: performance.now() - started };
+    });
+    this.#queue = run.catch(() => undefined);
+    const { outputs, inferenceMs } = await run;
+    const column = (name: string): Float32Array => {
+      const output = outputs[name];
+      if (!output || !(output.data instanceof Float32Array) || output.data.length !== rows) {
+        throw new Error(
+          `model output ${name} is not float32[${rows}, 1] (dims ${output?.dims.join("x")}, type ${output?.type})`,
+        );
+      }
+      return output.data;
+    };
+    return {
+      outputs: {
+        point: column(MODEL_OUTPUTS.point),
+        low: column(MODEL_OUTPUTS.low),
+        high: column(MODEL_OUTPUTS.high),
+      },
+      inferenceMs,
+    };
+  }
+}
+
+export type ModelState =
+  | { readonly status: "missing" }
+  | { readonly status: "failed"; readonly reason: string }
+  | { readonly status: "ready"; readonly model: LoadedAqiModel };
+
+function describe(error: unknown): string {
+  return error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+}
+
+export class ModelHost {
+  #state: Promise<ModelState> | undefined;
+
+  constructor(private readonly source: ModelSource) {}
+
+  /**
+   * The model, loading it on first call. The outcome is kept for the
+   * isolate's life: the bytes are bundled with the code, so a model that is
+   * absent or fails to load will not load on a retry either.
+   */
+  state(): Promise<ModelState> {
+    this.#state ??= this.#load();
+    return this.#state;
+  }
+
+  async #load(): Promise<ModelState> {
+    let artifact: ModelArtifact | null;
+    try {
+      artifact = await this.source();
+    } catch (error) {
+      return this.#failed("model artifact rejected", error);
+    }
+    if (!artifact) {
+      console.warn(JSON.stringify({ level: "warn", msg: "no AQI model bundled: degraded" }));
+      return { status: "missing" };
+    }
+    const started = performance.now();
+    let session: InferenceSession;
+    try {
+      session = await createOrtSession(artifact.onnx);
+    } catch (error) {
+      return this.#failed(`onnxruntime could not load ${artifact.modelPath}`, error);
+    }
+    const sessionCreateMs = performance.now() - started;
+    const missing = [
+      ...[MODEL_INPUT].filter((name) => !session.inputNames.includes(name)),
+      ...Object.values(MODEL_OUTPUTS).filter((name) => !session.outputNames.includes(name)),
+    ];
+    if (missing.length > 0) {
+      return this.#failed(
+        `${artifact.modelPath} lacks ${missing.join(", ")}`,
+        new Error(`inputs ${session.inputNames}, outputs ${session.outputNames}`),
+      );
+    }
+    console.log(
+      JSON.stringify({
+        level: "info",
+        msg: "AQI model loaded",
+        model_version: artifact.version,
+        session_create_ms: Math.round(sessionCreateMs * 10) / 10,
+      }),
+    );
+    return { status: "ready", model: new LoadedAqiModel(artifact, session, sessionCreateMs) };
+  }
+
+  #failed(reason: string, error: unknown): ModelState {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        msg: "AQI model not loaded",
+        reason,
+        error: describe(error),
+      }),
+    );
+    return { status: "failed", reason };
+  }
+}

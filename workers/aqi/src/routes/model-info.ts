@@ -1,0 +1,42 @@
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import type { AppEnv } from "../app-env.ts";
+import { aqiCategoryRanges } from "../domain/categories.ts";
+import type { ModelHost } from "../inference/model-host.ts";
+import { loadedModelOr503 } from "../inference/predictions.ts";
+import { HTTPError, ModelInfoResponse } from "../schemas/prediction.ts";
+
+const modelInfoRoute = createRoute({
+  method: "get",
+  path: "/model/info",
+  tags: ["model"],
+  summary: "The loaded model",
+  responses: {
+    200: {
+      description: "Version, artifact and card paths, category table, input layout",
+      content: { "application/json": { schema: ModelInfoResponse } },
+    },
+    503: {
+      description: "No model loaded",
+      content: { "application/json": { schema: HTTPError } },
+    },
+  },
+});
+
+export function modelInfoRoutes(host: ModelHost) {
+  return new OpenAPIHono<AppEnv>().openapi(modelInfoRoute, async (c) => {
+    const model = await loadedModelOr503(host);
+    const { artifact } = model;
+    return c.json(
+      {
+        model_version: artifact.version,
+        model_path: artifact.modelPath,
+        dataset_config: artifact.cardPath,
+        aqi_categories: aqiCategoryRanges(),
+        features: [...artifact.preprocessing.featureNames],
+        training_stations: artifact.preprocessing.stations.map((station) => station.name),
+        session_create_ms: Math.round(model.sessionCreateMs * 10) / 10,
+      },
+      200,
+    );
+  });
+}

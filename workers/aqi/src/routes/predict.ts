@@ -1,0 +1,110 @@
+import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env.ts";
+import { enforceRateLimit } from "../http/rate-limits.ts";
+import type { ModelHost } from "../inference/model-host.ts";
+import { type Predictions, predictAqi } from "../inference/predictions.ts";
+import {
+  BatchPredictionRequest,
+  BatchPredictionResponse,
+  HTTPError,
+  HTTPValidationError,
+  MAX_BATCH_SIZE,
+  PredictionRequest,
+  PredictionResponse,
+} from "../schemas/prediction.ts";
+import { fastApiJsonBody, pydanticHook } from "../validation/json-body.ts";
+
+function errorResponses(limit: string) {
+  return {
+    422: {
+      description: "Validation error (FastAPI/pydantic shape)",
+      content: { "application/json": { schema: HTTPValidationError } },
+    },
+    429: {
+      description: `More than ${limit} per client IP (with Retry-After)`,
+      content: { "application/json": { schema: HTTPError } },
+    },
+    500: {
+      description: "Scoring failed",
+      content: { "application/json": { schema: HTTPError } },
+    },
+    503: {
+      description: "No model loaded",
+      content: { "application/json": { schema: HTTPError } },
+    },
+  } as const;
+}
+
+const predictRoute = createRoute({
+  method: "post",
+  path: "/predict",
+  tags: ["prediction"],
+  summary: "Predict the AQI for one station-hour",
+  middleware: [fastApiJsonBody],
+  request: {
+    body: { required: true, content: { "application/json": { schema: PredictionRequest } } },
+  },
+  responses: {
+    200: {
+      description: "Prediction with its 80% interval",
+      content: { "application/json": { schema: PredictionResponse } },
+    },
+    ...errorResponses("60 requests per minute (PREDICT_RATE_LIMIT_PER_MINUTE)"),
+  },
+});
+
+const batchRoute = createRoute({
+  method: "post",
+  path: "/predict/batch",
+  tags: ["prediction"],
+  summary: `Predict up to ${MAX_BATCH_SIZE} station-hours in one model run`,
+  middleware: [fastApiJsonBody],
+  request: {
+    body: {
+      required: true,
+      content: { "application/json": { schema: BatchPredictionRequest } },
+    },
+  },
+  responses: {
+    200: {
+      description: "Predictions in input order",
+      content: { "application/json": { schema: BatchPredictionResponse } },
+    },
+    ...errorResponses("20 requests per minute (BATCH_RATE_LIMIT_PER_MINUTE)"),
+  },
+});
+
+/** Inference time inside this isolate, for clients and the benchmark (local workerd's clock runs during execution; deployed Workers coarsen it). */
+function setServerTiming(c: Context<AppEnv>, result: Predictions): void {
+  c.header(
+    "Server-Timing",
+    `encode;dur=${result.encodeMs.toFixed(3)}, inference;dur=${result.inferenceMs.toFixed(3)}`,
+  );
+}
+
+export function predictRoutes(host: ModelHost) {
+  return new OpenAPIHono<AppEnv>()
+    .openapi(
+      predictRoute,
+      async (c) => {
+        const request = c.req.valid("json");
+        await enforceRateLimit(c, "predict");
+        const result = await predictAqi(host, [request], "Inference failed.");
+        setServerTiming(c, result);
+        return c.json(result.predictions[0]!, 200);
+      },
+      pydanticHook(PredictionRequest),
+    )
+    .openapi(
+      batchRoute,
+      async (c) => {
+        const { requests } = c.req.valid("json");
+        await enforceRateLimit(c, "batch");
+        const result = await predictAqi(host, requests, "Batch inference failed.");
+        setServerTiming(c, result);
+        return c.json({ predictions: result.predictions, count: result.predictions.length }, 200);
+      },
+      pydanticHook(BatchPredictionRequest),
+    );
+}

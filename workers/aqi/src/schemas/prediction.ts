@@ -1,0 +1,171 @@
+/**
+ * Wire schemas of the AQI API. The request schemas validate (through the
+ * pydantic-style field helpers) and document; the response schemas document
+ * and type the handlers.
+ */
+import { z } from "@hono/zod-openapi";
+import { AQI_CATEGORIES } from "../domain/categories.ts";
+import { DAYS_OF_WEEK, SEASONS } from "../domain/features.ts";
+import {
+  floatField,
+  intField,
+  listField,
+  modelSchema,
+  stringField,
+  stringLiteralField,
+  zeroOrOneField,
+} from "../validation/pydantic.ts";
+
+export const MAX_BATCH_SIZE = 100;
+
+/** Field order is the declaration order pydantic reports errors in. */
+export const PredictionRequest = modelSchema(
+  "PredictionRequest",
+  {
+    station: stringField({
+      description:
+        "Station name. A name the model was not trained on is scored as the training station nearest to latitude/longitude (see `resolved_station`).",
+      example: "Lodhi Road, Delhi - IITM",
+    }),
+    season: stringLiteralField(SEASONS, {
+      description: "Exact, case-sensitive",
+      example: "Winter",
+    }),
+    latitude: floatField({}, { example: 28.5918 }),
+    longitude: floatField({}, { example: 77.2273 }),
+    temperature: floatField({}, { description: "Degrees Celsius", example: 14.5 }),
+    humidity: floatField({ ge: 0, le: 100 }, { description: "Percent", example: 78 }),
+    wind_speed: floatField({ ge: 0 }, { description: "km/h", example: 4.2 }),
+    visibility: floatField(
+      { ge: 0 },
+      {
+        description: "km. Validated, but not a model input: no training source recorded it",
+        example: 2.5,
+      },
+    ),
+    day: intField({ ge: 1, le: 31 }, { description: "Day of the month", example: 15 }),
+    month: intField({ ge: 1, le: 12 }, { example: 1 }),
+    hour: intField({ ge: 0, le: 23 }, { example: 8 }),
+    day_of_week: stringLiteralField(DAYS_OF_WEEK, {
+      description: "Full English day name, exact and case-sensitive",
+      example: "Monday",
+    }),
+    is_weekend: zeroOrOneField({ example: 0 }),
+  },
+  {
+    description:
+      "Weather and calendar at a station. Numbers may be sent as numeric strings; unknown fields are ignored.",
+  },
+);
+export type PredictionRequest = z.infer<typeof PredictionRequest>;
+
+export const BatchPredictionRequest = modelSchema("BatchPredictionRequest", {
+  requests: listField(PredictionRequest, 1, MAX_BATCH_SIZE, {
+    description: `1 to ${MAX_BATCH_SIZE} requests, scored together`,
+  }),
+});
+
+const categoryLabels = AQI_CATEGORIES.map((category) => category.label) as [string, ...string[]];
+
+export const PredictionResponse = z
+  .object({
+    aqi_predicted: z.number().openapi({
+      description: "Model output on the AQI scale, rounded to 2 decimals, not clipped",
+      example: 212.37,
+    }),
+    aqi_rounded: z.number().int().min(0).max(500).openapi({
+      description: "aqi_predicted rounded half to even, clipped to 0..500",
+      example: 212,
+    }),
+    category: z.enum(categoryLabels).openapi({
+      description: "National (CPCB) category of aqi_rounded",
+      example: "Poor",
+    }),
+    aqi_interval: z
+      .object({
+        low: z.number().openapi({ example: 121.4 }),
+        high: z.number().openapi({ example: 318.9 }),
+      })
+      .openapi({
+        description:
+          "80% prediction interval (calibrated 0.1 and 0.9 quantile models), clipped to 0..500 and containing the point",
+      }),
+    model_version: z.string().openapi({ example: "aqi-1.0.0" }),
+    prediction_timestamp: z.string().openapi({
+      description: "UTC, ISO 8601 with milliseconds (JavaScript toISOString)",
+      example: "2026-11-21T08:00:00.000Z",
+    }),
+    resolved_station: z
+      .object({
+        name: z.string().openapi({ example: "Lodhi Road, Delhi" }),
+        matched_by: z.enum(["name", "nearest"]),
+        distance_km: z.number().openapi({ example: 0.4 }),
+      })
+      .openapi({
+        description:
+          "The training station whose location features scored this request: matched by name, or the nearest one to the request's coordinates for a station the model has not seen",
+      }),
+  })
+  .openapi("PredictionResponse");
+export type PredictionResponse = z.infer<typeof PredictionResponse>;
+
+export const BatchPredictionResponse = z
+  .object({
+    predictions: z.array(PredictionResponse),
+    count: z.number().int(),
+  })
+  .openapi("BatchPredictionResponse");
+
+export const HealthResponse = z
+  .object({
+    status: z.enum(["healthy", "degraded"]),
+    model_loaded: z.boolean(),
+    timestamp: z.string(),
+  })
+  .openapi("HealthResponse");
+
+export const ModelInfoResponse = z
+  .object({
+    model_version: z.string().openapi({ example: "aqi-1.0.0" }),
+    model_path: z.string().openapi({ description: "The artifact, relative to the repository" }),
+    dataset_config: z.string().openapi({
+      description:
+        "The model card: preprocessing parameters, data provenance, metrics (relative to the repository)",
+    }),
+    aqi_categories: z.record(z.string(), z.string()).openapi({
+      example: {
+        "0-50": "Good",
+        "51-100": "Satisfactory",
+        "101-200": "Moderate",
+        "201-300": "Poor",
+        "301-400": "Very Poor",
+        "401-500": "Severe",
+      },
+    }),
+    features: z.array(z.string()).openapi({ description: "Model input columns, in order" }),
+    training_stations: z.array(z.string()),
+    session_create_ms: z.number().openapi({
+      description: "Time this isolate took to create its onnxruntime-web session (once, lazily)",
+    }),
+  })
+  .openapi("ModelInfoResponse");
+
+export const HTTPError = z
+  .object({ detail: z.string() })
+  .openapi("HTTPError", { example: { detail: "Inference failed." } });
+
+export const HTTPValidationError = z
+  .object({
+    detail: z.array(
+      z
+        .object({
+          type: z.string(),
+          loc: z.array(z.union([z.string(), z.number().int()])),
+          msg: z.string(),
+          input: z.unknown(),
+          ctx: z.record(z.string(), z.unknown()).optional(),
+        })
+        .openapi("ValidationError"),
+    ),
+  })
+  .openapi("HTTPValidationError");
