@@ -5,7 +5,9 @@
 import { existsSync, readFileSync } from "node:fs";
 import path from "node:path";
 
-const reports = ["unit", "e2e", "page"].map((name) => path.join(".tmp", "test-results", `${name}.json`));
+const reports = ["unit", "e2e", "page"].map((name) =>
+  path.join(".tmp", "test-results", `${name}.json`),
+);
 let passed = 0;
 let failed = 0;
 let skipped = 0;
