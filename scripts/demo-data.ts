@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { hashPassword } from "../workers/billing/src/domain/password.ts";
+import { demoCatalogSql } from "./demo-catalog.ts";
 import { devVarsFile, readDevVars } from "./lib/dev-vars.ts";
 import { ROOT, runWrangler } from "./lib/wrangler.ts";
 
@@ -33,6 +34,7 @@ export async function demoDataSql(vars: Record<string, string>): Promise<string>
      SELECT ${sqlText(DEV_ADMIN_MEMBERSHIP_ID)}, u.id, t.id, 'OWNER'
      FROM users u, tenants t WHERE u.email = ${sqlText(email)} AND t.slug = 'acme'
      ON CONFLICT (user_id, tenant_id) DO NOTHING;`,
+    ...demoCatalogSql("acme"),
   ].join("\n");
 }
 

@@ -7,7 +7,13 @@ import { secureHeaders } from "hono/secure-headers";
 import { LoggingMailSender, type MailSender } from "./mail/mail-sender.ts";
 import { apiKeyRoutes } from "./routes/api-keys.ts";
 import { authRoutes } from "./routes/auth.ts";
+import { entitlementRoutes } from "./routes/entitlements.ts";
+import { featureRoutes } from "./routes/features.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { planEntitlementRoutes } from "./routes/plan-entitlements.ts";
+import { planPriceRoutes } from "./routes/plan-prices.ts";
+import { planRoutes } from "./routes/plans.ts";
+import { subscriptionRoutes } from "./routes/subscriptions.ts";
 import { tenantRoutes } from "./routes/tenants.ts";
 import { userRoutes } from "./routes/users.ts";
 import { createRouter } from "./routes/validation.ts";
@@ -51,6 +57,12 @@ export function createApp(options: AppOptions = {}) {
   app.route(API_PREFIX, userRoutes);
   app.route(API_PREFIX, tenantRoutes);
   app.route(API_PREFIX, apiKeyRoutes);
+  app.route(API_PREFIX, planRoutes);
+  app.route(API_PREFIX, planPriceRoutes);
+  app.route(API_PREFIX, featureRoutes);
+  app.route(API_PREFIX, planEntitlementRoutes);
+  app.route(API_PREFIX, subscriptionRoutes);
+  app.route(API_PREFIX, entitlementRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

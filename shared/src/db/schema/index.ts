@@ -1,2 +1,5 @@
+export * from "./catalog.ts";
 export * from "./identity.ts";
+export * from "./subscriptions.ts";
 export * from "./usage.ts";
+export * from "./usage-aggregates.ts";

@@ -1,0 +1,356 @@
+/**
+ * Billing entitlements benchmark: `node --experimental-strip-types bench/billing.ts`
+ * (or `npm run bench billing`).
+ *
+ * 1. Starts the local stack (scripts/dev.ts via startStack, log level warn).
+ * 2. As the demo platform admin, builds a plan whose QUOTA and METERED
+ *    features never refuse during the run; registers a tenant, subscribes it
+ *    and creates its API key (the server-to-server caller of the issue).
+ * 3. autocannon in the same run, after a short warm-up, in interleaved
+ *    rounds (so that a change in the machine's load hits every route alike):
+ *    GET /health (the worker's trivial route: one D1 read and one Durable
+ *    Object ping), GET /api/v1/entitlements/:key/check and POST .../consume
+ *    with the API key; throughput over all rounds, median p50/p99 of the
+ *    rounds, and ratios to the trivial route (overall and per round).
+ * 4. Integrity under the same load: exactly BENCH_EXACT (default 2000)
+ *    consumes at the same concurrency, then the counter must have grown by
+ *    exactly the number of 2xx answers. (The timed runs cannot be compared
+ *    this way: requests still in flight when autocannon stops are served but
+ *    not counted by it.)
+ *
+ * Environment: BENCH_SECONDS (per route and round, default 5), BENCH_ROUNDS
+ * (default 3), BENCH_CONNECTIONS (default 20), BENCH_EXACT (default 2000).
+ */
+import { createRequire } from "node:module";
+import { devVarsFile, readDevVars } from "../scripts/lib/dev-vars.ts";
+import { startStack } from "../scripts/lib/stack.ts";
+import { ROOT } from "../scripts/lib/wrangler.ts";
+
+/** The part of autocannon's API used here (the package ships no types). */
+type Autocannon = (options: {
+  url: string;
+  method: string;
+  body?: string;
+  headers: Record<string, string>;
+  connections: number;
+  duration?: number;
+  /** A fixed number of requests instead of a duration. */
+  amount?: number;
+}) => Promise<{
+  requests: { total: number; average: number };
+  latency: { p50: number; p90: number; p99: number; average: number };
+  "2xx": number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+}>;
+const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
+const EXACT = Number(process.env.BENCH_EXACT ?? 2000);
+const TARGETS = { check: 0.5, consume: 0.35 };
+
+interface Route {
+  name: string;
+  url: string;
+  method?: "GET" | "POST";
+  body?: string;
+  headers?: Record<string, string>;
+}
+
+interface LoadResult {
+  requests: number;
+  non2xx: number;
+  errors: number;
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+interface Combined {
+  name: string;
+  requests: number;
+  non2xx: number;
+  errors: number;
+  /** Requests over the whole measured time of the route. */
+  rps: number;
+  /** Medians over the rounds. */
+  p50: number;
+  p99: number;
+  roundRps: number[];
+}
+
+function log(line: string): void {
+  process.stderr.write(`[bench:billing] ${line}\n`);
+}
+
+const median = (values: number[]) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[middle] ?? 0)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+};
+
+async function load(route: Route, seconds: number): Promise<LoadResult> {
+  const result = await autocannon({
+    url: route.url,
+    method: route.method ?? "GET",
+    body: route.body,
+    headers: {
+      ...(route.body ? { "content-type": "application/json" } : {}),
+      ...route.headers,
+    },
+    connections: CONNECTIONS,
+    duration: seconds,
+  });
+  return {
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+    rps: result.requests.total / seconds,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+  };
+}
+
+function combine(name: string, rounds: LoadResult[]): Combined {
+  const requests = rounds.reduce((sum, round) => sum + round.requests, 0);
+  return {
+    name,
+    requests,
+    non2xx: rounds.reduce((sum, round) => sum + round.non2xx, 0),
+    errors: rounds.reduce((sum, round) => sum + round.errors, 0),
+    rps: requests / (SECONDS * rounds.length),
+    p50: median(rounds.map((round) => round.p50)),
+    p99: median(rounds.map((round) => round.p99)),
+    roundRps: rounds.map((round) => round.rps),
+  };
+}
+
+async function send(
+  base: string,
+  path: string,
+  options: { body?: unknown; token?: string; tenant?: string; method?: string } = {},
+) {
+  const headers: Record<string, string> = {};
+  if (options.body !== undefined) headers["content-type"] = "application/json";
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.tenant) headers["x-tenant-id"] = options.tenant;
+  const response = await fetch(`${base}/api/v1${path}`, {
+    method: options.method ?? (options.body === undefined ? "GET" : "POST"),
+    headers,
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: setup responses are read field by field
+  const body: any = await response.json();
+  if (response.status >= 300) {
+    throw new Error(`${path} answered ${response.status}: ${JSON.stringify(body)}`);
+  }
+  return body;
+}
+
+function table(headers: string[], rows: (string | number)[][]): string {
+  const cells = [headers, ...rows.map((row) => row.map(String))];
+  const widths = headers.map((_, column) =>
+    Math.max(...cells.map((row) => (row[column] ?? "").length)),
+  );
+  const line = (row: string[]) =>
+    row
+      .map((cell, column) =>
+        column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0),
+      )
+      .join("  ");
+  return [
+    line(cells[0] ?? []),
+    widths.map((width) => "-".repeat(width)).join("  "),
+    ...cells.slice(1).map(line),
+  ].join("\n");
+}
+
+async function main(): Promise<void> {
+  log("starting the local stack");
+  const stack = await startStack({ logLevel: "warn" });
+  try {
+    const base = stack.billingUrl;
+    const vars = readDevVars(devVarsFile(ROOT));
+    const admin = (
+      await send(base, "/auth/login", {
+        body: { email: vars.DEV_ADMIN_EMAIL, password: vars.DEV_ADMIN_PASSWORD },
+      })
+    ).accessToken as string;
+
+    const run = Date.now().toString(36);
+    const quota = await send(base, "/features", {
+      token: admin,
+      body: { name: "Bench quota", lookupKey: `bench_quota_${run}`, type: "QUOTA", unit: "op" },
+    });
+    const metered = await send(base, "/features", {
+      token: admin,
+      body: { name: "Bench meter", lookupKey: `bench_meter_${run}`, type: "METERED", unit: "op" },
+    });
+    const plan = await send(base, "/plans", {
+      token: admin,
+      body: { name: "Bench", slug: `bench-${run}`, isPublic: false },
+    });
+    const price = await send(base, `/plans/${plan.id}/prices`, {
+      token: admin,
+      body: { interval: "MONTHLY", amount: 0, currency: "usd" },
+    });
+    // A HARD quota far above what the run can use: every consume succeeds
+    // and goes through the full limit check.
+    await send(base, `/plans/${plan.id}/entitlements`, {
+      token: admin,
+      body: {
+        featureId: quota.id,
+        limit: 1_000_000_000,
+        limitBehavior: "HARD",
+        resetPeriod: "MONTHLY",
+      },
+    });
+    await send(base, `/plans/${plan.id}/entitlements`, {
+      token: admin,
+      body: { featureId: metered.id, includedAmount: 0, overagePrice: 1, resetPeriod: "MONTHLY" },
+    });
+    const owner = await send(base, "/auth/register", {
+      body: {
+        email: `bench-${run}@example.com`,
+        password: "BenchPassw0rd",
+        firstName: "Bench",
+        lastName: "Mark",
+        tenantName: `Bench ${run}`,
+      },
+    });
+    await send(base, "/subscriptions", {
+      token: owner.accessToken,
+      tenant: owner.tenant.id,
+      body: { planId: plan.id, priceId: price.id },
+    });
+    const apiKey = (
+      await send(base, "/api-keys", {
+        token: owner.accessToken,
+        tenant: owner.tenant.id,
+        body: { name: "bench" },
+      })
+    ).key as string;
+    const auth = { authorization: `Bearer ${apiKey}` };
+    const warm = await send(base, `/entitlements/${quota.lookupKey}/check`, { token: apiKey });
+    if (warm.allowed !== true) throw new Error(`warm-up check refused: ${JSON.stringify(warm)}`);
+
+    const routes: Route[] = [
+      { name: "GET /health (trivial route)", url: `${base}/health` },
+      {
+        name: "GET /entitlements/:key/check (API key)",
+        url: `${base}/api/v1/entitlements/${quota.lookupKey}/check`,
+        headers: auth,
+      },
+      {
+        name: "POST /entitlements/:key/consume (API key, HARD)",
+        url: `${base}/api/v1/entitlements/${quota.lookupKey}/consume`,
+        method: "POST",
+        body: JSON.stringify({ amount: 1 }),
+        headers: auth,
+      },
+      {
+        name: "POST /entitlements/:key/consume (API key, METERED)",
+        url: `${base}/api/v1/entitlements/${metered.lookupKey}/consume`,
+        method: "POST",
+        body: JSON.stringify({ amount: 1 }),
+        headers: auth,
+      },
+    ];
+    log("warm-up: 2 s per route");
+    for (const route of routes) await load(route, 2);
+    // Rounds interleave the routes, so a change in the machine's load (other
+    // processes) during the run hits every route alike rather than one.
+    log(`autocannon: ${CONNECTIONS} connections, ${ROUNDS} rounds of ${SECONDS} s per route`);
+    const samples: LoadResult[][] = routes.map(() => []);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const [index, route] of routes.entries())
+        samples[index]?.push(await load(route, SECONDS));
+    }
+    const [health, check, consume, consumeMetered] = samples.map((rounds, index) =>
+      combine(routes[index]?.name ?? "", rounds),
+    ) as [Combined, Combined, Combined, Combined];
+
+    log(`integrity: exactly ${EXACT} consumes at ${CONNECTIONS} connections`);
+    // Let requests left in flight by the timed run finish before the baseline.
+    const usedNow = async () =>
+      (await send(base, `/entitlements/${metered.lookupKey}/check`, { token: apiKey }))
+        .used as number;
+    let before = await usedNow();
+    for (let settled = false; !settled; ) {
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+      const again = await usedNow();
+      settled = again === before;
+      before = again;
+    }
+    const exact = await autocannon({
+      url: `${base}/api/v1/entitlements/${metered.lookupKey}/consume`,
+      method: "POST",
+      body: JSON.stringify({ amount: 1 }),
+      headers: { "content-type": "application/json", ...auth },
+      connections: CONNECTIONS,
+      amount: EXACT,
+    });
+    const after = await usedNow();
+    const results = [health, check, consume, consumeMetered];
+    process.stdout.write(
+      `\nBilling entitlements benchmark (${CONNECTIONS} connections; ${ROUNDS} interleaved rounds of ${SECONDS} s per route, one stack, one run; ${process.arch}, Node ${process.version})\n\n`,
+    );
+    process.stdout.write(
+      `${table(
+        [
+          "route",
+          "req/s",
+          "x trivial",
+          "x trivial per round",
+          "p50 ms",
+          "p99 ms",
+          "requests",
+          "non-2xx",
+          "errors",
+        ],
+        results.map((result) => [
+          result.name,
+          result.rps.toFixed(0),
+          (result.rps / health.rps).toFixed(2),
+          result.roundRps
+            .map((rps, round) => (rps / (health.roundRps[round] ?? Number.NaN)).toFixed(2))
+            .join(" "),
+          result.p50,
+          result.p99,
+          result.requests,
+          result.non2xx,
+          result.errors,
+        ]),
+      )}\n\n`,
+    );
+    const checkRatio = check.rps / health.rps;
+    const consumeRatio = consume.rps / health.rps;
+    process.stdout.write(
+      `check / trivial = ${checkRatio.toFixed(2)} (target >= ${TARGETS.check}: ${checkRatio >= TARGETS.check ? "met" : "NOT met"})\n`,
+    );
+    process.stdout.write(
+      `consume / trivial = ${consumeRatio.toFixed(2)} (target >= ${TARGETS.consume}: ${consumeRatio >= TARGETS.consume ? "met" : "NOT met"})\n`,
+    );
+    const counted = after - before;
+    const intact = counted === EXACT && exact["2xx"] === EXACT;
+    process.stdout.write(
+      `integrity: ${EXACT} consumes sent, ${exact["2xx"]} answered 2xx, counter grew by ${counted} (${intact ? "exact" : "MISMATCH"})\n`,
+    );
+    if (!intact) process.exitCode = 1;
+  } finally {
+    log("stopping the stack");
+    await stack.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `[bench:billing] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exitCode = 1;
+});

@@ -1,0 +1,206 @@
+import { describe, expect, inject, it } from "vitest";
+import { devVarsFile, readDevVars } from "../scripts/lib/dev-vars.ts";
+import { ROOT } from "../scripts/lib/wrangler.ts";
+
+// The entitlements acceptance flow against the running stack (wrangler dev,
+// real D1, real Durable Objects, the demo admin), including the concurrency
+// proof over real HTTP connections.
+
+const { billingUrl } = inject("stack");
+const api = `${billingUrl}/api/v1`;
+
+interface Sent {
+  status: number;
+  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies are asserted field by field
+  body: any;
+}
+
+async function send(
+  path: string,
+  options: { method?: string; body?: unknown; token?: string; tenant?: string } = {},
+): Promise<Sent> {
+  const headers: Record<string, string> = {};
+  if (options.body !== undefined) headers["content-type"] = "application/json";
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.tenant) headers["x-tenant-id"] = options.tenant;
+  const response = await fetch(`${api}${path}`, {
+    method: options.method ?? (options.body === undefined ? "GET" : "POST"),
+    headers,
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  return { status: response.status, body: await response.json() };
+}
+
+async function created(path: string, token: string, body: unknown, tenant?: string) {
+  const result = await send(path, { token, body, ...(tenant ? { tenant } : {}) });
+  expect(result.status, `${path}: ${JSON.stringify(result.body)}`).toBe(201);
+  return result.body;
+}
+
+const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+const key = (name: string) => `e2e_${name}_${suffix}`;
+
+describe("entitlements against the running stack", () => {
+  it("admin builds a plan, a tenant subscribes with a trial, limits hold under 200 parallel consumes, plan change", async () => {
+    const vars = readDevVars(devVarsFile(ROOT));
+    const login = await send("/auth/login", {
+      body: { email: vars.DEV_ADMIN_EMAIL, password: vars.DEV_ADMIN_PASSWORD },
+    });
+    expect(login.status).toBe(200);
+    const admin = login.body.accessToken as string;
+
+    // The demo catalog is there.
+    const plans = await send("/plans");
+    expect(plans.body.data.map((p: { slug: string }) => p.slug)).toEqual(
+      expect.arrayContaining(["free", "pro", "enterprise"]),
+    );
+
+    const features = {
+      sso: await created("/features", admin, {
+        name: "SSO",
+        lookupKey: key("sso"),
+        type: "BOOLEAN",
+      }),
+      projects: await created("/features", admin, {
+        name: "Projects",
+        lookupKey: key("projects"),
+        type: "QUOTA",
+        unit: "project",
+      }),
+      seats: await created("/features", admin, {
+        name: "Seats",
+        lookupKey: key("seats"),
+        type: "QUOTA",
+        unit: "seat",
+      }),
+      calls: await created("/features", admin, {
+        name: "Calls",
+        lookupKey: key("calls"),
+        type: "METERED",
+        unit: "call",
+      }),
+    };
+    const plan = await created("/plans", admin, { name: "E2E Team", slug: `e2e-team-${suffix}` });
+    const price = await created(`/plans/${plan.id}/prices`, admin, {
+      interval: "MONTHLY",
+      amount: 4900,
+      currency: "usd",
+    });
+    await created(`/plans/${plan.id}/entitlements`, admin, {
+      featureId: features.sso.id,
+      value: true,
+    });
+    const projectsGrant = await created(`/plans/${plan.id}/entitlements`, admin, {
+      featureId: features.projects.id,
+      limit: 50,
+      limitBehavior: "HARD",
+      resetPeriod: "MONTHLY",
+    });
+    await created(`/plans/${plan.id}/entitlements`, admin, {
+      featureId: features.seats.id,
+      limit: 5,
+      limitBehavior: "SOFT",
+      overagePrice: 100_000,
+      resetPeriod: "MONTHLY",
+    });
+    await created(`/plans/${plan.id}/entitlements`, admin, {
+      featureId: features.calls.id,
+      includedAmount: 1000,
+      overagePrice: 10,
+      resetPeriod: "MONTHLY",
+    });
+
+    // A tenant signs up and subscribes with a trial; its server uses an API key.
+    const owner = await send("/auth/register", {
+      body: {
+        email: `e2e-ent-${suffix}@example.com`,
+        password: "E2ePassw0rd",
+        firstName: "Ent",
+        lastName: "Itled",
+        tenantName: "Entitled Co",
+      },
+    });
+    expect(owner.status).toBe(201);
+    const token = owner.body.accessToken as string;
+    const tenantId = owner.body.tenant.id as string;
+    const subscription = await created(
+      "/subscriptions",
+      token,
+      { planId: plan.id, priceId: price.id, trialDays: 7 },
+      tenantId,
+    );
+    expect(subscription.status).toBe("TRIALING");
+    const apiKey = (await created("/api-keys", token, { name: "server" }, tenantId)).key as string;
+    const check = (feature: string) => send(`/entitlements/${feature}/check`, { token: apiKey });
+    const consume = (feature: string, amount = 1) =>
+      send(`/entitlements/${feature}/consume`, { token: apiKey, body: { amount } });
+
+    // Editing the plan afterwards changes nothing for this subscriber.
+    const edit = await send(`/plans/${plan.id}/entitlements/${projectsGrant.id}`, {
+      method: "PATCH",
+      token: admin,
+      body: { limit: 5000 },
+    });
+    expect(edit.status).toBe(200);
+    expect((await check(features.projects.lookupKey)).body).toMatchObject({
+      allowed: true,
+      limit: 50,
+      used: 0,
+    });
+
+    // 200 parallel consumes of 1 against the HARD limit of 50.
+    const results = await Promise.all(
+      Array.from({ length: 200 }, () => consume(features.projects.lookupKey)),
+    );
+    expect(results.filter((r) => r.status === 200)).toHaveLength(50);
+    expect(results.filter((r) => r.status === 403)).toHaveLength(150);
+    expect((await check(features.projects.lookupKey)).body).toMatchObject({
+      allowed: false,
+      used: 50,
+      remaining: 0,
+    });
+
+    // SOFT goes into overage, METERED past its included amount, BOOLEAN is a check only.
+    expect((await consume(features.seats.lookupKey, 6)).body).toMatchObject({
+      overage: true,
+      used: 6,
+    });
+    expect((await consume(features.calls.lookupKey, 1500)).body).toMatchObject({ overage: true });
+    expect((await consume(features.sso.lookupKey)).status).toBe(400);
+    expect((await check(features.sso.lookupKey)).body.allowed).toBe(true);
+
+    // A plan change brings the new limits.
+    const bigger = await created("/plans", admin, {
+      name: "E2E Scale",
+      slug: `e2e-scale-${suffix}`,
+    });
+    const biggerPrice = await created(`/plans/${bigger.id}/prices`, admin, {
+      interval: "ANNUALLY",
+      amount: 49_000,
+      currency: "usd",
+    });
+    await created(`/plans/${bigger.id}/entitlements`, admin, {
+      featureId: features.projects.id,
+      limit: 500,
+      limitBehavior: "HARD",
+      resetPeriod: "MONTHLY",
+    });
+    await created(
+      "/subscriptions",
+      token,
+      { planId: bigger.id, priceId: biggerPrice.id },
+      tenantId,
+    );
+    expect((await check(features.projects.lookupKey)).body).toMatchObject({
+      allowed: true,
+      limit: 500,
+      used: 0,
+    });
+    expect((await check(features.seats.lookupKey)).body.allowed).toBe(false);
+    const history = await send("/subscriptions", { token, tenant: tenantId });
+    expect(history.body.data.map((s: { status: string }) => s.status)).toEqual([
+      "ACTIVE",
+      "CANCELLED",
+    ]);
+  });
+});

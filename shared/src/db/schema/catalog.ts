@@ -1,0 +1,121 @@
+import { sql } from "drizzle-orm";
+import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+
+// The global catalog: plans with their prices, features, and what each plan
+// grants of each feature. Same conventions as identity.ts: UUID text ids,
+// ISO-8601 UTC text times. Money is integers only: prices in cents (minor
+// units), overage prices in micro-cents (1 cent = 100 micro-cents).
+
+const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
+const timestamps = {
+  createdAt: text("created_at").notNull().default(now),
+  updatedAt: text("updated_at").notNull().default(now),
+};
+
+export const catalogStatuses = ["ACTIVE", "ARCHIVED"] as const;
+export const billingIntervals = ["MONTHLY", "ANNUALLY"] as const;
+export const featureTypes = ["BOOLEAN", "QUOTA", "METERED"] as const;
+export const limitBehaviors = ["HARD", "SOFT"] as const;
+export const resetPeriods = ["MONTHLY", "ANNUALLY", "NEVER"] as const;
+
+export type CatalogStatus = (typeof catalogStatuses)[number];
+export type BillingInterval = (typeof billingIntervals)[number];
+export type FeatureType = (typeof featureTypes)[number];
+export type LimitBehavior = (typeof limitBehaviors)[number];
+export type ResetPeriod = (typeof resetPeriods)[number];
+
+export const plans = sqliteTable(
+  "plans",
+  {
+    id: text("id").primaryKey(),
+    name: text("name").notNull(),
+    /** Immutable once created: clients and demo data address plans by it. */
+    slug: text("slug").notNull().unique("plans_slug_unique"),
+    description: text("description"),
+    status: text("status", { enum: catalogStatuses }).notNull().default("ACTIVE"),
+    isPublic: integer("is_public", { mode: "boolean" }).notNull().default(true),
+    displayOrder: integer("display_order").notNull().default(0),
+    metadata: text("metadata", { mode: "json" })
+      .$type<Record<string, unknown>>()
+      .notNull()
+      .default(sql`'{}'`),
+    ...timestamps,
+  },
+  (table) => [index("plans_status_order_idx").on(table.status, table.displayOrder)],
+);
+
+export const planPrices = sqliteTable(
+  "plan_prices",
+  {
+    id: text("id").primaryKey(),
+    planId: text("plan_id")
+      .notNull()
+      .references(() => plans.id, { onDelete: "cascade" }),
+    interval: text("interval", { enum: billingIntervals }).notNull(),
+    /** Minor units (cents); 0 is a free plan. */
+    amount: integer("amount").notNull(),
+    /** ISO 4217, stored lower-case. */
+    currency: text("currency").notNull().default("usd"),
+    isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    ...timestamps,
+  },
+  (table) => [
+    // One live price per (plan, interval, currency); a deactivated price
+    // stays for the subscriptions that reference it and frees the slot for
+    // its replacement, which is how a price changes.
+    uniqueIndex("plan_prices_active_unique")
+      .on(table.planId, table.interval, table.currency)
+      .where(sql`is_active = 1`),
+    index("plan_prices_plan_idx").on(table.planId),
+    check("plan_prices_amount_non_negative", sql`amount >= 0`),
+  ],
+);
+
+export const features = sqliteTable("features", {
+  id: text("id").primaryKey(),
+  name: text("name").notNull(),
+  /** Immutable: the key snapshots, usage events and checks refer to. */
+  lookupKey: text("lookup_key").notNull().unique("features_lookup_key_unique"),
+  type: text("type", { enum: featureTypes }).notNull(),
+  /** What a QUOTA or METERED feature counts ("api_call", "GB"); null for BOOLEAN. */
+  unit: text("unit"),
+  description: text("description"),
+  status: text("status", { enum: catalogStatuses }).notNull().default("ACTIVE"),
+  metadata: text("metadata", { mode: "json" })
+    .$type<Record<string, unknown>>()
+    .notNull()
+    .default(sql`'{}'`),
+  ...timestamps,
+});
+
+/**
+ * What a plan grants of a feature. Which columns are set depends on the
+ * feature's type (domain/entitlement-rules.ts): BOOLEAN `value`; QUOTA
+ * `limit`, `limitBehavior`, `resetPeriod` (+ `overagePrice` when SOFT);
+ * METERED `includedAmount`, `overagePrice`, `resetPeriod`. Editing these rows
+ * never reaches existing subscribers: they hold snapshots.
+ */
+export const planEntitlements = sqliteTable(
+  "plan_entitlements",
+  {
+    id: text("id").primaryKey(),
+    planId: text("plan_id")
+      .notNull()
+      .references(() => plans.id, { onDelete: "cascade" }),
+    featureId: text("feature_id")
+      .notNull()
+      .references(() => features.id, { onDelete: "restrict" }),
+    value: integer("value", { mode: "boolean" }),
+    limit: integer("limit"),
+    limitBehavior: text("limit_behavior", { enum: limitBehaviors }),
+    /** Micro-cents per unit beyond the limit or included amount. */
+    overagePrice: integer("overage_price"),
+    includedAmount: integer("included_amount"),
+    resetPeriod: text("reset_period", { enum: resetPeriods }),
+    ...timestamps,
+  },
+  (table) => [
+    uniqueIndex("plan_entitlements_plan_feature_unique").on(table.planId, table.featureId),
+    index("plan_entitlements_feature_idx").on(table.featureId),
+  ],
+);

@@ -1,0 +1,85 @@
+import type { BillingInterval } from "@edge-platform/shared/db/schema/catalog";
+import { planPrices } from "@edge-platform/shared/db/schema/catalog";
+import {
+  currentSubscriptionStatuses,
+  entitlementSnapshots,
+  type SubscriptionStatus,
+  subscriptions,
+} from "@edge-platform/shared/db/schema/subscriptions";
+import { and, eq, inArray } from "drizzle-orm";
+import type { SnapshotTerms } from "../domain/entitlement-snapshot.ts";
+import type { Database } from "./client.ts";
+
+/** What the entitlement check needs of a tenant: its current subscription and the snapshots. */
+export interface TenantEntitlementState {
+  subscription: {
+    id: string;
+    status: SubscriptionStatus;
+    interval: BillingInterval;
+    startedAt: Date;
+    trialEndsAt: Date | null;
+    currentPeriodEnd: Date;
+    cancelAtPeriodEnd: boolean;
+  } | null;
+  snapshots: Map<string, SnapshotTerms>;
+}
+
+/**
+ * The tenant's current subscription (at most one: a partial unique index
+ * guarantees it) with its snapshots, in one query.
+ */
+export async function loadTenantEntitlementState(
+  db: Database,
+  tenantId: string,
+): Promise<TenantEntitlementState> {
+  const rows = await db
+    .select({
+      subscription: {
+        id: subscriptions.id,
+        status: subscriptions.status,
+        startedAt: subscriptions.startedAt,
+        trialEndsAt: subscriptions.trialEndsAt,
+        currentPeriodEnd: subscriptions.currentPeriodEnd,
+        cancelAtPeriodEnd: subscriptions.cancelAtPeriodEnd,
+      },
+      interval: planPrices.interval,
+      snapshot: {
+        featureLookupKey: entitlementSnapshots.featureLookupKey,
+        featureType: entitlementSnapshots.featureType,
+        value: entitlementSnapshots.value,
+        limit: entitlementSnapshots.limit,
+        limitBehavior: entitlementSnapshots.limitBehavior,
+        overagePrice: entitlementSnapshots.overagePrice,
+        includedAmount: entitlementSnapshots.includedAmount,
+        resetPeriod: entitlementSnapshots.resetPeriod,
+      },
+    })
+    .from(subscriptions)
+    .innerJoin(planPrices, eq(planPrices.id, subscriptions.priceId))
+    .leftJoin(entitlementSnapshots, eq(entitlementSnapshots.subscriptionId, subscriptions.id))
+    .where(
+      and(
+        eq(subscriptions.tenantId, tenantId),
+        inArray(subscriptions.status, [...currentSubscriptionStatuses]),
+      ),
+    )
+    .all();
+  const first = rows[0];
+  if (!first) return { subscription: null, snapshots: new Map() };
+  const snapshots = new Map<string, SnapshotTerms>();
+  for (const row of rows) {
+    if (row.snapshot) snapshots.set(row.snapshot.featureLookupKey, row.snapshot);
+  }
+  return {
+    subscription: {
+      id: first.subscription.id,
+      status: first.subscription.status,
+      interval: first.interval,
+      startedAt: new Date(first.subscription.startedAt),
+      trialEndsAt: first.subscription.trialEndsAt ? new Date(first.subscription.trialEndsAt) : null,
+      currentPeriodEnd: new Date(first.subscription.currentPeriodEnd),
+      cancelAtPeriodEnd: first.subscription.cancelAtPeriodEnd,
+    },
+    snapshots,
+  };
+}

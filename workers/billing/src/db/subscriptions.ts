@@ -1,0 +1,298 @@
+import { planPrices, plans } from "@edge-platform/shared/db/schema/catalog";
+import {
+  currentSubscriptionStatuses,
+  entitlementSnapshots,
+  subscriptions,
+} from "@edge-platform/shared/db/schema/subscriptions";
+import { and, asc, count, desc, eq, inArray, lte, sql } from "drizzle-orm";
+import type { SnapshotTerms } from "../domain/entitlement-snapshot.ts";
+import type { Database } from "./client.ts";
+
+export type SubscriptionRow = typeof subscriptions.$inferSelect;
+export type EntitlementSnapshotRow = typeof entitlementSnapshots.$inferSelect;
+
+const CURRENT = [...currentSubscriptionStatuses];
+
+const withPlanAndPrice = {
+  subscription: subscriptions,
+  plan: { id: plans.id, name: plans.name, slug: plans.slug },
+  price: {
+    id: planPrices.id,
+    interval: planPrices.interval,
+    amount: planPrices.amount,
+    currency: planPrices.currency,
+  },
+};
+
+export type SubscriptionWithPlan = {
+  subscription: SubscriptionRow;
+  plan: { id: string; name: string; slug: string };
+  price: { id: string; interval: "MONTHLY" | "ANNUALLY"; amount: number; currency: string };
+};
+
+/**
+ * A subscribe as one batch: every current subscription of the tenant ends
+ * (a plan change), the new one is inserted with its snapshots. The partial
+ * unique index on current subscriptions makes the invariant hold whatever
+ * runs concurrently.
+ */
+export function subscribeStatements(
+  db: Database,
+  row: typeof subscriptions.$inferInsert & { id: string; tenantId: string },
+  snapshots: SnapshotTerms[],
+  now: string,
+) {
+  return [
+    db
+      .update(subscriptions)
+      .set({ status: "CANCELLED", cancelledAt: now, endedAt: now, updatedAt: now })
+      .where(and(eq(subscriptions.tenantId, row.tenantId), inArray(subscriptions.status, CURRENT))),
+    db.insert(subscriptions).values(row),
+    ...snapshots.map((terms) =>
+      db.insert(entitlementSnapshots).values({
+        id: crypto.randomUUID(),
+        subscriptionId: row.id,
+        createdAt: now,
+        ...terms,
+      }),
+    ),
+  ] as const;
+}
+
+/** Ends every current subscription of a tenant (used when the tenant itself is cancelled). */
+export function endCurrentSubscriptionsStatement(db: Database, tenantId: string, now: string) {
+  return db
+    .update(subscriptions)
+    .set({ status: "CANCELLED", cancelledAt: now, endedAt: now, updatedAt: now })
+    .where(and(eq(subscriptions.tenantId, tenantId), inArray(subscriptions.status, CURRENT)));
+}
+
+export function findSubscription(db: Database, tenantId: string, id: string) {
+  return db
+    .select(withPlanAndPrice)
+    .from(subscriptions)
+    .innerJoin(plans, eq(plans.id, subscriptions.planId))
+    .innerJoin(planPrices, eq(planPrices.id, subscriptions.priceId))
+    .where(and(eq(subscriptions.id, id), eq(subscriptions.tenantId, tenantId)))
+    .get();
+}
+
+export function findCurrentSubscription(db: Database, tenantId: string) {
+  return db
+    .select(withPlanAndPrice)
+    .from(subscriptions)
+    .innerJoin(plans, eq(plans.id, subscriptions.planId))
+    .innerJoin(planPrices, eq(planPrices.id, subscriptions.priceId))
+    .where(and(eq(subscriptions.tenantId, tenantId), inArray(subscriptions.status, CURRENT)))
+    .get();
+}
+
+export async function listSubscriptions(
+  db: Database,
+  tenantId: string,
+  offset: number,
+  limit: number,
+) {
+  // Two statements rather than one db.batch: drizzle maps batched join
+  // results by column name, and subscriptions, plans and prices all have `id`.
+  const [rows, totals] = await Promise.all([
+    db
+      .select(withPlanAndPrice)
+      .from(subscriptions)
+      .innerJoin(plans, eq(plans.id, subscriptions.planId))
+      .innerJoin(planPrices, eq(planPrices.id, subscriptions.priceId))
+      .where(eq(subscriptions.tenantId, tenantId))
+      .orderBy(desc(subscriptions.createdAt), desc(subscriptions.id))
+      .limit(limit)
+      .offset(offset)
+      .all(),
+    db
+      .select({ total: count() })
+      .from(subscriptions)
+      .where(eq(subscriptions.tenantId, tenantId))
+      .all(),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
+}
+
+export function listSnapshots(db: Database, subscriptionIds: string[]) {
+  if (subscriptionIds.length === 0) return Promise.resolve([] as EntitlementSnapshotRow[]);
+  return db
+    .select()
+    .from(entitlementSnapshots)
+    .where(inArray(entitlementSnapshots.subscriptionId, subscriptionIds))
+    .orderBy(asc(entitlementSnapshots.featureLookupKey))
+    .all();
+}
+
+/** Conditional transitions: each changes the row only from the states it is allowed from. */
+export function cancelNow(db: Database, tenantId: string, id: string, now: string) {
+  return db
+    .update(subscriptions)
+    .set({ status: "CANCELLED", cancelledAt: now, endedAt: now, updatedAt: now })
+    .where(
+      and(
+        eq(subscriptions.id, id),
+        eq(subscriptions.tenantId, tenantId),
+        inArray(subscriptions.status, CURRENT),
+        eq(subscriptions.cancelAtPeriodEnd, false),
+      ),
+    )
+    .returning({ id: subscriptions.id })
+    .get();
+}
+
+export function cancelAtPeriodEnd(db: Database, tenantId: string, id: string, now: string) {
+  return db
+    .update(subscriptions)
+    .set({ cancelAtPeriodEnd: true, cancelledAt: now, updatedAt: now })
+    .where(
+      and(
+        eq(subscriptions.id, id),
+        eq(subscriptions.tenantId, tenantId),
+        inArray(subscriptions.status, CURRENT),
+        eq(subscriptions.cancelAtPeriodEnd, false),
+      ),
+    )
+    .returning({ id: subscriptions.id })
+    .get();
+}
+
+export function pause(db: Database, tenantId: string, id: string, now: string) {
+  return db
+    .update(subscriptions)
+    .set({ status: "PAUSED", pausedAt: now, updatedAt: now })
+    .where(
+      and(
+        eq(subscriptions.id, id),
+        eq(subscriptions.tenantId, tenantId),
+        inArray(subscriptions.status, ["ACTIVE", "TRIALING", "PAST_DUE"]),
+      ),
+    )
+    .returning({ id: subscriptions.id })
+    .get();
+}
+
+/** Back to TRIALING while the trial still runs, otherwise ACTIVE. */
+export function resume(db: Database, tenantId: string, id: string, now: string) {
+  return db
+    .update(subscriptions)
+    .set({
+      status: sql`CASE WHEN ${subscriptions.trialEndsAt} > ${now} THEN 'TRIALING' ELSE 'ACTIVE' END`,
+      pausedAt: null,
+      updatedAt: now,
+    })
+    .where(
+      and(
+        eq(subscriptions.id, id),
+        eq(subscriptions.tenantId, tenantId),
+        eq(subscriptions.status, "PAUSED"),
+      ),
+    )
+    .returning({ id: subscriptions.id })
+    .get();
+}
+
+// --- scheduled transitions -----------------------------------------------
+
+export function dueTrials(db: Database, now: string, limit: number) {
+  return db
+    .select({ subscription: subscriptions, interval: planPrices.interval })
+    .from(subscriptions)
+    .innerJoin(planPrices, eq(planPrices.id, subscriptions.priceId))
+    .where(and(eq(subscriptions.status, "TRIALING"), lte(subscriptions.trialEndsAt, now)))
+    .orderBy(asc(subscriptions.trialEndsAt))
+    .limit(limit)
+    .all();
+}
+
+export function dueCancellations(db: Database, now: string, limit: number) {
+  return db
+    .select()
+    .from(subscriptions)
+    .where(
+      and(
+        eq(subscriptions.cancelAtPeriodEnd, true),
+        inArray(subscriptions.status, CURRENT),
+        lte(subscriptions.currentPeriodEnd, now),
+      ),
+    )
+    .orderBy(asc(subscriptions.currentPeriodEnd))
+    .limit(limit)
+    .all();
+}
+
+export function elapsedPeriods(db: Database, now: string, limit: number) {
+  return db
+    .select({ subscription: subscriptions, interval: planPrices.interval })
+    .from(subscriptions)
+    .innerJoin(planPrices, eq(planPrices.id, subscriptions.priceId))
+    .where(
+      and(
+        inArray(subscriptions.status, ["ACTIVE", "PAST_DUE"]),
+        eq(subscriptions.cancelAtPeriodEnd, false),
+        lte(subscriptions.currentPeriodEnd, now),
+      ),
+    )
+    .orderBy(asc(subscriptions.currentPeriodEnd))
+    .limit(limit)
+    .all();
+}
+
+/** TRIALING -> ACTIVE at the trial's end, moving to the first billable period. */
+export function activateAfterTrial(
+  db: Database,
+  id: string,
+  period: { start: string; end: string },
+  now: string,
+) {
+  return db
+    .update(subscriptions)
+    .set({
+      status: "ACTIVE",
+      currentPeriodStart: period.start,
+      currentPeriodEnd: period.end,
+      updatedAt: now,
+    })
+    .where(and(eq(subscriptions.id, id), eq(subscriptions.status, "TRIALING")))
+    .returning({ id: subscriptions.id, tenantId: subscriptions.tenantId })
+    .get();
+}
+
+export function endAtPeriodEnd(db: Database, id: string, endedAt: string, now: string) {
+  return db
+    .update(subscriptions)
+    .set({ status: "CANCELLED", endedAt, updatedAt: now })
+    .where(
+      and(
+        eq(subscriptions.id, id),
+        eq(subscriptions.cancelAtPeriodEnd, true),
+        inArray(subscriptions.status, CURRENT),
+        lte(subscriptions.currentPeriodEnd, now),
+      ),
+    )
+    .returning({ id: subscriptions.id, tenantId: subscriptions.tenantId })
+    .get();
+}
+
+/** Moves an ACTIVE or PAST_DUE subscription to the period that contains now. */
+export function rollPeriod(
+  db: Database,
+  id: string,
+  from: string,
+  period: { start: string; end: string },
+  now: string,
+) {
+  return db
+    .update(subscriptions)
+    .set({ currentPeriodStart: period.start, currentPeriodEnd: period.end, updatedAt: now })
+    .where(
+      and(
+        eq(subscriptions.id, id),
+        eq(subscriptions.currentPeriodEnd, from),
+        inArray(subscriptions.status, ["ACTIVE", "PAST_DUE"]),
+      ),
+    )
+    .returning({ id: subscriptions.id })
+    .get();
+}

@@ -1,0 +1,185 @@
+import { describe, expect, it } from "vitest";
+import {
+  featureUnitProblem,
+  ENTITLEMENT_RULE_MESSAGES as M,
+  resolveEntitlementTerms,
+} from "./entitlement-rules.ts";
+
+const terms = (result: ReturnType<typeof resolveEntitlementTerms>) => {
+  if (!result.ok) throw new Error(`expected ok, got: ${result.message}`);
+  return result.terms;
+};
+const message = (result: ReturnType<typeof resolveEntitlementTerms>) =>
+  result.ok ? "(accepted)" : result.message;
+
+describe("BOOLEAN entitlements", () => {
+  it("take only `value`", () => {
+    expect(terms(resolveEntitlementTerms("BOOLEAN", { value: true }))).toEqual({
+      value: true,
+      limit: null,
+      limitBehavior: null,
+      overagePrice: null,
+      includedAmount: null,
+      resetPeriod: null,
+    });
+    expect(terms(resolveEntitlementTerms("BOOLEAN", { value: false })).value).toBe(false);
+  });
+
+  it("require `value`", () => {
+    expect(message(resolveEntitlementTerms("BOOLEAN", {}))).toBe(M.booleanMissing);
+    expect(message(resolveEntitlementTerms("BOOLEAN", { value: null }))).toBe(M.booleanMissing);
+  });
+
+  it.each([
+    { limit: 1 },
+    { limitBehavior: "HARD" as const },
+    { overagePrice: 10 },
+    { includedAmount: 5 },
+    { resetPeriod: "MONTHLY" as const },
+  ])("refuse %o", (extra) => {
+    expect(message(resolveEntitlementTerms("BOOLEAN", { value: true, ...extra }))).toBe(
+      M.booleanForbidden,
+    );
+  });
+});
+
+describe("QUOTA entitlements", () => {
+  it("default to HARD and need no price then", () => {
+    expect(
+      terms(resolveEntitlementTerms("QUOTA", { limit: 50, resetPeriod: "MONTHLY" })),
+    ).toMatchObject({ limit: 50, limitBehavior: "HARD", overagePrice: null });
+  });
+
+  it("require `limit` and `resetPeriod`", () => {
+    expect(message(resolveEntitlementTerms("QUOTA", { resetPeriod: "MONTHLY" }))).toBe(
+      M.quotaMissing,
+    );
+    expect(message(resolveEntitlementTerms("QUOTA", { limit: 10 }))).toBe(M.quotaMissing);
+  });
+
+  it("refuse `value` and `includedAmount`", () => {
+    const base = { limit: 10, resetPeriod: "MONTHLY" as const };
+    expect(message(resolveEntitlementTerms("QUOTA", { ...base, value: true }))).toBe(
+      M.quotaForbidden,
+    );
+    expect(message(resolveEntitlementTerms("QUOTA", { ...base, includedAmount: 3 }))).toBe(
+      M.quotaForbidden,
+    );
+  });
+
+  it("need an overage price when SOFT and refuse one when HARD", () => {
+    const base = { limit: 10, resetPeriod: "MONTHLY" as const };
+    expect(message(resolveEntitlementTerms("QUOTA", { ...base, limitBehavior: "SOFT" }))).toBe(
+      M.softQuotaMissingPrice,
+    );
+    expect(
+      terms(
+        resolveEntitlementTerms("QUOTA", { ...base, limitBehavior: "SOFT", overagePrice: 250 }),
+      ),
+    ).toMatchObject({ limitBehavior: "SOFT", overagePrice: 250 });
+    expect(message(resolveEntitlementTerms("QUOTA", { ...base, overagePrice: 250 }))).toBe(
+      M.hardQuotaForbidsPrice,
+    );
+  });
+});
+
+describe("METERED entitlements", () => {
+  it("take includedAmount (default 0), overagePrice and resetPeriod", () => {
+    expect(
+      terms(resolveEntitlementTerms("METERED", { overagePrice: 5, resetPeriod: "MONTHLY" })),
+    ).toMatchObject({ includedAmount: 0, overagePrice: 5, resetPeriod: "MONTHLY" });
+    expect(
+      terms(
+        resolveEntitlementTerms("METERED", {
+          includedAmount: 1000,
+          overagePrice: 5,
+          resetPeriod: "ANNUALLY",
+        }),
+      ).includedAmount,
+    ).toBe(1000);
+  });
+
+  it("require `overagePrice` and `resetPeriod`", () => {
+    expect(message(resolveEntitlementTerms("METERED", { resetPeriod: "MONTHLY" }))).toBe(
+      M.meteredMissing,
+    );
+    expect(message(resolveEntitlementTerms("METERED", { overagePrice: 1 }))).toBe(M.meteredMissing);
+  });
+
+  it.each([{ value: true }, { limit: 5 }, { limitBehavior: "SOFT" as const }])(
+    "refuse %o",
+    (extra) => {
+      expect(
+        message(
+          resolveEntitlementTerms("METERED", { overagePrice: 1, resetPeriod: "MONTHLY", ...extra }),
+        ),
+      ).toBe(M.meteredForbidden);
+    },
+  );
+});
+
+describe("updates", () => {
+  const hardQuota = terms(resolveEntitlementTerms("QUOTA", { limit: 10, resetPeriod: "MONTHLY" }));
+
+  it("merge over the stored terms and keep what was not sent", () => {
+    expect(terms(resolveEntitlementTerms("QUOTA", { limit: 20 }, hardQuota))).toMatchObject({
+      limit: 20,
+      limitBehavior: "HARD",
+      resetPeriod: "MONTHLY",
+    });
+  });
+
+  it("must leave a valid whole: switching to SOFT needs a price, back to HARD must clear it", () => {
+    expect(message(resolveEntitlementTerms("QUOTA", { limitBehavior: "SOFT" }, hardQuota))).toBe(
+      M.softQuotaMissingPrice,
+    );
+    const soft = terms(
+      resolveEntitlementTerms("QUOTA", { limitBehavior: "SOFT", overagePrice: 100 }, hardQuota),
+    );
+    expect(message(resolveEntitlementTerms("QUOTA", { limitBehavior: "HARD" }, soft))).toBe(
+      M.hardQuotaForbidsPrice,
+    );
+    expect(
+      terms(resolveEntitlementTerms("QUOTA", { limitBehavior: "HARD", overagePrice: null }, soft)),
+    ).toMatchObject({ limitBehavior: "HARD", overagePrice: null });
+  });
+
+  it("cannot clear a required field", () => {
+    expect(message(resolveEntitlementTerms("QUOTA", { limit: null }, hardQuota))).toBe(
+      M.quotaMissing,
+    );
+  });
+
+  it("cannot add a field the type forbids", () => {
+    const flag = terms(resolveEntitlementTerms("BOOLEAN", { value: true }));
+    expect(message(resolveEntitlementTerms("BOOLEAN", { limit: 3 }, flag))).toBe(
+      M.booleanForbidden,
+    );
+  });
+
+  it("keep only the term fields of a whole stored row", () => {
+    const row = { ...hardQuota, id: "row-id", planId: "plan-id", createdAt: "then" };
+    expect(Object.keys(terms(resolveEntitlementTerms("QUOTA", {}, row))).sort()).toEqual([
+      "includedAmount",
+      "limit",
+      "limitBehavior",
+      "overagePrice",
+      "resetPeriod",
+      "value",
+    ]);
+  });
+
+  it("do not mutate the stored terms", () => {
+    const before = { ...hardQuota };
+    resolveEntitlementTerms("QUOTA", { limit: 99 }, hardQuota);
+    expect(hardQuota).toEqual(before);
+  });
+});
+
+describe("featureUnitProblem", () => {
+  it("refuses a unit on BOOLEAN features only", () => {
+    expect(featureUnitProblem("BOOLEAN", "seat")).toMatch(/BOOLEAN features have no "unit"/);
+    expect(featureUnitProblem("BOOLEAN", null)).toBeUndefined();
+    expect(featureUnitProblem("QUOTA", "seat")).toBeUndefined();
+  });
+});

@@ -1,0 +1,97 @@
+import { featureTypes } from "@edge-platform/shared/db/schema/catalog";
+import { z } from "zod";
+import type { CheckOutcome } from "../domain/entitlement-decision.ts";
+
+// The EntitlementCounter's RPC interface. Inputs are parsed inside the
+// object (it is the last line of defence for its counters); results are
+// plain data. `nowMs` lets tests place a call in time; HTTP routes never
+// pass it.
+
+/** The largest amount one consume or one usage event may add. */
+export const MAX_USAGE_AMOUNT = 1_000_000_000;
+
+const tenantId = z.uuid();
+const featureKey = z.string().min(1).max(100);
+const nowMs = z.number().int().nonnegative().optional();
+const isoInstant = z.iso.datetime({ offset: false });
+
+export const checkInput = z.strictObject({ tenantId, featureKey, nowMs });
+export type CheckInput = z.input<typeof checkInput>;
+
+export const consumeInput = z.strictObject({
+  tenantId,
+  featureKey,
+  amount: z.number().int().positive().max(MAX_USAGE_AMOUNT),
+  nowMs,
+});
+export type ConsumeInput = z.input<typeof consumeInput>;
+
+/**
+ * Usage that was already accepted elsewhere (the usage pipeline): counted,
+ * never refused, each `eventId` once. The window is resolved by the caller
+ * from the event's subscription, snapshot and timestamp with
+ * `resetWindowAt` (domain/billing-period.ts), the same function the object
+ * uses for consumes, so both land in the same counter.
+ */
+export const usageEntry = z.strictObject({
+  eventId: z.string().min(1).max(255),
+  subscriptionId: z.uuid(),
+  featureKey,
+  periodKey: z.string().min(1).max(40),
+  periodStart: isoInstant,
+  periodEnd: isoInstant.nullable(),
+  amount: z.number().int().positive().max(MAX_USAGE_AMOUNT),
+  occurredAt: isoInstant,
+});
+export type UsageEntry = z.infer<typeof usageEntry>;
+
+export const recordInput = z.strictObject({
+  tenantId,
+  entries: z.array(usageEntry).min(1).max(1000),
+});
+export type RecordInput = z.input<typeof recordInput>;
+
+export const flushInput = z.strictObject({ tenantId });
+export type FlushInput = z.input<typeof flushInput>;
+
+export type CheckResult = CheckOutcome;
+
+const featureType = z.enum(featureTypes);
+
+export const consumeResult = z.discriminatedUnion("status", [
+  z.object({
+    status: z.literal("consumed"),
+    feature: z.string(),
+    type: featureType,
+    consumed: z.number(),
+    used: z.number(),
+    limit: z.number(),
+    remaining: z.number(),
+    overage: z.boolean(),
+    resetAt: z.string().nullable(),
+  }),
+  z.object({ status: z.literal("denied"), feature: z.string(), reason: z.string() }),
+  z.object({ status: z.literal("not_consumable"), feature: z.string() }),
+  z.object({
+    status: z.literal("quota_exceeded"),
+    feature: z.string(),
+    limit: z.number(),
+    used: z.number(),
+    requested: z.number(),
+  }),
+  z.object({ status: z.literal("counter_overflow"), feature: z.string(), used: z.number() }),
+]);
+export type ConsumeResult = z.infer<typeof consumeResult>;
+
+export interface RecordResult {
+  recorded: number;
+  duplicates: number;
+}
+
+export interface FlushResult {
+  /** Flushes written to D1 by this call. */
+  flushes: number;
+  units: number;
+  /** Units still waiting (arrived during the call). */
+  pendingUnits: number;
+}

@@ -1,0 +1,561 @@
+import { DurableObject } from "cloudflare:workers";
+import { database } from "../db/client.ts";
+import {
+  loadTenantEntitlementState,
+  type TenantEntitlementState,
+} from "../db/entitlement-state.ts";
+import {
+  applyUsageFlush,
+  readUsageAggregate,
+  type UsageFlushWindowDelta,
+} from "../db/usage-aggregates.ts";
+import { type ResetWindow, resetWindowAt } from "../domain/billing-period.ts";
+import {
+  checkOutcome,
+  consumeDecision,
+  deniedCheck,
+  isCounted,
+  lookupEntitlement,
+  subscriptionAccess,
+} from "../domain/entitlement-decision.ts";
+import type { SnapshotTerms } from "../domain/entitlement-snapshot.ts";
+import {
+  type CheckInput,
+  type CheckResult,
+  type ConsumeInput,
+  type ConsumeResult,
+  checkInput,
+  consumeInput,
+  type FlushInput,
+  type FlushResult,
+  flushInput,
+  type RecordInput,
+  type RecordResult,
+  recordInput,
+} from "./entitlement-counter-protocol.ts";
+
+/*
+ * EntitlementCounter: one object per tenant, the single owner of the
+ * tenant's usage counters.
+ *
+ * Counters. One row per (subscription, feature, reset window) in the
+ * object's SQLite storage. `used` is every unit counted in the window;
+ * `unflushed` is the part of it not yet handed to D1. A consume reads the
+ * row, decides (domain/entitlement-decision.ts) and writes it with no
+ * `await` in between, so requests cannot interleave inside that step and a
+ * HARD limit can never be passed, however many arrive at once. The write is
+ * durable before the caller hears back (the runtime holds the response
+ * until storage has committed).
+ *
+ * Cold start. A window with no row yet (first use, an object whose rows
+ * were pruned, or usage stored before the object existed) is seeded from
+ * `usage_aggregates` before the first decision on it; concurrent callers
+ * share the one seed read.
+ *
+ * The single path into usage_aggregates. Every unit of a tenant's usage,
+ * whether it arrives by `consume` (HTTP, checked against the limit) or by
+ * `record` (events the usage pipeline validated; never refused, each event
+ * id counted once), goes through this object and only this object writes
+ * the tenant's aggregates:
+ *   1. count: the units are added to `used` and `unflushed` of the window's
+ *      row in one synchronous storage step;
+ *   2. claim: the flush (an alarm a moment later, batching many calls) moves
+ *      the unflushed units of up to FLUSH_MAX_WINDOWS rows into a `flushes`
+ *      row with a fresh id, again in one synchronous step;
+ *   3. apply: one D1 batch adds each window's units to usage_aggregates,
+ *      every increment conditional on the flush id being absent from
+ *      `usage_flushes`, and records the id in the same batch
+ *      (db/usage-aggregates.ts). Then the `flushes` row is deleted.
+ * A failure at 3 leaves the `flushes` row, which is retried with the same id
+ * (backoff, forever), so units are never lost; a retry after a commit whose
+ * answer was lost changes nothing, so units are never added twice. Units
+ * are either unflushed, in exactly one pending flush, or in D1.
+ *
+ * For the usage pipeline (issue 5): its aggregation stage calls `record`
+ * (through entitlementCounter(...).record, from the usage-consumer worker
+ * with a Durable Object binding to this class, `script_name = "billing"`)
+ * with the usage event's id, its subscription, and the window computed with
+ * `resetWindowAt` (domain/billing-period.ts) from the snapshot's reset
+ * period and the event's timestamp, and acks the message once `record`
+ * returns: the units are durable here, and the event id is remembered
+ * (RECORDED_EVENT_RETENTION_MS) so a redelivery is counted as a duplicate.
+ * The claim of the event row (`UPDATE usage_events SET status =
+ * 'AGGREGATED' WHERE id = ? AND status = 'VALIDATED'`) then belongs in the
+ * step-3 batch, for the event ids whose units the flush carries; that table
+ * arrives with the pipeline. Nothing else may write usage_aggregates, or
+ * the counters and the aggregates would drift apart.
+ */
+
+const FLUSH_DELAY_MS = 250;
+const FLUSH_MAX_WINDOWS = 40;
+const FLUSH_MAX_ROUNDS = 20;
+const FLUSH_RETRY_MAX_MS = 60_000;
+/** Subscription state is re-read at least this often even without a refresh call. */
+const ENTITLEMENTS_TTL_MS = 30_000;
+/** Counters are kept this long after their window ends, event ids this long after they were recorded. */
+const RECORDED_EVENT_RETENTION_MS = 35 * 86_400_000;
+
+interface CounterRow extends Record<string, SqlStorageValue> {
+  used: number;
+}
+
+interface FlushRow extends Record<string, SqlStorageValue> {
+  id: string;
+  deltas: string;
+  attempts: number;
+}
+
+interface CachedEntitlements {
+  state: TenantEntitlementState;
+  loadedAt: number;
+}
+
+interface WindowKey {
+  subscriptionId: string;
+  featureKey: string;
+  window: ResetWindow;
+}
+
+export class EntitlementCounter extends DurableObject<Env> {
+  private readonly sql: SqlStorage;
+  private cached: CachedEntitlements | null = null;
+  private loading: Promise<TenantEntitlementState> | null = null;
+  /** Bumped by `refreshEntitlements`, so a load that started earlier is not cached. */
+  private generation = 0;
+  private readonly seeding = new Map<string, Promise<void>>();
+  private flushing: Promise<FlushResult> | null = null;
+  private alarmPending = false;
+  private tenantId: string | undefined;
+
+  constructor(ctx: DurableObjectState, env: Env) {
+    super(ctx, env);
+    this.sql = ctx.storage.sql;
+    this.sql.exec(`
+      CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS counters (
+        subscription_id TEXT NOT NULL,
+        feature_key TEXT NOT NULL,
+        period_key TEXT NOT NULL,
+        period_start TEXT NOT NULL,
+        period_end TEXT,
+        used INTEGER NOT NULL,
+        unflushed INTEGER NOT NULL DEFAULT 0,
+        last_event_at TEXT,
+        PRIMARY KEY (subscription_id, feature_key, period_key)
+      );
+      CREATE INDEX IF NOT EXISTS counters_unflushed_idx ON counters (unflushed) WHERE unflushed > 0;
+      CREATE TABLE IF NOT EXISTS flushes (
+        id TEXT PRIMARY KEY,
+        deltas TEXT NOT NULL,
+        claimed_at INTEGER NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        last_error TEXT
+      );
+      CREATE TABLE IF NOT EXISTS recorded_events (
+        event_id TEXT PRIMARY KEY,
+        recorded_at INTEGER NOT NULL
+      );
+    `);
+  }
+
+  /** The entitlement check: never changes a counter. */
+  async check(raw: CheckInput): Promise<CheckResult> {
+    const input = checkInput.parse(raw);
+    this.bindTenant(input.tenantId);
+    const now = new Date(input.nowMs ?? Date.now());
+    const state = await this.entitlements();
+    const found = lookupEntitlement(
+      subscriptionAccess(state.subscription, now),
+      state.snapshots,
+      input.featureKey,
+    );
+    if (found.kind === "denied") return deniedCheck(input.featureKey, found.reason);
+    if (!isCounted(found.snapshot) || !state.subscription) {
+      return checkOutcome(found.snapshot, 0, null);
+    }
+    const key = this.windowKey(state, found.snapshot, now);
+    const used = this.usedIn(key) ?? (await this.seed(key));
+    return checkOutcome(found.snapshot, used, key.window.end?.toISOString() ?? null);
+  }
+
+  /** Check and take `amount` units in one step; refused units are not counted. */
+  async consume(raw: ConsumeInput): Promise<ConsumeResult> {
+    const input = consumeInput.parse(raw);
+    this.bindTenant(input.tenantId);
+    const now = new Date(input.nowMs ?? Date.now());
+    const feature = input.featureKey;
+    const state = await this.entitlements();
+    const found = lookupEntitlement(
+      subscriptionAccess(state.subscription, now),
+      state.snapshots,
+      feature,
+    );
+    if (found.kind === "denied") return { status: "denied", feature, reason: found.reason };
+    const snapshot = found.snapshot;
+    if (!isCounted(snapshot) || !state.subscription) return { status: "not_consumable", feature };
+    const key = this.windowKey(state, snapshot, now);
+    if (this.usedIn(key) === undefined) await this.seed(key);
+
+    // From here to the return: no await. Read, decide and write are one step.
+    const used = this.usedIn(key);
+    if (used === undefined) throw new Error("counter missing after seeding");
+    const decision = consumeDecision(snapshot, used, input.amount);
+    switch (decision.kind) {
+      case "not_consumable":
+        return { status: "not_consumable", feature };
+      case "quota_exceeded":
+        return {
+          status: "quota_exceeded",
+          feature,
+          limit: decision.limit,
+          used: decision.used,
+          requested: input.amount,
+        };
+      case "counter_overflow":
+        return { status: "counter_overflow", feature, used: decision.used };
+      case "consumed":
+        this.addUnits(key, input.amount, now.toISOString());
+        this.scheduleFlush();
+        return {
+          status: "consumed",
+          feature,
+          type: snapshot.featureType,
+          consumed: input.amount,
+          used: decision.used,
+          limit: decision.limit,
+          remaining: decision.remaining,
+          overage: decision.overage,
+          resetAt: key.window.end?.toISOString() ?? null,
+        };
+    }
+  }
+
+  /**
+   * Counts usage the pipeline already accepted. Each event id counts once
+   * for as long as it is remembered; a repeat is reported as a duplicate.
+   */
+  async record(raw: RecordInput): Promise<RecordResult> {
+    const input = recordInput.parse(raw);
+    this.bindTenant(input.tenantId);
+    const entryKeys = input.entries.map(
+      (entry): WindowKey => ({
+        subscriptionId: entry.subscriptionId,
+        featureKey: entry.featureKey,
+        window: {
+          key: entry.periodKey,
+          start: new Date(entry.periodStart),
+          end: entry.periodEnd ? new Date(entry.periodEnd) : null,
+        },
+      }),
+    );
+    const distinct = new Map(entryKeys.map((key) => [counterId(key), key]));
+    await Promise.all(
+      [...distinct.values()]
+        .filter((key) => this.usedIn(key) === undefined)
+        .map((key) => this.seed(key)),
+    );
+
+    // One synchronous step for the whole batch: dedupe, count, remember.
+    const nowMs = Date.now();
+    let recorded = 0;
+    let duplicates = 0;
+    input.entries.forEach((entry, index) => {
+      const seen = this.sql
+        .exec("SELECT 1 FROM recorded_events WHERE event_id = ?", entry.eventId)
+        .toArray();
+      if (seen.length > 0) {
+        duplicates++;
+        return;
+      }
+      this.sql.exec(
+        "INSERT INTO recorded_events (event_id, recorded_at) VALUES (?, ?)",
+        entry.eventId,
+        nowMs,
+      );
+      this.addUnits(entryKeys[index] as WindowKey, entry.amount, entry.occurredAt);
+      recorded++;
+    });
+    if (recorded > 0) this.scheduleFlush();
+    return { recorded, duplicates };
+  }
+
+  /** Drops the cached subscription state; the subscription service calls it after every change. */
+  refreshEntitlements(): void {
+    this.generation++;
+    this.cached = null;
+    this.loading = null;
+  }
+
+  /** Writes everything counted so far to usage_aggregates now (the alarm does it a moment later anyway). */
+  async flush(raw: FlushInput): Promise<FlushResult> {
+    const input = flushInput.parse(raw);
+    this.bindTenant(input.tenantId);
+    return this.flushPending();
+  }
+
+  override async alarm(): Promise<void> {
+    this.alarmPending = false;
+    try {
+      await this.flushPending();
+    } catch (error) {
+      const attempts =
+        this.sql.exec<{ attempts: number }>("SELECT max(attempts) AS attempts FROM flushes").one()
+          .attempts ?? 1;
+      const delay = Math.min(FLUSH_RETRY_MAX_MS, 1000 * 2 ** Math.min(attempts, 16));
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "usage flush failed; will retry",
+          retryInMs: delay,
+          error: String(error),
+        }),
+      );
+      this.scheduleFlush(delay);
+      return;
+    }
+    this.prune(Date.now());
+    if (this.hasPendingUnits()) this.scheduleFlush();
+  }
+
+  // --- internals -------------------------------------------------------
+
+  /** Remembers which tenant this object serves and refuses calls for any other. */
+  private bindTenant(tenantId: string): void {
+    const stored = this.boundTenant();
+    if (stored === undefined) {
+      this.sql.exec("INSERT INTO meta (key, value) VALUES ('tenant_id', ?)", tenantId);
+      this.tenantId = tenantId;
+    } else if (stored !== tenantId) {
+      throw new Error("EntitlementCounter called for a tenant it does not serve");
+    }
+  }
+
+  private boundTenant(): string | undefined {
+    this.tenantId ??= this.sql
+      .exec<{ value: string }>("SELECT value FROM meta WHERE key = 'tenant_id'")
+      .toArray()[0]?.value;
+    return this.tenantId;
+  }
+
+  /** The tenant's subscription and snapshots: cached, re-read after a refresh or the TTL. */
+  private entitlements(): TenantEntitlementState | Promise<TenantEntitlementState> {
+    const cached = this.cached;
+    if (cached && Date.now() - cached.loadedAt < ENTITLEMENTS_TTL_MS) return cached.state;
+    if (this.loading) return this.loading;
+    const tenantId = this.boundTenant();
+    if (!tenantId) throw new Error("EntitlementCounter has no tenant yet");
+    const generation = this.generation;
+    const loading = loadTenantEntitlementState(database(this.env.DB), tenantId)
+      .then((state) => {
+        if (generation === this.generation) this.cached = { state, loadedAt: Date.now() };
+        return state;
+      })
+      .finally(() => {
+        if (this.loading === loading) this.loading = null;
+      });
+    this.loading = loading;
+    return loading;
+  }
+
+  private windowKey(state: TenantEntitlementState, snapshot: SnapshotTerms, now: Date): WindowKey {
+    const subscription = state.subscription;
+    if (!subscription) throw new Error("windowKey needs a subscription");
+    return {
+      subscriptionId: subscription.id,
+      featureKey: snapshot.featureLookupKey,
+      window: resetWindowAt(subscription, snapshot.resetPeriod ?? "NEVER", now),
+    };
+  }
+
+  /** Units counted in the window, or undefined when the object has no row for it yet. */
+  private usedIn(key: WindowKey): number | undefined {
+    return this.sql
+      .exec<CounterRow>(
+        "SELECT used FROM counters WHERE subscription_id = ? AND feature_key = ? AND period_key = ?",
+        key.subscriptionId,
+        key.featureKey,
+        key.window.key,
+      )
+      .toArray()[0]?.used;
+  }
+
+  /**
+   * Creates the window's counter row from the stored aggregate (cold start)
+   * and resolves to the counter. Concurrent callers share one D1 read; if a
+   * row appeared meanwhile, it is kept.
+   */
+  private seed(key: WindowKey): Promise<number> {
+    const id = counterId(key);
+    let seeding = this.seeding.get(id);
+    if (!seeding) {
+      seeding = readUsageAggregate(database(this.env.DB), {
+        subscriptionId: key.subscriptionId,
+        featureLookupKey: key.featureKey,
+        periodKey: key.window.key,
+      })
+        .then((stored) => {
+          this.sql.exec(
+            `INSERT INTO counters (subscription_id, feature_key, period_key, period_start, period_end, used, unflushed)
+             VALUES (?, ?, ?, ?, ?, ?, 0)
+             ON CONFLICT DO NOTHING`,
+            key.subscriptionId,
+            key.featureKey,
+            key.window.key,
+            key.window.start.toISOString(),
+            key.window.end?.toISOString() ?? null,
+            stored,
+          );
+        })
+        .finally(() => this.seeding.delete(id));
+      this.seeding.set(id, seeding);
+    }
+    return seeding.then(() => {
+      const used = this.usedIn(key);
+      if (used === undefined) throw new Error("counter missing after seeding");
+      return used;
+    });
+  }
+
+  private addUnits(key: WindowKey, amount: number, at: string): void {
+    this.sql.exec(
+      `UPDATE counters
+         SET used = used + ?1,
+             unflushed = unflushed + ?1,
+             last_event_at = max(coalesce(last_event_at, ''), ?2)
+       WHERE subscription_id = ?3 AND feature_key = ?4 AND period_key = ?5`,
+      amount,
+      at,
+      key.subscriptionId,
+      key.featureKey,
+      key.window.key,
+    );
+  }
+
+  private hasPendingUnits(): boolean {
+    return (
+      this.sql.exec("SELECT 1 FROM counters WHERE unflushed > 0 LIMIT 1").toArray().length > 0 ||
+      this.sql.exec("SELECT 1 FROM flushes LIMIT 1").toArray().length > 0
+    );
+  }
+
+  private scheduleFlush(delayMs: number = FLUSH_DELAY_MS): void {
+    if (this.alarmPending) return;
+    this.alarmPending = true;
+    void this.ctx.storage.setAlarm(Date.now() + delayMs);
+  }
+
+  /** Single-flight: a second caller waits for the running flush, then runs its own pass. */
+  private async flushPending(): Promise<FlushResult> {
+    while (this.flushing) await this.flushing.catch(() => undefined);
+    const run = this.runFlush();
+    this.flushing = run;
+    try {
+      return await run;
+    } finally {
+      if (this.flushing === run) this.flushing = null;
+    }
+  }
+
+  private async runFlush(): Promise<FlushResult> {
+    const tenantId = this.boundTenant();
+    let flushes = 0;
+    let units = 0;
+    if (tenantId) {
+      for (let round = 0; round < FLUSH_MAX_ROUNDS; round++) {
+        this.claimUnflushed();
+        const next = this.sql
+          .exec<FlushRow>(
+            "SELECT id, deltas, attempts FROM flushes ORDER BY claimed_at, id LIMIT 1",
+          )
+          .toArray()[0];
+        if (!next) break;
+        const deltas = JSON.parse(next.deltas) as UsageFlushWindowDelta[];
+        try {
+          await applyUsageFlush(this.env.DB, { id: next.id, tenantId, deltas });
+        } catch (error) {
+          this.sql.exec(
+            "UPDATE flushes SET attempts = attempts + 1, last_error = ? WHERE id = ?",
+            String(error).slice(0, 500),
+            next.id,
+          );
+          throw error;
+        }
+        this.sql.exec("DELETE FROM flushes WHERE id = ?", next.id);
+        flushes++;
+        units += deltas.reduce((sum, delta) => sum + delta.amount, 0);
+      }
+    }
+    const pending = this.sql
+      .exec<{ pending: number | null }>("SELECT sum(unflushed) AS pending FROM counters")
+      .one().pending;
+    return { flushes, units, pendingUnits: pending ?? 0 };
+  }
+
+  /**
+   * Moves unflushed units into a new flush row (synchronously, so no unit is
+   * both unflushed and claimed). Does nothing while an older flush is still
+   * waiting: flushes apply in order.
+   */
+  private claimUnflushed(): void {
+    if (this.sql.exec("SELECT 1 FROM flushes LIMIT 1").toArray().length > 0) return;
+    const rows = this.sql
+      .exec<{
+        subscription_id: string;
+        feature_key: string;
+        period_key: string;
+        period_start: string;
+        period_end: string | null;
+        unflushed: number;
+        last_event_at: string | null;
+      }>(
+        `SELECT subscription_id, feature_key, period_key, period_start, period_end, unflushed, last_event_at
+           FROM counters WHERE unflushed > 0 LIMIT ?`,
+        FLUSH_MAX_WINDOWS,
+      )
+      .toArray();
+    if (rows.length === 0) return;
+    const deltas: UsageFlushWindowDelta[] = rows.map((row) => ({
+      subscriptionId: row.subscription_id,
+      featureLookupKey: row.feature_key,
+      periodKey: row.period_key,
+      periodStart: row.period_start,
+      periodEnd: row.period_end,
+      amount: row.unflushed,
+      lastEventAt: row.last_event_at ?? new Date().toISOString(),
+    }));
+    this.sql.exec(
+      "INSERT INTO flushes (id, deltas, claimed_at) VALUES (?, ?, ?)",
+      crypto.randomUUID(),
+      JSON.stringify(deltas),
+      Date.now(),
+    );
+    for (const row of rows) {
+      this.sql.exec(
+        "UPDATE counters SET unflushed = unflushed - ? WHERE subscription_id = ? AND feature_key = ? AND period_key = ?",
+        row.unflushed,
+        row.subscription_id,
+        row.feature_key,
+        row.period_key,
+      );
+    }
+  }
+
+  /**
+   * Forgets counters of windows that ended long ago and event ids past any
+   * redelivery, once nothing is waiting to be flushed (a later use of such
+   * a window seeds again from D1, which then holds every unit).
+   */
+  private prune(nowMs: number): void {
+    if (this.hasPendingUnits()) return;
+    const cutoff = nowMs - RECORDED_EVENT_RETENTION_MS;
+    this.sql.exec(
+      "DELETE FROM counters WHERE period_end IS NOT NULL AND period_end < ?",
+      new Date(cutoff).toISOString(),
+    );
+    this.sql.exec("DELETE FROM recorded_events WHERE recorded_at < ?", cutoff);
+  }
+}
+
+function counterId(key: WindowKey): string {
+  return `${key.subscriptionId}\u0000${key.featureKey}\u0000${key.window.key}`;
+}

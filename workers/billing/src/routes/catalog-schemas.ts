@@ -1,0 +1,353 @@
+import {
+  billingIntervals,
+  catalogStatuses,
+  featureTypes,
+  limitBehaviors,
+  resetPeriods,
+} from "@edge-platform/shared/db/schema/catalog";
+import { subscriptionStatuses } from "@edge-platform/shared/db/schema/subscriptions";
+import { z } from "@hono/zod-openapi";
+import { MAX_TRIAL_DAYS } from "../domain/billing-period.ts";
+import { MAX_USAGE_AMOUNT } from "../durable-objects/entitlement-counter-protocol.ts";
+
+// Request and response schemas of the catalog, subscription and
+// entitlement routes.
+
+export const PLAN_SLUG_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
+export const LOOKUP_KEY_PATTERN = /^[a-z0-9]+(?:_[a-z0-9]+)*$/;
+const METADATA_MAX_CHARS = 8192;
+
+/** `true` or `false` (the literal strings); anything else is a 400. */
+export const booleanQuery = (field: string) =>
+  z
+    .enum(["true", "false"], { message: `${field} must be true or false` })
+    .optional()
+    .transform((value) => value === "true")
+    .openapi({ type: "boolean", example: false });
+
+/** A field that may not be sent: it cannot change after creation. */
+export const immutable = (field: string) =>
+  z
+    .unknown()
+    .optional()
+    .refine((value) => value === undefined, {
+      message: `${field} is immutable and cannot be changed`,
+    })
+    .openapi({ description: `Not accepted: ${field} cannot change` });
+
+/** A whole number from 0 to the largest exact integer. */
+/**
+ * An integer in [min, max]. Integrality is a refinement rather than `.int()`
+ * so that the message is ours ("must be a whole number of cents") instead of
+ * the generic type message.
+ */
+export const integer = (
+  field: string,
+  what: string,
+  min: number,
+  max: number,
+  minMessage = `${field} must be ${what}`,
+) =>
+  z
+    .number({ message: `${field} must be ${what}` })
+    .min(min, minMessage)
+    .max(
+      max,
+      max === Number.MAX_SAFE_INTEGER ? `${field} is too large` : `${field} must be ${what}`,
+    )
+    .refine(Number.isInteger, { message: `${field} must be ${what}` });
+
+/** A whole number from 0 to the largest exact integer. */
+export const count = (field: string, what = "a whole number") =>
+  integer(field, what, 0, Number.MAX_SAFE_INTEGER, `${field} must not be negative`);
+
+export const CatalogMetadataSchema = z
+  .record(z.string(), z.unknown(), { message: "metadata must be an object" })
+  .refine((value) => JSON.stringify(value).length <= METADATA_MAX_CHARS, {
+    message: `metadata must be at most ${METADATA_MAX_CHARS} characters of JSON`,
+  })
+  .openapi({ example: { tier: "starter" } });
+
+const optionalText = (field: string, max: number) =>
+  z
+    .string({ message: `${field} must be a string` })
+    .trim()
+    .max(max, `${field} must be at most ${max} characters`)
+    .nullable()
+    .optional();
+
+export const requiredName = z
+  .string({ message: "name must be a string" })
+  .trim()
+  .min(1, "name should not be empty")
+  .max(255, "name must be at most 255 characters");
+
+export const PlanSlugSchema = z
+  .string({ message: "slug must be a string" })
+  .max(100, "slug must be at most 100 characters")
+  .regex(PLAN_SLUG_PATTERN, "slug must be lowercase alphanumeric with hyphens only")
+  .openapi({ example: "pro" });
+
+export const LookupKeySchema = (field: string) =>
+  z
+    .string({ message: `${field} must be a string` })
+    .max(100, `${field} must be at most 100 characters`)
+    .regex(LOOKUP_KEY_PATTERN, `${field} must be lowercase alphanumeric with underscores only`)
+    .openapi({ example: "api_calls" });
+
+export const CreatePlanBody = z
+  .object({
+    name: requiredName,
+    slug: PlanSlugSchema,
+    description: optionalText("description", 1000),
+    isPublic: z.boolean({ message: "isPublic must be a boolean" }).optional(),
+    displayOrder: count("displayOrder").optional(),
+    metadata: CatalogMetadataSchema.optional(),
+  })
+  .strict();
+
+export const UpdatePlanBody = z
+  .object({
+    name: requiredName.optional(),
+    slug: immutable("slug"),
+    description: optionalText("description", 1000),
+    status: z.enum(catalogStatuses, { message: "status must be ACTIVE or ARCHIVED" }).optional(),
+    isPublic: z.boolean({ message: "isPublic must be a boolean" }).optional(),
+    displayOrder: count("displayOrder").optional(),
+    metadata: CatalogMetadataSchema.optional(),
+  })
+  .strict();
+
+export const CreatePriceBody = z
+  .object({
+    interval: z.enum(billingIntervals, { message: "interval must be MONTHLY or ANNUALLY" }),
+    amount: count("amount", "a whole number of cents (minor units)"),
+    currency: z
+      .string({ message: "currency must be a string" })
+      .regex(/^[A-Za-z]{3}$/, "currency must be a 3-letter ISO 4217 code")
+      .optional()
+      .default("usd"),
+  })
+  .strict();
+
+export const CreateFeatureBody = z
+  .object({
+    name: requiredName,
+    lookupKey: LookupKeySchema("lookupKey"),
+    type: z.enum(featureTypes, { message: "type must be BOOLEAN, QUOTA or METERED" }),
+    unit: optionalText("unit", 50),
+    description: optionalText("description", 1000),
+    metadata: CatalogMetadataSchema.optional(),
+  })
+  .strict();
+
+export const UpdateFeatureBody = z
+  .object({
+    name: requiredName.optional(),
+    lookupKey: immutable("lookupKey"),
+    type: immutable("type"),
+    unit: optionalText("unit", 50),
+    description: optionalText("description", 1000),
+    status: z.enum(catalogStatuses, { message: "status must be ACTIVE or ARCHIVED" }).optional(),
+    metadata: CatalogMetadataSchema.optional(),
+  })
+  .strict();
+
+const termFields = {
+  value: z.boolean({ message: "value must be a boolean" }).nullable().optional(),
+  limit: count("limit").nullable().optional(),
+  limitBehavior: z
+    .enum(limitBehaviors, { message: "limitBehavior must be HARD or SOFT" })
+    .nullable()
+    .optional(),
+  overagePrice: count("overagePrice", "a whole number of micro-cents (1 cent = 100 micro-cents)")
+    .nullable()
+    .optional(),
+  includedAmount: count("includedAmount").nullable().optional(),
+  resetPeriod: z
+    .enum(resetPeriods, { message: "resetPeriod must be MONTHLY, ANNUALLY or NEVER" })
+    .nullable()
+    .optional(),
+};
+
+export const CreateEntitlementBody = z
+  .object({
+    featureId: z
+      .string({ message: "featureId must be a string" })
+      .regex(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+        "featureId must be a valid UUID",
+      )
+      .transform((value) => value.toLowerCase()),
+    ...termFields,
+  })
+  .strict();
+
+export const UpdateEntitlementBody = z
+  .object({ featureId: immutable("featureId"), ...termFields })
+  .strict();
+
+export const SubscribeBody = z
+  .object({
+    planId: z.uuid({ message: "planId must be a valid UUID" }),
+    priceId: z.uuid({ message: "priceId must be a valid UUID" }),
+    trialDays: integer("trialDays", "an integer from 1 to 90", 1, MAX_TRIAL_DAYS).optional(),
+  })
+  .strict();
+
+export const CancelBody = z
+  .object({ atPeriodEnd: z.boolean({ message: "atPeriodEnd must be a boolean" }).optional() })
+  .strict();
+
+export const ConsumeBody = z
+  .object({
+    amount: integer(
+      "amount",
+      `a positive integer (at most ${MAX_USAGE_AMOUNT})`,
+      1,
+      MAX_USAGE_AMOUNT,
+    )
+      .optional()
+      .default(1),
+  })
+  .strict();
+
+export const FeatureKeyParam = z.object({ featureKey: LookupKeySchema("featureKey") });
+
+// --- responses -----------------------------------------------------------
+
+const PriceSummarySchema = z.object({
+  id: z.string(),
+  interval: z.enum(billingIntervals),
+  amount: z.number().int(),
+  currency: z.string(),
+  isActive: z.boolean(),
+});
+
+export const PlanSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    slug: z.string(),
+    description: z.string().nullable(),
+    status: z.enum(catalogStatuses),
+    isPublic: z.boolean(),
+    displayOrder: z.number().int(),
+    metadata: z.record(z.string(), z.unknown()),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    prices: z.array(PriceSummarySchema),
+  })
+  .openapi("Plan");
+
+export const PriceSchema = z
+  .object({
+    id: z.string(),
+    planId: z.string(),
+    interval: z.enum(billingIntervals),
+    amount: z.number().int().openapi({ description: "Minor units (cents)" }),
+    currency: z.string(),
+    isActive: z.boolean(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("PlanPrice");
+
+export const FeatureSchema = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    lookupKey: z.string(),
+    type: z.enum(featureTypes),
+    unit: z.string().nullable(),
+    description: z.string().nullable(),
+    status: z.enum(catalogStatuses),
+    metadata: z.record(z.string(), z.unknown()),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("Feature");
+
+const termsSchema = {
+  value: z.boolean().nullable(),
+  limit: z.number().int().nullable(),
+  limitBehavior: z.enum(limitBehaviors).nullable(),
+  overagePrice: z.number().int().nullable().openapi({ description: "Micro-cents per unit" }),
+  includedAmount: z.number().int().nullable(),
+  resetPeriod: z.enum(resetPeriods).nullable(),
+};
+
+export const EntitlementSchema = z
+  .object({
+    id: z.string(),
+    planId: z.string(),
+    featureId: z.string(),
+    ...termsSchema,
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    feature: z.object({
+      id: z.string(),
+      name: z.string(),
+      lookupKey: z.string(),
+      type: z.enum(featureTypes),
+      unit: z.string().nullable(),
+    }),
+  })
+  .openapi("PlanEntitlement");
+
+export const SubscriptionSchema = z
+  .object({
+    id: z.string(),
+    tenantId: z.string(),
+    status: z.enum(subscriptionStatuses),
+    startedAt: z.string(),
+    currentPeriodStart: z.string(),
+    currentPeriodEnd: z.string(),
+    billingAnchor: z.number().int(),
+    trialEndsAt: z.string().nullable(),
+    cancelAtPeriodEnd: z.boolean(),
+    cancelledAt: z.string().nullable(),
+    endedAt: z.string().nullable(),
+    pausedAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    plan: z.object({ id: z.string(), name: z.string(), slug: z.string() }),
+    price: z.object({
+      id: z.string(),
+      interval: z.enum(billingIntervals),
+      amount: z.number().int(),
+      currency: z.string(),
+    }),
+    entitlementSnapshots: z.array(
+      z.object({ featureLookupKey: z.string(), featureType: z.enum(featureTypes), ...termsSchema }),
+    ),
+  })
+  .openapi("Subscription");
+
+export const CheckSchema = z
+  .object({
+    allowed: z.boolean(),
+    feature: z.string(),
+    type: z.enum(featureTypes).nullable(),
+    limit: z.number().int().nullable(),
+    used: z.number().int().nullable(),
+    remaining: z.number().int().nullable(),
+    overage: z.number().int().nullable(),
+    resetAt: z.string().nullable(),
+    reason: z.string().nullable(),
+  })
+  .openapi("EntitlementCheck");
+
+export const ConsumeSchema = z
+  .object({
+    allowed: z.literal(true),
+    feature: z.string(),
+    type: z.enum(featureTypes),
+    consumed: z.number().int(),
+    used: z.number().int(),
+    limit: z.number().int(),
+    remaining: z.number().int(),
+    overage: z.boolean(),
+    resetAt: z.string().nullable(),
+  })
+  .openapi("EntitlementConsume");

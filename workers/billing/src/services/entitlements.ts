@@ -1,0 +1,85 @@
+import type { tenantStatuses } from "@edge-platform/shared/db/schema/identity";
+import { ApiError } from "@edge-platform/shared/http/api-error";
+import { deniedCheck, quotaExceededMessage } from "../domain/entitlement-decision.ts";
+import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
+import { entitlementCounter } from "../durable-objects/entitlement-counter-client.ts";
+import type { CheckResult } from "../durable-objects/entitlement-counter-protocol.ts";
+
+export const BOOLEAN_NOT_CONSUMABLE =
+  "Boolean features cannot be consumed. Use the check endpoint instead.";
+
+/** The tenant a check or consume is for, from the member's x-tenant-id or the API key. */
+export interface CallerTenant {
+  id: string;
+  status: (typeof tenantStatuses)[number];
+}
+
+/**
+ * Entitlement check and consume for a tenant. The decisions are taken by the
+ * tenant's EntitlementCounter object; this maps them to HTTP.
+ */
+export class EntitlementService {
+  constructor(private readonly counters: DurableObjectNamespace<EntitlementCounter>) {}
+
+  async check(tenant: CallerTenant, featureKey: string): Promise<CheckResult> {
+    if (tenant.status !== "ACTIVE") {
+      return deniedCheck(featureKey, `Tenant is ${tenant.status.toLowerCase()}`);
+    }
+    return this.reach(() => entitlementCounter(this.counters, tenant.id).check(featureKey));
+  }
+
+  async consume(tenant: CallerTenant, featureKey: string, amount: number) {
+    if (tenant.status !== "ACTIVE") {
+      throw new ApiError(403, `Tenant is ${tenant.status.toLowerCase()}`);
+    }
+    const result = await this.reach(() =>
+      entitlementCounter(this.counters, tenant.id).consume(featureKey, amount),
+    );
+    switch (result.status) {
+      case "consumed":
+        return {
+          allowed: true as const,
+          feature: result.feature,
+          type: result.type,
+          consumed: result.consumed,
+          used: result.used,
+          limit: result.limit,
+          remaining: result.remaining,
+          overage: result.overage,
+          resetAt: result.resetAt,
+        };
+      case "denied":
+        throw new ApiError(403, result.reason, { code: "not_entitled" });
+      case "not_consumable":
+        throw new ApiError(400, BOOLEAN_NOT_CONSUMABLE, { code: "not_consumable" });
+      case "quota_exceeded":
+        throw new ApiError(
+          403,
+          quotaExceededMessage(result.feature, result.limit, result.used, result.requested),
+          { code: "quota_exceeded" },
+        );
+      case "counter_overflow":
+        throw new ApiError(
+          409,
+          `Consuming ${amount} more of "${result.feature}" would pass the largest countable usage`,
+          { code: "counter_overflow" },
+        );
+    }
+  }
+
+  /** The counter object is infrastructure: if it cannot answer, say so (503), never guess. */
+  private async reach<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "entitlement counter unavailable",
+          error: String(error),
+        }),
+      );
+      throw new ApiError(503, "Entitlements are temporarily unavailable, try again shortly");
+    }
+  }
+}

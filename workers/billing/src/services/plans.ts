@@ -1,0 +1,158 @@
+import type { BillingInterval, CatalogStatus } from "@edge-platform/shared/db/schema/catalog";
+import { ApiError } from "@edge-platform/shared/http/api-error";
+import {
+  deactivatePlanPrice,
+  findPlanById,
+  findPlanBySlug,
+  findPlanPrice,
+  insertPlan,
+  insertPlanPrice,
+  listPlanPrices,
+  listPlans,
+  type PlanRow,
+  updatePlan,
+} from "../db/catalog.ts";
+import { type Database, nowIso, uniqueViolation } from "../db/client.ts";
+import { planView, priceView } from "./catalog-views.ts";
+
+export const planNotFound = (id: string) => new ApiError(404, `Plan with ID "${id}" not found`);
+
+export interface PlanInput {
+  name: string;
+  slug: string;
+  description?: string | null | undefined;
+  isPublic?: boolean | undefined;
+  displayOrder?: number | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+export interface PlanChanges {
+  name?: string | undefined;
+  description?: string | null | undefined;
+  status?: CatalogStatus | undefined;
+  isPublic?: boolean | undefined;
+  displayOrder?: number | undefined;
+  metadata?: Record<string, unknown> | undefined;
+}
+
+/** Plans and their prices: the global catalog (writes are for platform admins). */
+export class PlanService {
+  constructor(private readonly db: Database) {}
+
+  async create(input: PlanInput) {
+    const now = nowIso();
+    try {
+      const plan = await insertPlan(this.db, {
+        id: crypto.randomUUID(),
+        name: input.name,
+        slug: input.slug,
+        description: input.description ?? null,
+        isPublic: input.isPublic ?? true,
+        displayOrder: input.displayOrder ?? 0,
+        metadata: input.metadata ?? {},
+        createdAt: now,
+        updatedAt: now,
+      });
+      return planView(plan, []);
+    } catch (error) {
+      if (uniqueViolation(error) === "plans.slug") {
+        throw new ApiError(409, `Plan with slug "${input.slug}" already exists`);
+      }
+      throw error;
+    }
+  }
+
+  /**
+   * ACTIVE plans by display order (ARCHIVED too on request). Plans marked
+   * not public are unlisted: only platform admins see them in the list.
+   */
+  async list(options: { includeArchived: boolean; includeNonPublic: boolean }) {
+    const statuses: CatalogStatus[] = options.includeArchived ? ["ACTIVE", "ARCHIVED"] : ["ACTIVE"];
+    const plans = await listPlans(this.db, {
+      statuses,
+      includeNonPublic: options.includeNonPublic,
+    });
+    const prices = await listPlanPrices(
+      this.db,
+      plans.map((plan) => plan.id),
+      false,
+    );
+    return { data: plans.map((plan) => planView(plan, prices)) };
+  }
+
+  async get(id: string) {
+    return this.withPrices(await this.require(id));
+  }
+
+  async getBySlug(slug: string) {
+    const plan = await findPlanBySlug(this.db, slug);
+    if (!plan) throw new ApiError(404, `Plan with slug "${slug}" not found`);
+    return this.withPrices(plan);
+  }
+
+  async update(id: string, changes: PlanChanges) {
+    const updated = await updatePlan(this.db, id, changes);
+    if (!updated) throw planNotFound(id);
+    return this.withPrices(updated);
+  }
+
+  async createPrice(
+    planId: string,
+    input: { interval: BillingInterval; amount: number; currency: string },
+  ) {
+    const plan = await this.require(planId);
+    if (plan.status !== "ACTIVE") {
+      throw new ApiError(
+        400,
+        `Plan "${plan.slug}" is archived - cannot add prices to archived plans`,
+      );
+    }
+    const currency = input.currency.toLowerCase();
+    const now = nowIso();
+    try {
+      const price = await insertPlanPrice(this.db, {
+        id: crypto.randomUUID(),
+        planId,
+        interval: input.interval,
+        amount: input.amount,
+        currency,
+        createdAt: now,
+        updatedAt: now,
+      });
+      return priceView(price);
+    } catch (error) {
+      if (uniqueViolation(error)?.startsWith("plan_prices.")) {
+        throw new ApiError(
+          409,
+          `Plan "${plan.slug}" already has an active ${input.interval} price in ${currency}`,
+        );
+      }
+      throw error;
+    }
+  }
+
+  async listPrices(planId: string, includeInactive: boolean) {
+    await this.require(planId);
+    const prices = await listPlanPrices(this.db, [planId], includeInactive);
+    return { data: prices.map(priceView) };
+  }
+
+  /** Permanent; deactivating an inactive price again answers with it unchanged. */
+  async deactivatePrice(planId: string, id: string) {
+    const existing = await findPlanPrice(this.db, planId, id);
+    if (!existing) throw new ApiError(404, "Price not found or does not belong to this plan");
+    if (!existing.isActive) return priceView(existing);
+    const updated = await deactivatePlanPrice(this.db, planId, id);
+    return priceView(updated ?? existing);
+  }
+
+  async require(id: string): Promise<PlanRow> {
+    const plan = await findPlanById(this.db, id);
+    if (!plan) throw planNotFound(id);
+    return plan;
+  }
+
+  private async withPrices(plan: PlanRow) {
+    return planView(plan, await listPlanPrices(this.db, [plan.id], false));
+  }
+}

@@ -1,0 +1,224 @@
+import { ApiError } from "@edge-platform/shared/http/api-error";
+import type { TenantContext } from "../app-env.ts";
+import { findPlanById, findPlanPrice, listPlanEntitlements } from "../db/catalog.ts";
+import { type Database, nowIso, uniqueViolation } from "../db/client.ts";
+import {
+  cancelAtPeriodEnd,
+  cancelNow,
+  endCurrentSubscriptionsStatement,
+  findCurrentSubscription,
+  findSubscription,
+  listSnapshots,
+  listSubscriptions,
+  pause,
+  resume,
+  type SubscriptionWithPlan,
+  subscribeStatements,
+} from "../db/subscriptions.ts";
+import { initialSubscriptionPeriods } from "../domain/billing-period.ts";
+import { buildEntitlementSnapshots } from "../domain/entitlement-snapshot.ts";
+import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
+import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
+import { entitlementCounter } from "../durable-objects/entitlement-counter-client.ts";
+import { subscriptionView } from "./catalog-views.ts";
+import { tenantCancellationHooks } from "./tenants.ts";
+
+// A cancelled tenant's subscriptions end in the same batch that cancels it.
+tenantCancellationHooks.push((db, tenantId, now) => [
+  endCurrentSubscriptionsStatement(db, tenantId, now),
+]);
+
+const subscriptionNotFound = () =>
+  new ApiError(404, "Subscription not found or does not belong to this tenant");
+
+export class SubscriptionService {
+  constructor(
+    private readonly db: Database,
+    private readonly counters: DurableObjectNamespace<EntitlementCounter>,
+  ) {}
+
+  /**
+   * Subscribes the tenant. With a current subscription this is a plan
+   * change: the old one is CANCELLED (and kept), the new one starts with
+   * fresh snapshots of the target plan's entitlements as they are now.
+   */
+  async subscribe(
+    context: TenantContext,
+    input: { planId: string; priceId: string; trialDays?: number | undefined },
+  ) {
+    const [plan, price, entitlements] = await Promise.all([
+      findPlanById(this.db, input.planId),
+      findPlanPrice(this.db, input.planId, input.priceId),
+      listPlanEntitlements(this.db, input.planId),
+    ]);
+    if (!plan) throw new ApiError(404, `Plan with ID "${input.planId}" not found`);
+    if (plan.status !== "ACTIVE") {
+      throw new ApiError(
+        400,
+        `Plan "${plan.slug}" is not active - cannot subscribe to archived plans`,
+      );
+    }
+    if (!price?.isActive) {
+      throw new ApiError(404, "Price not found, does not belong to this plan, or is inactive");
+    }
+    const snapshots = buildEntitlementSnapshots(
+      entitlements.map(({ entitlement, feature }) => ({ feature, terms: entitlement })),
+    );
+    const startedAt = new Date();
+    const now = startedAt.toISOString();
+    const periods = initialSubscriptionPeriods(startedAt, price.interval, input.trialDays);
+    const id = crypto.randomUUID();
+    try {
+      await this.db.batch(
+        subscribeStatements(
+          this.db,
+          {
+            id,
+            tenantId: context.tenant.id,
+            planId: plan.id,
+            priceId: price.id,
+            status: periods.status,
+            startedAt: now,
+            currentPeriodStart: periods.currentPeriodStart.toISOString(),
+            currentPeriodEnd: periods.currentPeriodEnd.toISOString(),
+            billingAnchor: periods.billingAnchor,
+            trialEndsAt: periods.trialEndsAt?.toISOString() ?? null,
+            createdAt: now,
+            updatedAt: now,
+          },
+          snapshots,
+          now,
+        ),
+      );
+    } catch (error) {
+      if (uniqueViolation(error)?.startsWith("subscriptions.")) {
+        throw new ApiError(
+          409,
+          "Another subscription change for this tenant happened at the same time; retry",
+        );
+      }
+      throw error;
+    }
+    await this.refreshCounter(context.tenant.id);
+    return this.get(context, id);
+  }
+
+  async get(context: TenantContext, id: string) {
+    const found = await findSubscription(this.db, context.tenant.id, id);
+    if (!found) throw subscriptionNotFound();
+    return this.viewOne(found);
+  }
+
+  async list(context: TenantContext, page: PageRequest) {
+    const { rows, total } = await listSubscriptions(
+      this.db,
+      context.tenant.id,
+      pageOffset(page),
+      page.limit,
+    );
+    return { data: await this.view(rows), meta: pageMeta(page, total) };
+  }
+
+  async current(context: TenantContext) {
+    const found = await findCurrentSubscription(this.db, context.tenant.id);
+    if (!found) {
+      throw new ApiError(404, `No active subscription found for tenant "${context.tenant.id}"`);
+    }
+    return this.viewOne(found);
+  }
+
+  /**
+   * Immediately (CANCELLED now) or at the end of the current period (stays
+   * current until then; the scheduled job ends it). A second cancel is 409.
+   */
+  async cancel(context: TenantContext, id: string, atPeriodEnd: boolean) {
+    const now = nowIso();
+    const changed = atPeriodEnd
+      ? await cancelAtPeriodEnd(this.db, context.tenant.id, id, now)
+      : await cancelNow(this.db, context.tenant.id, id, now);
+    if (!changed) {
+      const existing = await this.require(context, id);
+      if (existing.subscription.status === "CANCELLED") {
+        throw new ApiError(409, "Subscription is already cancelled");
+      }
+      throw new ApiError(
+        409,
+        `Subscription is already set to cancel at the end of its period (${existing.subscription.currentPeriodEnd})`,
+      );
+    }
+    await this.refreshCounter(context.tenant.id);
+    return this.get(context, id);
+  }
+
+  /** Suspends access without ending the subscription. */
+  async pause(context: TenantContext, id: string) {
+    const changed = await pause(this.db, context.tenant.id, id, nowIso());
+    if (!changed) {
+      const existing = await this.require(context, id);
+      throw new ApiError(
+        409,
+        existing.subscription.status === "PAUSED"
+          ? "Subscription is already paused"
+          : "A cancelled subscription cannot be paused",
+      );
+    }
+    await this.refreshCounter(context.tenant.id);
+    return this.get(context, id);
+  }
+
+  async resume(context: TenantContext, id: string) {
+    const changed = await resume(this.db, context.tenant.id, id, nowIso());
+    if (!changed) {
+      await this.require(context, id);
+      throw new ApiError(409, "Subscription is not paused");
+    }
+    await this.refreshCounter(context.tenant.id);
+    return this.get(context, id);
+  }
+
+  private async require(context: TenantContext, id: string) {
+    const found = await findSubscription(this.db, context.tenant.id, id);
+    if (!found) throw subscriptionNotFound();
+    return found;
+  }
+
+  private async viewOne(row: SubscriptionWithPlan) {
+    const snapshots = await listSnapshots(this.db, [row.subscription.id]);
+    return subscriptionView(row, snapshots);
+  }
+
+  private async view(rows: SubscriptionWithPlan[]) {
+    const snapshots = await listSnapshots(
+      this.db,
+      rows.map((row) => row.subscription.id),
+    );
+    return rows.map((row) => subscriptionView(row, snapshots));
+  }
+
+  /**
+   * The tenant's counter object caches the current subscription; tell it
+   * about the change. If it cannot be reached the change still stands and
+   * the object re-reads within its cache lifetime.
+   */
+  private async refreshCounter(tenantId: string) {
+    await refreshEntitlementCounter(this.counters, tenantId);
+  }
+}
+
+export async function refreshEntitlementCounter(
+  counters: DurableObjectNamespace<EntitlementCounter>,
+  tenantId: string,
+) {
+  try {
+    await entitlementCounter(counters, tenantId).refresh();
+  } catch (error) {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        msg: "entitlement counter refresh failed",
+        tenantId,
+        error: String(error),
+      }),
+    );
+  }
+}
