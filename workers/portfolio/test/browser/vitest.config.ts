@@ -5,8 +5,7 @@ import { defineConfig } from "vitest/config";
 export default defineConfig({
   test: {
     name: "portfolio-page",
-    root: import.meta.dirname,
-    include: ["**/*.browser.test.ts"],
+    include: ["workers/portfolio/test/browser/**/*.browser.test.ts"],
     testTimeout: 60_000,
     hookTimeout: 150_000,
   },
