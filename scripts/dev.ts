@@ -13,10 +13,10 @@
  * wrangler's --log-level.
  */
 import type { ChildProcess } from "node:child_process";
-import { createServer } from "node:net";
 import path from "node:path";
 import { loadDemoData } from "./demo-data.ts";
 import { devVarsFile } from "./lib/dev-vars.ts";
+import { freePort } from "./lib/stack.ts";
 import { ROOT, runWrangler, startWrangler } from "./lib/wrangler.ts";
 
 const READY_TIMEOUT_MS = 120_000;
@@ -26,19 +26,6 @@ function port(name: string, fallback: number): number {
   if (!Number.isInteger(value) || value < 1 || value > 65535)
     throw new Error(`${name} must be a TCP port`);
   return value;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once("error", reject);
-    server.listen(0, "127.0.0.1", () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === "object" && address ? resolve(address.port) : reject(),
-      );
-    });
-  });
 }
 
 function log(line: string) {
