@@ -95,6 +95,26 @@ describe("malformed JSON bodies in each service's error shape", () => {
     });
   });
 
+  it("aqi: FastAPI's 422 json_invalid with the character offset", async () => {
+    const response = await fetch(`${aqiUrl}/v1/predict`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: '{"station": "Lodhi Road", "season": }',
+    });
+    expect(response.status).toBe(422);
+    expect(await response.json()).toEqual({
+      detail: [
+        {
+          type: "json_invalid",
+          loc: ["body", 36],
+          msg: "JSON decode error",
+          input: {},
+          ctx: { error: "Expecting value" },
+        },
+      ],
+    });
+  });
+
   it("portfolio: 422 VALIDATION_ERROR in the envelope", async () => {
     const response = await fetch(`${portfolioUrl}/v1/chat`, {
       method: "POST",
