@@ -16,6 +16,8 @@ export default defineConfig(async () => {
             ENVIRONMENT: "test",
             // Tests sign and check real tokens; this key exists only here.
             JWT_SECRET: TEST_JWT_SECRET,
+            // Webhook tests sign their payloads with this; it exists only here.
+            PAYPROVIDER_WEBHOOK_SECRET: "test-only-payprovider-webhook-secret-0123456789",
           },
         },
       }),

@@ -1,14 +1,79 @@
+import { mkdirSync } from "node:fs";
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
+import { build } from "esbuild";
 import { defineConfig } from "vitest/config";
 
+const ROOT = path.join(import.meta.dirname, "../..");
+/** The billing worker's D1 database (root wrangler.toml): both workers share it. */
+const DATABASE_ID = "6f0e3a52-6c1e-4a4e-9d35-0b1b2b7c0001";
+
+/**
+ * The billing worker as an auxiliary worker, bundled from source for this
+ * run: it owns the EntitlementCounter the aggregation stage writes through
+ * (bound here with `script_name = "billing"`, as in production), and the
+ * pipeline tests ingest through its HTTP API. Its queue producers and this
+ * worker's consumers meet in the one Miniflare instance, as in `npm run dev`.
+ */
+async function bundleBilling(): Promise<string> {
+  const outdir = path.join(ROOT, ".tmp/vitest/billing-aux");
+  mkdirSync(outdir, { recursive: true });
+  const outfile = path.join(outdir, "index.mjs");
+  await build({
+    entryPoints: [path.join(ROOT, "workers/billing/src/index.ts")],
+    outfile,
+    bundle: true,
+    format: "esm",
+    platform: "browser",
+    target: "es2022",
+    conditions: ["workerd", "worker", "browser"],
+    external: ["cloudflare:*", "node:*"],
+    logLevel: "warning",
+  });
+  return outfile;
+}
+
 export default defineConfig(async () => {
-  const migrations = await readD1Migrations(path.join(import.meta.dirname, "../../migrations"));
+  const migrations = await readD1Migrations(path.join(ROOT, "migrations"));
+  const billingScript = await bundleBilling();
   return {
     plugins: [
       cloudflareTest({
         wrangler: { configPath: path.join(import.meta.dirname, "./wrangler.toml") },
-        miniflare: { bindings: { TEST_MIGRATIONS: migrations, ENVIRONMENT: "test" } },
+        miniflare: {
+          bindings: { TEST_MIGRATIONS: migrations, ENVIRONMENT: "test" },
+          // Test-only ways in: the billing API, and the outbox publisher (to sweep on demand).
+          serviceBindings: { BILLING: "billing" },
+          durableObjects: {
+            TEST_OUTBOX_PUBLISHER: { className: "UsageOutboxPublisher", scriptName: "billing" },
+          },
+          workers: [
+            {
+              name: "billing",
+              modules: true,
+              scriptPath: billingScript,
+              // Module names are relative to this; the bundle lives outside the project.
+              modulesRoot: path.dirname(billingScript),
+              compatibilityDate: "2026-11-01",
+              d1Databases: { DB: DATABASE_ID },
+              durableObjects: {
+                RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
+                ENTITLEMENT_COUNTER: { className: "EntitlementCounter", useSQLite: true },
+                USAGE_OUTBOX_PUBLISHER: { className: "UsageOutboxPublisher", useSQLite: true },
+                USAGE_DEDUP_WINDOW: { className: "UsageDedupWindow", useSQLite: true },
+              },
+              queueProducers: {
+                USAGE_RAW_QUEUE: { queueName: "usage-raw" },
+                USAGE_VALIDATED_QUEUE: { queueName: "usage-validated" },
+              },
+              bindings: {
+                ENVIRONMENT: "test",
+                CORS_ORIGINS: "",
+                JWT_SECRET: "test-only-jwt-signing-secret-0123456789abcdef",
+              },
+            },
+          ],
+        },
       }),
     ],
     test: {

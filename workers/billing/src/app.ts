@@ -7,16 +7,21 @@ import { secureHeaders } from "hono/secure-headers";
 import { LoggingMailSender, type MailSender } from "./mail/mail-sender.ts";
 import { apiKeyRoutes } from "./routes/api-keys.ts";
 import { authRoutes } from "./routes/auth.ts";
+import { billingRoutes } from "./routes/billing.ts";
 import { entitlementRoutes } from "./routes/entitlements.ts";
 import { featureRoutes } from "./routes/features.ts";
 import { healthRoutes } from "./routes/health.ts";
+import { invoiceRoutes } from "./routes/invoices.ts";
 import { planEntitlementRoutes } from "./routes/plan-entitlements.ts";
 import { planPriceRoutes } from "./routes/plan-prices.ts";
 import { planRoutes } from "./routes/plans.ts";
 import { subscriptionRoutes } from "./routes/subscriptions.ts";
 import { tenantRoutes } from "./routes/tenants.ts";
+import { usageRoutes } from "./routes/usage.ts";
+import { usageDeadLetterRoutes } from "./routes/usage-dead-letters.ts";
 import { userRoutes } from "./routes/users.ts";
 import { createRouter } from "./routes/validation.ts";
+import { webhookRoutes } from "./routes/webhooks.ts";
 
 export const API_VERSION = "1.0.0";
 export const API_PREFIX = "/api/v1";
@@ -63,6 +68,11 @@ export function createApp(options: AppOptions = {}) {
   app.route(API_PREFIX, planEntitlementRoutes);
   app.route(API_PREFIX, subscriptionRoutes);
   app.route(API_PREFIX, entitlementRoutes);
+  app.route(API_PREFIX, invoiceRoutes);
+  app.route(API_PREFIX, billingRoutes);
+  app.route(API_PREFIX, webhookRoutes);
+  app.route(API_PREFIX, usageRoutes);
+  app.route(API_PREFIX, usageDeadLetterRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

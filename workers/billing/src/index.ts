@@ -1,21 +1,42 @@
 import { createApp } from "./app.ts";
+import {
+  consumeWebhookBatch,
+  isWebhookQueue,
+  scheduledBillingCycle,
+} from "./jobs/billing-cycle.ts";
 import { runSubscriptionJobs } from "./jobs/subscription-jobs.ts";
+import type { WebhookQueueMessage } from "./services/webhooks.ts";
 
 export { RateLimiter } from "@edge-platform/shared/rate-limit/rate-limiter";
 export { EntitlementCounter } from "./durable-objects/entitlement-counter.ts";
+export { UsageDedupWindow } from "./durable-objects/usage-dedup-window.ts";
+export { UsageOutboxPublisher } from "./durable-objects/usage-outbox-publisher.ts";
 
 const app = createApp();
 
 export default {
   fetch: app.fetch,
-  /** Cron Trigger (wrangler.toml [triggers]): the scheduled subscription transitions. */
+  /** Cron Trigger (wrangler.toml [triggers]): subscription transitions and the billing cycle. */
   scheduled(controller, env, ctx) {
     ctx.waitUntil(
-      runSubscriptionJobs(env, new Date(controller.scheduledTime)).then((report) => {
-        if (report.activated + report.ended + report.rolled > 0) {
+      runSubscriptionJobs(env, new Date(controller.scheduledTime), {
+        billing: scheduledBillingCycle(env),
+      }).then((report) => {
+        if (report.activated + report.ended + report.rolled + report.closeFailures > 0) {
           console.log(JSON.stringify({ level: "info", msg: "subscription jobs", ...report }));
         }
       }),
     );
+  },
+  /** Queue consumers: provider webhooks and their dead letters (wrangler.toml). */
+  async queue(batch, env) {
+    if (isWebhookQueue(batch.queue)) {
+      await consumeWebhookBatch(batch as MessageBatch<WebhookQueueMessage>, env);
+      return;
+    }
+    console.error(
+      JSON.stringify({ level: "error", msg: "no consumer for queue", queue: batch.queue }),
+    );
+    batch.retryAll();
   },
 } satisfies ExportedHandler<Env>;

@@ -24,8 +24,9 @@ export const currentSubscriptionStatuses = ["ACTIVE", "TRIALING", "PAST_DUE", "P
 /**
  * A tenant's subscription to a plan at a price. Periods are UTC: the first
  * billable period starts at `trialEndsAt` when there is a trial, otherwise
- * at `startedAt`; later periods are anchored on that start's day of month,
- * clamped to short months (domain/billing-period.ts).
+ * at `startedAt`; later periods are anchored on `billingCycleOrigin` (that
+ * start, or the replaced subscription's origin after a plan change), clamped
+ * to short months (domain/billing-period.ts).
  */
 export const subscriptions = sqliteTable(
   "subscriptions",
@@ -47,6 +48,14 @@ export const subscriptions = sqliteTable(
     currentPeriodEnd: text("current_period_end").notNull(),
     /** Day of month (1-28) of the first billable period's start. */
     billingAnchor: integer("billing_anchor").notNull(),
+    /**
+     * The instant the billing cycle's boundaries are counted from (whole
+     * months, clamped). The first billable start for a fresh subscription;
+     * on a plan change that keeps the cycle, the replaced subscription's
+     * origin, so the first period runs from the change to the old period's
+     * end. Null on rows written before the column: the first billable start.
+     */
+    billingCycleOrigin: text("billing_cycle_origin"),
     trialEndsAt: text("trial_ends_at"),
     /** Set by `cancel {atPeriodEnd: true}`: the subscription ends at `currentPeriodEnd`. */
     cancelAtPeriodEnd: integer("cancel_at_period_end", { mode: "boolean" })

@@ -6,9 +6,13 @@ export const deadLetterStages = [
   "PUBLISHING",
   "VALIDATION",
   "AGGREGATION",
+  /** The duplicates queue (monitoring only). */
+  "MONITORING",
   "UNKNOWN",
 ] as const;
+export type DeadLetterStage = (typeof deadLetterStages)[number];
 export const deadLetterStatuses = ["FAILED", "RETRYING", "RESOLVED", "DISCARDED"] as const;
+export type DeadLetterStatus = (typeof deadLetterStatuses)[number];
 
 const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
 

@@ -18,6 +18,8 @@ export interface TenantEntitlementState {
     interval: BillingInterval;
     startedAt: Date;
     trialEndsAt: Date | null;
+    /** Where reset windows are counted from when it is not the first billable start (plan change). */
+    cycleOrigin?: Date | null;
     currentPeriodEnd: Date;
     cancelAtPeriodEnd: boolean;
   } | null;
@@ -39,6 +41,7 @@ export async function loadTenantEntitlementState(
         status: subscriptions.status,
         startedAt: subscriptions.startedAt,
         trialEndsAt: subscriptions.trialEndsAt,
+        billingCycleOrigin: subscriptions.billingCycleOrigin,
         currentPeriodEnd: subscriptions.currentPeriodEnd,
         cancelAtPeriodEnd: subscriptions.cancelAtPeriodEnd,
       },
@@ -77,6 +80,9 @@ export async function loadTenantEntitlementState(
       interval: first.interval,
       startedAt: new Date(first.subscription.startedAt),
       trialEndsAt: first.subscription.trialEndsAt ? new Date(first.subscription.trialEndsAt) : null,
+      cycleOrigin: first.subscription.billingCycleOrigin
+        ? new Date(first.subscription.billingCycleOrigin)
+        : null,
       currentPeriodEnd: new Date(first.subscription.currentPeriodEnd),
       cancelAtPeriodEnd: first.subscription.cancelAtPeriodEnd,
     },

@@ -31,22 +31,37 @@ export type SubscriptionWithPlan = {
 };
 
 /**
- * A subscribe as one batch: every current subscription of the tenant ends
- * (a plan change), the new one is inserted with its snapshots. The partial
- * unique index on current subscriptions makes the invariant hold whatever
- * runs concurrently.
+ * A subscribe as one batch: the current subscription the new one was
+ * planned against (`replacingId`, a plan change) ends, the new one is
+ * inserted with its snapshots. Only that subscription is ended: if another
+ * change got in between the read and this batch, it is still current, the
+ * insert hits the partial unique index on current subscriptions and the
+ * whole batch fails, so the new periods are never computed from a stale
+ * predecessor and the invariant holds whatever runs concurrently.
  */
 export function subscribeStatements(
   db: Database,
   row: typeof subscriptions.$inferInsert & { id: string; tenantId: string },
   snapshots: SnapshotTerms[],
   now: string,
+  replacingId: string | null,
 ) {
+  // With nothing to replace the first statement matches no row; it keeps
+  // the batch's shape fixed.
+  const end = db
+    .update(subscriptions)
+    .set({ status: "CANCELLED", cancelledAt: now, endedAt: now, updatedAt: now })
+    .where(
+      replacingId === null
+        ? sql`0`
+        : and(
+            eq(subscriptions.id, replacingId),
+            eq(subscriptions.tenantId, row.tenantId),
+            inArray(subscriptions.status, CURRENT),
+          ),
+    );
   return [
-    db
-      .update(subscriptions)
-      .set({ status: "CANCELLED", cancelledAt: now, endedAt: now, updatedAt: now })
-      .where(and(eq(subscriptions.tenantId, row.tenantId), inArray(subscriptions.status, CURRENT))),
+    end,
     db.insert(subscriptions).values(row),
     ...snapshots.map((terms) =>
       db.insert(entitlementSnapshots).values({

@@ -3,9 +3,13 @@ import {
   addMonthsClamped,
   billingAnchorOf,
   cyclePeriodAt,
+  cyclePeriodOf,
   initialSubscriptionPeriods,
+  planChangeCycleOrigin,
   resetWindowAt,
+  type SubscriptionTimeline,
   subscriptionPeriodAt,
+  timelineOf,
 } from "./billing-period.ts";
 
 const at = (iso: string) => new Date(iso);
@@ -176,5 +180,181 @@ describe("resetWindowAt", () => {
     ]);
     const annualDuringTrial = resetWindowAt(trial, "ANNUALLY", at("2026-01-10T00:00:00.000Z"));
     expect(iso(annualDuringTrial.end)).toBe("2026-02-15T00:00:00.000Z");
+  });
+});
+
+describe("plan changes", () => {
+  // The replaced subscription: monthly from 31 January 10:00, so its periods
+  // end on 28 February, 31 March, 30 April ... at 10:00.
+  const old: SubscriptionTimeline = {
+    startedAt: at("2026-01-31T10:00:00.000Z"),
+    trialEndsAt: null,
+    interval: "MONTHLY",
+  };
+  const change = at("2026-02-10T00:00:00.000Z");
+
+  it("keeps the replaced subscription's cycle at the same interval, without a trial", () => {
+    const replaced = { status: "ACTIVE", timeline: old };
+    expect(iso(planChangeCycleOrigin(replaced, { interval: "MONTHLY", at: change }))).toBe(
+      "2026-01-31T10:00:00.000Z",
+    );
+    expect(
+      iso(
+        planChangeCycleOrigin(
+          { status: "PAST_DUE", timeline: old },
+          { interval: "MONTHLY", at: change },
+        ),
+      ),
+    ).toBe("2026-01-31T10:00:00.000Z");
+    // A chain of changes keeps the first origin.
+    const inherited = { ...old, startedAt: change, cycleOrigin: old.startedAt };
+    expect(
+      iso(
+        planChangeCycleOrigin(
+          { status: "ACTIVE", timeline: inherited },
+          { interval: "MONTHLY", at: at("2026-02-20T00:00:00.000Z") },
+        ),
+      ),
+    ).toBe("2026-01-31T10:00:00.000Z");
+    // After a trial the cycle counts from the trial's end.
+    const afterTrial = {
+      startedAt: at("2026-01-01T00:00:00.000Z"),
+      trialEndsAt: at("2026-01-15T00:00:00.000Z"),
+      interval: "MONTHLY" as const,
+    };
+    expect(
+      iso(
+        planChangeCycleOrigin(
+          { status: "ACTIVE", timeline: afterTrial },
+          { interval: "MONTHLY", at: change },
+        ),
+      ),
+    ).toBe("2026-01-15T00:00:00.000Z");
+  });
+
+  it("starts a fresh cycle on an interval change, from a trial, with a new trial, or with nothing to replace", () => {
+    const replaced = { status: "ACTIVE", timeline: old };
+    expect(planChangeCycleOrigin(replaced, { interval: "ANNUALLY", at: change })).toBeNull();
+    expect(
+      planChangeCycleOrigin(replaced, { interval: "MONTHLY", trialDays: 7, at: change }),
+    ).toBeNull();
+    expect(planChangeCycleOrigin(null, { interval: "MONTHLY", at: change })).toBeNull();
+    const trialing = { ...old, trialEndsAt: at("2026-02-14T10:00:00.000Z") };
+    expect(
+      planChangeCycleOrigin(
+        { status: "TRIALING", timeline: trialing },
+        { interval: "MONTHLY", at: change },
+      ),
+    ).toBeNull();
+    // Paused during its trial: still in the trial.
+    expect(
+      planChangeCycleOrigin(
+        { status: "PAUSED", timeline: trialing },
+        { interval: "MONTHLY", at: change },
+      ),
+    ).toBeNull();
+  });
+
+  it("runs the first period from the change to the old period's end, then follows the old cycle with month-end clamping", () => {
+    const periods = initialSubscriptionPeriods(change, "MONTHLY", undefined, old.startedAt);
+    expect(periods).toMatchObject({ status: "ACTIVE", trialEndsAt: null, billingAnchor: 28 });
+    expect(iso(periods.billingCycleOrigin)).toBe("2026-01-31T10:00:00.000Z");
+    expect([iso(periods.currentPeriodStart), iso(periods.currentPeriodEnd)]).toEqual([
+      "2026-02-10T00:00:00.000Z",
+      "2026-02-28T10:00:00.000Z",
+    ]);
+    const timeline = timelineOf(
+      {
+        startedAt: change.toISOString(),
+        trialEndsAt: null,
+        billingCycleOrigin: periods.billingCycleOrigin.toISOString(),
+      },
+      "MONTHLY",
+    );
+    const first = subscriptionPeriodAt(timeline, at("2026-02-20T00:00:00.000Z"));
+    expect([iso(first.start), iso(first.end), iso(first.cycleStart)]).toEqual([
+      "2026-02-10T00:00:00.000Z",
+      "2026-02-28T10:00:00.000Z",
+      "2026-01-31T10:00:00.000Z",
+    ]);
+    // The next periods are the old cycle's: the 31st comes back after February.
+    const next = subscriptionPeriodAt(timeline, first.end);
+    const after = subscriptionPeriodAt(timeline, next.end);
+    expect([next, after].map((p) => [iso(p.start), iso(p.end)])).toEqual([
+      ["2026-02-28T10:00:00.000Z", "2026-03-31T10:00:00.000Z"],
+      ["2026-03-31T10:00:00.000Z", "2026-04-30T10:00:00.000Z"],
+    ]);
+    expect(next.cycleStart).toEqual(next.start);
+    // The full cycle period a billed period belongs to, for proration.
+    const cycle = cyclePeriodOf(timeline, { start: first.start, end: first.end });
+    expect([iso(cycle.start), iso(cycle.end)]).toEqual([
+      "2026-01-31T10:00:00.000Z",
+      "2026-02-28T10:00:00.000Z",
+    ]);
+    expect(cyclePeriodOf(timeline, next)).toEqual({ start: next.start, end: next.end });
+    // A stored period outside the cycle (a trial period left current) stands for itself.
+    const trialPeriod = { start: at("2026-01-20T00:00:00.000Z"), end: change };
+    expect(cyclePeriodOf(timeline, trialPeriod)).toEqual(trialPeriod);
+  });
+
+  it("a fresh cycle starts at the change and stores its own origin", () => {
+    const periods = initialSubscriptionPeriods(change, "ANNUALLY", undefined, null);
+    expect(iso(periods.billingCycleOrigin)).toBe("2026-02-10T00:00:00.000Z");
+    expect([iso(periods.currentPeriodStart), iso(periods.currentPeriodEnd)]).toEqual([
+      "2026-02-10T00:00:00.000Z",
+      "2027-02-10T00:00:00.000Z",
+    ]);
+    expect(iso(initialSubscriptionPeriods(change, "MONTHLY", 14).billingCycleOrigin)).toBe(
+      "2026-02-24T00:00:00.000Z",
+    );
+  });
+
+  it("refuses an inherited cycle with a trial or an origin after the start", () => {
+    expect(() => initialSubscriptionPeriods(change, "MONTHLY", 7, old.startedAt)).toThrow(
+      RangeError,
+    );
+    expect(() =>
+      initialSubscriptionPeriods(change, "MONTHLY", undefined, at("2026-02-11T00:00:00.000Z")),
+    ).toThrow(RangeError);
+  });
+
+  it("resets usage with the new subscription's own periods: the first window is cut at the change", () => {
+    const timeline = {
+      startedAt: change,
+      trialEndsAt: null,
+      interval: "MONTHLY" as const,
+      cycleOrigin: old.startedAt,
+    };
+    const first = resetWindowAt(timeline, "MONTHLY", at("2026-02-15T00:00:00.000Z"));
+    expect([first.key, iso(first.start), iso(first.end)]).toEqual([
+      "2026-02-10T00:00:00.000Z",
+      "2026-02-10T00:00:00.000Z",
+      "2026-02-28T10:00:00.000Z",
+    ]);
+    // An instant before the change (a late usage event) counts in the first window.
+    expect(resetWindowAt(timeline, "MONTHLY", at("2026-02-05T00:00:00.000Z"))).toEqual(first);
+    const second = resetWindowAt(timeline, "MONTHLY", at("2026-03-05T00:00:00.000Z"));
+    expect([iso(second.start), iso(second.end)]).toEqual([
+      "2026-02-28T10:00:00.000Z",
+      "2026-03-31T10:00:00.000Z",
+    ]);
+    const yearly = resetWindowAt(timeline, "ANNUALLY", at("2026-06-01T00:00:00.000Z"));
+    expect([iso(yearly.start), iso(yearly.end)]).toEqual([
+      "2026-02-10T00:00:00.000Z",
+      "2027-01-31T10:00:00.000Z",
+    ]);
+    expect(resetWindowAt(timeline, "NEVER", change)).toMatchObject({ start: change, end: null });
+  });
+
+  it("reads rows written before the origin column as anchored on the first billable start", () => {
+    const legacy = timelineOf(
+      { startedAt: "2026-01-31T10:00:00.000Z", trialEndsAt: null, billingCycleOrigin: null },
+      "MONTHLY",
+    );
+    const period = subscriptionPeriodAt(legacy, at("2026-03-01T00:00:00.000Z"));
+    expect([iso(period.start), iso(period.end)]).toEqual([
+      "2026-02-28T10:00:00.000Z",
+      "2026-03-31T10:00:00.000Z",
+    ]);
   });
 });

@@ -87,6 +87,29 @@ export interface SubscriptionTimeline {
   /** Set when the subscription started with a trial; the first billable period starts here. */
   trialEndsAt: Date | null;
   interval: BillingInterval;
+  /**
+   * The instant the billing cycle is counted from; absent or null means the
+   * first billable start. A plan change that keeps the cycle sets it to the
+   * replaced subscription's origin, which lies before `startedAt`: the first
+   * period is then cut to start at `startedAt` (see planChangeCycleOrigin).
+   */
+  cycleOrigin?: Date | null;
+}
+
+/** The stored columns a timeline is read from. */
+export interface StoredTimeline {
+  startedAt: string;
+  trialEndsAt: string | null;
+  billingCycleOrigin: string | null;
+}
+
+export function timelineOf(row: StoredTimeline, interval: BillingInterval): SubscriptionTimeline {
+  return {
+    startedAt: new Date(row.startedAt),
+    trialEndsAt: row.trialEndsAt ? new Date(row.trialEndsAt) : null,
+    interval,
+    cycleOrigin: row.billingCycleOrigin ? new Date(row.billingCycleOrigin) : null,
+  };
 }
 
 /** The start of the first billable period: the trial's end, or the start when there is no trial. */
@@ -94,57 +117,148 @@ export function firstBillableStart(timeline: SubscriptionTimeline): Date {
   return timeline.trialEndsAt ?? timeline.startedAt;
 }
 
+/** Where the billing cycle's boundaries are counted from. */
+export function cycleOriginOf(timeline: SubscriptionTimeline): Date {
+  return timeline.cycleOrigin ?? firstBillableStart(timeline);
+}
+
+const later = (a: Date, b: Date) => (a.getTime() >= b.getTime() ? a : b);
+
 export function isInTrial(timeline: SubscriptionTimeline, instant: Date): boolean {
   return timeline.trialEndsAt !== null && instant.getTime() < timeline.trialEndsAt.getTime();
 }
 
 /**
  * The subscription's current period at `instant`: the trial itself while
- * it runs, otherwise the billing period (anchored on the first billable
- * start) that contains the instant.
+ * it runs, otherwise the billing period (a period of the cycle counted from
+ * the cycle origin) that contains the instant. A period of an inherited
+ * cycle that began before the subscription starts at the subscription's
+ * start instead; `cycleStart` keeps the full period's start, which
+ * proration measures against.
  */
 export function subscriptionPeriodAt(
   timeline: SubscriptionTimeline,
   instant: Date,
-): Period & { trial: boolean } {
+): Period & { trial: boolean; cycleStart: Date } {
   if (timeline.trialEndsAt && isInTrial(timeline, instant)) {
-    return { start: timeline.startedAt, end: timeline.trialEndsAt, trial: true };
+    return {
+      start: timeline.startedAt,
+      end: timeline.trialEndsAt,
+      trial: true,
+      cycleStart: timeline.startedAt,
+    };
   }
+  // Instants before the first billable start belong to the first period.
+  const billableStart = firstBillableStart(timeline);
   const period = cyclePeriodAt(
-    firstBillableStart(timeline),
+    cycleOriginOf(timeline),
     intervalMonths(timeline.interval),
-    instant,
+    later(instant, billableStart),
   );
-  return { start: period.start, end: period.end, trial: false };
+  return {
+    start: later(period.start, billableStart),
+    end: period.end,
+    trial: false,
+    cycleStart: period.start,
+  };
+}
+
+/**
+ * The full cycle period a billed period belongs to: the same as the period
+ * except for the first period after a plan change that kept the cycle,
+ * which is a tail of it. A stored period that is not inside one cycle
+ * period (e.g. a trial period left current by a pause) is its own cycle
+ * period, so it is never prorated and never blocks its invoice.
+ */
+export function cyclePeriodOf(timeline: SubscriptionTimeline, period: Period): Period {
+  const full = cyclePeriodAt(
+    cycleOriginOf(timeline),
+    intervalMonths(timeline.interval),
+    period.start,
+  );
+  const inside =
+    full.start.getTime() <= period.start.getTime() && period.end.getTime() <= full.end.getTime();
+  return inside ? { start: full.start, end: full.end } : { start: period.start, end: period.end };
 }
 
 export const MAX_TRIAL_DAYS = 90;
 
-/** The stored fields of a subscription created at `startedAt`. */
+/**
+ * The stored fields of a subscription created at `startedAt`. With
+ * `cycleOrigin` (a plan change that keeps the replaced subscription's
+ * cycle, see planChangeCycleOrigin) the first period runs from `startedAt`
+ * to the end of that cycle's current period; a trial and an inherited
+ * cycle do not go together.
+ */
 export function initialSubscriptionPeriods(
   startedAt: Date,
   interval: BillingInterval,
   trialDays?: number,
+  cycleOrigin?: Date | null,
 ): {
   status: "ACTIVE" | "TRIALING";
   trialEndsAt: Date | null;
   billingAnchor: number;
+  billingCycleOrigin: Date;
   currentPeriodStart: Date;
   currentPeriodEnd: Date;
 } {
   if (trialDays !== undefined && (!Number.isInteger(trialDays) || trialDays < 1)) {
     throw new RangeError("trialDays must be a positive integer");
   }
+  if (cycleOrigin) {
+    if (trialDays !== undefined) throw new RangeError("an inherited cycle has no trial");
+    if (cycleOrigin.getTime() > startedAt.getTime()) {
+      throw new RangeError("an inherited cycle origin cannot lie after the start");
+    }
+  }
   const trialEndsAt = trialDays ? new Date(startedAt.getTime() + trialDays * MS_PER_DAY) : null;
-  const timeline = { startedAt, trialEndsAt, interval };
+  const timeline: SubscriptionTimeline = {
+    startedAt,
+    trialEndsAt,
+    interval,
+    cycleOrigin: cycleOrigin ?? null,
+  };
   const current = subscriptionPeriodAt(timeline, startedAt);
+  const origin = cycleOriginOf(timeline);
   return {
     status: trialEndsAt ? "TRIALING" : "ACTIVE",
     trialEndsAt,
-    billingAnchor: billingAnchorOf(firstBillableStart(timeline)),
+    billingAnchor: billingAnchorOf(origin),
+    billingCycleOrigin: origin,
     currentPeriodStart: current.start,
     currentPeriodEnd: current.end,
   };
+}
+
+/** What a plan change needs to know of the subscription it replaces. */
+export interface ReplacedSubscription {
+  status: string;
+  timeline: SubscriptionTimeline;
+}
+
+/**
+ * The plan-change rule. The new subscription keeps the replaced one's
+ * billing cycle (same origin, so its first period ends where the old
+ * current period would have ended and later periods fall on the same
+ * days) when all of these hold:
+ * - the billing interval stays the same (monthly -> annual or back starts a
+ *   fresh cycle at the change: the old plan gets its credit for the unused
+ *   part, the new plan's first period is a whole period from the change);
+ * - the replaced subscription is past its trial (a trial is not carried
+ *   over, and changing plan during one starts fresh: nothing was billed);
+ * - the new subscription asks for no trial of its own.
+ * Returns the origin to keep, or null for a fresh cycle.
+ */
+export function planChangeCycleOrigin(
+  replaced: ReplacedSubscription | null,
+  change: { interval: BillingInterval; trialDays?: number | undefined; at: Date },
+): Date | null {
+  if (!replaced || change.trialDays !== undefined) return null;
+  if (replaced.timeline.interval !== change.interval) return null;
+  if (replaced.status === "TRIALING" || isInTrial(replaced.timeline, change.at)) return null;
+  const origin = cycleOriginOf(replaced.timeline);
+  return origin.getTime() <= change.at.getTime() ? origin : null;
 }
 
 /** A window over which an entitlement's usage counts before it resets. */
@@ -161,10 +275,13 @@ export const LIFETIME_WINDOW_KEY = "lifetime";
 /**
  * The reset window containing `instant`, following the subscription's own
  * periods rather than calendar months: MONTHLY windows are one-month steps
- * and ANNUALLY windows twelve-month steps from the first billable start.
- * During a trial the steps run from the subscription's start and the last
- * trial window is cut at the trial's end, so usage restarts with the first
- * billable period. NEVER is one window for the subscription's lifetime.
+ * and ANNUALLY windows twelve-month steps from the cycle origin (the first
+ * billable start, or the origin kept through a plan change, in which case
+ * the first window starts at the subscription's start and ends with the
+ * first billing period). During a trial the steps run from the
+ * subscription's start and the last trial window is cut at the trial's
+ * end, so usage restarts with the first billable period. NEVER is one
+ * window for the subscription's lifetime.
  */
 export function resetWindowAt(
   timeline: SubscriptionTimeline,
@@ -181,6 +298,8 @@ export function resetWindowAt(
       window.end.getTime() < timeline.trialEndsAt.getTime() ? window.end : timeline.trialEndsAt;
     return { key: window.start.toISOString(), start: window.start, end };
   }
-  const window = cyclePeriodAt(firstBillableStart(timeline), months, instant);
-  return { key: window.start.toISOString(), start: window.start, end: window.end };
+  const billableStart = firstBillableStart(timeline);
+  const window = cyclePeriodAt(cycleOriginOf(timeline), months, later(instant, billableStart));
+  const start = later(window.start, billableStart);
+  return { key: start.toISOString(), start, end: window.end };
 }

@@ -42,6 +42,14 @@ export const usageEntry = z.strictObject({
   periodEnd: isoInstant.nullable(),
   amount: z.number().int().positive().max(MAX_USAGE_AMOUNT),
   occurredAt: isoInstant,
+  /**
+   * The usage_events row the entry counts (the pipeline passes it). The
+   * flush then claims that row (VALIDATED -> AGGREGATED) in the same D1
+   * batch as the aggregate increment, and the increment only adds the
+   * units of rows it actually claimed; units of a row that was already
+   * claimed are taken back out of the counter.
+   */
+  usageEventId: z.uuid().optional(),
 });
 export type UsageEntry = z.infer<typeof usageEntry>;
 

@@ -5,8 +5,9 @@ import {
   type TenantEntitlementState,
 } from "../db/entitlement-state.ts";
 import {
-  applyUsageFlush,
+  applyUsageFlushWithClaims,
   readUsageAggregate,
+  type UsageFlushEventClaim,
   type UsageFlushWindowDelta,
 } from "../db/usage-aggregates.ts";
 import { type ResetWindow, resetWindowAt } from "../domain/billing-period.ts";
@@ -71,23 +72,28 @@ import {
  * answer was lost changes nothing, so units are never added twice. Units
  * are either unflushed, in exactly one pending flush, or in D1.
  *
- * For the usage pipeline (issue 5): its aggregation stage calls `record`
- * (through entitlementCounter(...).record, from the usage-consumer worker
- * with a Durable Object binding to this class, `script_name = "billing"`)
- * with the usage event's id, its subscription, and the window computed with
- * `resetWindowAt` (domain/billing-period.ts) from the snapshot's reset
- * period and the event's timestamp, and acks the message once `record`
- * returns: the units are durable here, and the event id is remembered
+ * The usage pipeline: its aggregation stage (usage-consumer worker, with a
+ * Durable Object binding to this class, `script_name = "billing"`) calls
+ * `record` with entries that name their usage_events row (`usageEventId`),
+ * the event's subscription and the window computed with `resetWindowAt`
+ * (domain/billing-period.ts) from the snapshot's reset period and the
+ * event's timestamp, and acks the message once `record` returns: the units
+ * are durable here, and the event id is remembered
  * (RECORDED_EVENT_RETENTION_MS) so a redelivery is counted as a duplicate.
- * The claim of the event row (`UPDATE usage_events SET status =
- * 'AGGREGATED' WHERE id = ? AND status = 'VALIDATED'`) then belongs in the
- * step-3 batch, for the event ids whose units the flush carries; that table
- * arrives with the pipeline. Nothing else may write usage_aggregates, or
- * the counters and the aggregates would drift apart.
+ * Such units wait in `pending_events` rather than in `unflushed`: the flush
+ * carries the rows as claims, and step 3 claims them (`UPDATE usage_events
+ * SET status = 'AGGREGATED' ... WHERE status = 'VALIDATED'`) in the same
+ * D1 batch, adding to each window only the units of the rows it claimed.
+ * A row that could not be claimed (already AGGREGATED, e.g. counted before
+ * this object forgot its id) has its units taken back out of `used`, so the
+ * counter and the aggregates agree. Nothing else may write
+ * usage_aggregates, or the counters and the aggregates would drift apart.
  */
 
-const FLUSH_DELAY_MS = 250;
+const FLUSH_DELAY_MS = 200;
 const FLUSH_MAX_WINDOWS = 40;
+/** Event rows claimed by one flush (one JSON parameter of the D1 batch). */
+const FLUSH_MAX_EVENTS = 500;
 const FLUSH_MAX_ROUNDS = 20;
 const FLUSH_RETRY_MAX_MS = 60_000;
 /** Subscription state is re-read at least this often even without a refresh call. */
@@ -102,7 +108,19 @@ interface CounterRow extends Record<string, SqlStorageValue> {
 interface FlushRow extends Record<string, SqlStorageValue> {
   id: string;
   deltas: string;
+  claims: string | null;
   attempts: number;
+}
+
+interface PendingEventRow extends Record<string, SqlStorageValue> {
+  usage_event_id: string;
+  subscription_id: string;
+  feature_key: string;
+  period_key: string;
+  period_start: string;
+  period_end: string | null;
+  amount: number;
+  occurred_at: string;
 }
 
 interface CachedEntitlements {
@@ -155,7 +173,26 @@ export class EntitlementCounter extends DurableObject<Env> {
         event_id TEXT PRIMARY KEY,
         recorded_at INTEGER NOT NULL
       );
+      CREATE TABLE IF NOT EXISTS pending_events (
+        usage_event_id TEXT PRIMARY KEY,
+        subscription_id TEXT NOT NULL,
+        feature_key TEXT NOT NULL,
+        period_key TEXT NOT NULL,
+        period_start TEXT NOT NULL,
+        period_end TEXT,
+        amount INTEGER NOT NULL,
+        occurred_at TEXT NOT NULL,
+        flush_id TEXT
+      );
+      CREATE INDEX IF NOT EXISTS pending_events_flush_idx ON pending_events (flush_id);
     `);
+    // Objects created before the pipeline have a flushes table without claims.
+    const flushColumns = this.sql
+      .exec<{ name: string }>("SELECT name FROM pragma_table_info('flushes')")
+      .toArray();
+    if (!flushColumns.some((column) => column.name === "claims")) {
+      this.sql.exec("ALTER TABLE flushes ADD COLUMN claims TEXT");
+    }
   }
 
   /** The entitlement check: never changes a counter. */
@@ -272,7 +309,12 @@ export class EntitlementCounter extends DurableObject<Env> {
         entry.eventId,
         nowMs,
       );
-      this.addUnits(entryKeys[index] as WindowKey, entry.amount, entry.occurredAt);
+      const key = entryKeys[index] as WindowKey;
+      if (entry.usageEventId) {
+        this.addClaimedUnits(key, entry.usageEventId, entry.amount, entry.occurredAt);
+      } else {
+        this.addUnits(key, entry.amount, entry.occurredAt);
+      }
       recorded++;
     });
     if (recorded > 0) this.scheduleFlush();
@@ -431,10 +473,43 @@ export class EntitlementCounter extends DurableObject<Env> {
     );
   }
 
+  /**
+   * Counts units that belong to a usage_events row: in `used` now, and in
+   * `pending_events` until a flush claims the row in D1.
+   */
+  private addClaimedUnits(key: WindowKey, usageEventId: string, amount: number, at: string): void {
+    this.sql.exec(
+      `UPDATE counters
+         SET used = used + ?1,
+             last_event_at = max(coalesce(last_event_at, ''), ?2)
+       WHERE subscription_id = ?3 AND feature_key = ?4 AND period_key = ?5`,
+      amount,
+      at,
+      key.subscriptionId,
+      key.featureKey,
+      key.window.key,
+    );
+    this.sql.exec(
+      `INSERT INTO pending_events
+         (usage_event_id, subscription_id, feature_key, period_key, period_start, period_end, amount, occurred_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       ON CONFLICT DO NOTHING`,
+      usageEventId,
+      key.subscriptionId,
+      key.featureKey,
+      key.window.key,
+      key.window.start.toISOString(),
+      key.window.end?.toISOString() ?? null,
+      amount,
+      at,
+    );
+  }
+
   private hasPendingUnits(): boolean {
     return (
       this.sql.exec("SELECT 1 FROM counters WHERE unflushed > 0 LIMIT 1").toArray().length > 0 ||
-      this.sql.exec("SELECT 1 FROM flushes LIMIT 1").toArray().length > 0
+      this.sql.exec("SELECT 1 FROM flushes LIMIT 1").toArray().length > 0 ||
+      this.sql.exec("SELECT 1 FROM pending_events LIMIT 1").toArray().length > 0
     );
   }
 
@@ -465,13 +540,20 @@ export class EntitlementCounter extends DurableObject<Env> {
         this.claimUnflushed();
         const next = this.sql
           .exec<FlushRow>(
-            "SELECT id, deltas, attempts FROM flushes ORDER BY claimed_at, id LIMIT 1",
+            "SELECT id, deltas, claims, attempts FROM flushes ORDER BY claimed_at, id LIMIT 1",
           )
           .toArray()[0];
         if (!next) break;
         const deltas = JSON.parse(next.deltas) as UsageFlushWindowDelta[];
+        const claims = next.claims ? (JSON.parse(next.claims) as UsageFlushEventClaim[]) : [];
+        let claimed: string[];
         try {
-          await applyUsageFlush(this.env.DB, { id: next.id, tenantId, deltas });
+          ({ claimedEventIds: claimed } = await applyUsageFlushWithClaims(this.env.DB, {
+            id: next.id,
+            tenantId,
+            deltas,
+            claims,
+          }));
         } catch (error) {
           this.sql.exec(
             "UPDATE flushes SET attempts = attempts + 1, last_error = ? WHERE id = ?",
@@ -480,25 +562,95 @@ export class EntitlementCounter extends DurableObject<Env> {
           );
           throw error;
         }
+        // Synchronous from here: settle the claims, then drop the flush.
+        const claimedSet = new Set(claimed);
+        let eventUnits = 0;
+        for (const row of this.sql
+          .exec<PendingEventRow>("SELECT * FROM pending_events WHERE flush_id = ?", next.id)
+          .toArray()) {
+          if (claimedSet.has(row.usage_event_id)) {
+            eventUnits += row.amount;
+            continue;
+          }
+          // Not claimed: D1 did not count it, so neither may the counter.
+          this.sql.exec(
+            `UPDATE counters SET used = max(0, used - ?)
+              WHERE subscription_id = ? AND feature_key = ? AND period_key = ?`,
+            row.amount,
+            row.subscription_id,
+            row.feature_key,
+            row.period_key,
+          );
+        }
+        this.sql.exec("DELETE FROM pending_events WHERE flush_id = ?", next.id);
         this.sql.exec("DELETE FROM flushes WHERE id = ?", next.id);
         flushes++;
-        units += deltas.reduce((sum, delta) => sum + delta.amount, 0);
+        units += deltas.reduce((sum, delta) => sum + delta.amount, 0) + eventUnits;
       }
     }
     const pending = this.sql
       .exec<{ pending: number | null }>("SELECT sum(unflushed) AS pending FROM counters")
       .one().pending;
-    return { flushes, units, pendingUnits: pending ?? 0 };
+    const pendingEvents = this.sql
+      .exec<{ pending: number | null }>(
+        "SELECT sum(amount) AS pending FROM pending_events WHERE flush_id IS NULL",
+      )
+      .one().pending;
+    return { flushes, units, pendingUnits: (pending ?? 0) + (pendingEvents ?? 0) };
   }
 
   /**
-   * Moves unflushed units into a new flush row (synchronously, so no unit is
-   * both unflushed and claimed). Does nothing while an older flush is still
-   * waiting: flushes apply in order.
+   * Moves unflushed units, and event rows not yet in a flush, into a new
+   * flush row (synchronously, so no unit is both waiting and claimed). Does
+   * nothing while an older flush is still waiting: flushes apply in order.
    */
   private claimUnflushed(): void {
     if (this.sql.exec("SELECT 1 FROM flushes LIMIT 1").toArray().length > 0) return;
-    const rows = this.sql
+    const windows = new Map<string, UsageFlushWindowDelta>();
+    const windowOf = (row: {
+      subscription_id: string;
+      feature_key: string;
+      period_key: string;
+      period_start: string;
+      period_end: string | null;
+    }) => {
+      const id = `${row.subscription_id}\u0000${row.feature_key}\u0000${row.period_key}`;
+      let delta = windows.get(id);
+      if (!delta && windows.size < FLUSH_MAX_WINDOWS) {
+        delta = {
+          subscriptionId: row.subscription_id,
+          featureLookupKey: row.feature_key,
+          periodKey: row.period_key,
+          periodStart: row.period_start,
+          periodEnd: row.period_end,
+          amount: 0,
+          lastEventAt: "",
+        };
+        windows.set(id, delta);
+      }
+      return delta;
+    };
+
+    const claims: UsageFlushEventClaim[] = [];
+    const events = this.sql
+      .exec<PendingEventRow>(
+        "SELECT * FROM pending_events WHERE flush_id IS NULL ORDER BY rowid LIMIT ?",
+        FLUSH_MAX_EVENTS,
+      )
+      .toArray();
+    for (const event of events) {
+      const delta = windowOf(event);
+      if (!delta) continue;
+      claims.push({
+        id: event.usage_event_id,
+        subscriptionId: event.subscription_id,
+        featureLookupKey: event.feature_key,
+        periodKey: event.period_key,
+      });
+      if (event.occurred_at > delta.lastEventAt) delta.lastEventAt = event.occurred_at;
+    }
+
+    const direct = this.sql
       .exec<{
         subscription_id: string;
         feature_key: string;
@@ -510,32 +662,45 @@ export class EntitlementCounter extends DurableObject<Env> {
       }>(
         `SELECT subscription_id, feature_key, period_key, period_start, period_end, unflushed, last_event_at
            FROM counters WHERE unflushed > 0 LIMIT ?`,
-        FLUSH_MAX_WINDOWS,
+        FLUSH_MAX_WINDOWS * 2,
       )
       .toArray();
-    if (rows.length === 0) return;
-    const deltas: UsageFlushWindowDelta[] = rows.map((row) => ({
-      subscriptionId: row.subscription_id,
-      featureLookupKey: row.feature_key,
-      periodKey: row.period_key,
-      periodStart: row.period_start,
-      periodEnd: row.period_end,
-      amount: row.unflushed,
-      lastEventAt: row.last_event_at ?? new Date().toISOString(),
-    }));
+    const directTaken: typeof direct = [];
+    for (const row of direct) {
+      const delta = windowOf(row);
+      if (!delta) continue;
+      delta.amount += row.unflushed;
+      const at = row.last_event_at ?? new Date().toISOString();
+      if (at > delta.lastEventAt) delta.lastEventAt = at;
+      directTaken.push(row);
+    }
+    if (windows.size === 0) return;
+    for (const delta of windows.values()) {
+      if (!delta.lastEventAt) delta.lastEventAt = new Date().toISOString();
+    }
+
+    const flushId = crypto.randomUUID();
     this.sql.exec(
-      "INSERT INTO flushes (id, deltas, claimed_at) VALUES (?, ?, ?)",
-      crypto.randomUUID(),
-      JSON.stringify(deltas),
+      "INSERT INTO flushes (id, deltas, claims, claimed_at) VALUES (?, ?, ?, ?)",
+      flushId,
+      JSON.stringify([...windows.values()]),
+      claims.length > 0 ? JSON.stringify(claims) : null,
       Date.now(),
     );
-    for (const row of rows) {
+    for (const row of directTaken) {
       this.sql.exec(
         "UPDATE counters SET unflushed = unflushed - ? WHERE subscription_id = ? AND feature_key = ? AND period_key = ?",
         row.unflushed,
         row.subscription_id,
         row.feature_key,
         row.period_key,
+      );
+    }
+    for (const claim of claims) {
+      this.sql.exec(
+        "UPDATE pending_events SET flush_id = ? WHERE usage_event_id = ?",
+        flushId,
+        claim.id,
       );
     }
   }

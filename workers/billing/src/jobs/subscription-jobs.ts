@@ -1,13 +1,13 @@
-import { database } from "../db/client.ts";
 import {
-  activateAfterTrial,
-  dueCancellations,
-  dueTrials,
-  elapsedPeriods,
-  endAtPeriodEnd,
-  rollPeriod,
-} from "../db/subscriptions.ts";
-import { subscriptionPeriodAt } from "../domain/billing-period.ts";
+  dueTrialsIn,
+  periodsToClose,
+  type TenantScope,
+  unbilledCancellations,
+} from "../db/billing-cycle.ts";
+import { database } from "../db/client.ts";
+import { activateAfterTrial, endAtPeriodEnd, rollPeriod } from "../db/subscriptions.ts";
+import { subscriptionPeriodAt, timelineOf } from "../domain/billing-period.ts";
+import type { BillingCycle } from "../services/billing-cycle.ts";
 import { refreshEntitlementCounter } from "../services/subscriptions.ts";
 
 const BATCH = 100;
@@ -17,35 +17,57 @@ export interface SubscriptionJobReport {
   activated: number;
   ended: number;
   rolled: number;
+  /** Periods closed by the billing cycle (invoiced and finalized). */
+  closed: number;
+  /** Subscriptions left where they were because closing their period failed (retried next run). */
+  closeFailures: number;
+}
+
+export interface SubscriptionJobOptions {
+  /** Closes each ended period before the subscription leaves it; without it periods move on unbilled. */
+  billing?: BillingCycle;
+  /** Only these tenants (tests that drive their own clock); the Cron Trigger passes none. */
+  tenantIds?: TenantScope;
 }
 
 /**
  * The scheduled subscription transitions (Cron Trigger, every minute), each
  * a conditional update so overlapping runs and retries are harmless:
  * - TRIALING whose trial has ended -> ACTIVE, current period = the first
- *   billable period (or the one containing `now` if the job ran late);
- * - cancel-at-period-end subscriptions whose period has ended -> CANCELLED;
- * - ACTIVE and PAST_DUE subscriptions whose period has ended move to the
- *   period containing `now` (anchored on the first billable start).
+ *   billable period (or the one containing `now` if the job ran late); the
+ *   trial itself is never invoiced;
+ * - ACTIVE and PAST_DUE subscriptions whose period has ended: the billing
+ *   cycle closes the period (invoice from that period's usage, finalized),
+ *   then the subscription moves to the NEXT period (one period per step, so
+ *   a job that ran late still bills every period it missed), or ends there
+ *   when it was set to cancel at period end. A subscription whose close
+ *   failed stays in its period and is tried again by the next run;
+ * - trialing or paused cancel-at-period-end subscriptions end unbilled;
+ * - then the billing cycle settles: final invoices of subscriptions that
+ *   ended mid-period, payment attempts, retries and write-offs.
  * The counter objects of touched tenants are told to re-read.
  */
-export async function runSubscriptionJobs(env: Env, now: Date): Promise<SubscriptionJobReport> {
+export async function runSubscriptionJobs(
+  env: Env,
+  now: Date,
+  options: SubscriptionJobOptions = {},
+): Promise<SubscriptionJobReport> {
   const db = database(env.DB);
   const at = now.toISOString();
+  const scope = options.tenantIds ?? options.billing?.tenantScope;
   const touched = new Set<string>();
-  const report: SubscriptionJobReport = { activated: 0, ended: 0, rolled: 0 };
+  const report: SubscriptionJobReport = {
+    activated: 0,
+    ended: 0,
+    rolled: 0,
+    closed: 0,
+    closeFailures: 0,
+  };
 
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const trials = await dueTrials(db, at, BATCH);
-    for (const { subscription, interval } of trials) {
-      const period = subscriptionPeriodAt(
-        {
-          startedAt: new Date(subscription.startedAt),
-          trialEndsAt: subscription.trialEndsAt ? new Date(subscription.trialEndsAt) : null,
-          interval,
-        },
-        now,
-      );
+    const trials = await dueTrialsIn(db, at, scope, BATCH);
+    for (const { subscription, price } of trials) {
+      const period = subscriptionPeriodAt(timelineOf(subscription, price.interval), now);
       const changed = await activateAfterTrial(
         db,
         subscription.id,
@@ -60,8 +82,66 @@ export async function runSubscriptionJobs(env: Env, now: Date): Promise<Subscrip
     if (trials.length < BATCH) break;
   }
 
+  const stuck = new Set<string>();
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const due = await dueCancellations(db, at, BATCH);
+    const due = (await periodsToClose(db, at, scope, BATCH)).filter(
+      (found) => !stuck.has(found.subscription.id),
+    );
+    if (due.length === 0) break;
+    for (const found of due) {
+      const { subscription, price } = found;
+      if (options.billing) {
+        try {
+          await options.billing.closePeriod(found, now);
+          report.closed++;
+        } catch (error) {
+          stuck.add(subscription.id);
+          report.closeFailures++;
+          console.error(
+            JSON.stringify({
+              level: "error",
+              msg: "closing a billing period failed; the subscription stays in it until the next run",
+              subscriptionId: subscription.id,
+              error: String(error),
+            }),
+          );
+          continue;
+        }
+      }
+      if (subscription.cancelAtPeriodEnd) {
+        const changed = await endAtPeriodEnd(
+          db,
+          subscription.id,
+          subscription.currentPeriodEnd,
+          at,
+        );
+        if (changed) {
+          report.ended++;
+          touched.add(changed.tenantId);
+        }
+        continue;
+      }
+      // The period that starts where the closed one ends (counted from the cycle origin).
+      const next = subscriptionPeriodAt(
+        timelineOf(subscription, price.interval),
+        new Date(subscription.currentPeriodEnd),
+      );
+      const changed = await rollPeriod(
+        db,
+        subscription.id,
+        subscription.currentPeriodEnd,
+        { start: next.start.toISOString(), end: next.end.toISOString() },
+        at,
+      );
+      if (changed) {
+        report.rolled++;
+        touched.add(subscription.tenantId);
+      }
+    }
+  }
+
+  for (let round = 0; round < MAX_ROUNDS; round++) {
+    const due = await unbilledCancellations(db, at, scope, BATCH);
     for (const subscription of due) {
       const changed = await endAtPeriodEnd(db, subscription.id, subscription.currentPeriodEnd, at);
       if (changed) {
@@ -72,30 +152,9 @@ export async function runSubscriptionJobs(env: Env, now: Date): Promise<Subscrip
     if (due.length < BATCH) break;
   }
 
-  for (let round = 0; round < MAX_ROUNDS; round++) {
-    const elapsed = await elapsedPeriods(db, at, BATCH);
-    for (const { subscription, interval } of elapsed) {
-      const period = subscriptionPeriodAt(
-        {
-          startedAt: new Date(subscription.startedAt),
-          trialEndsAt: subscription.trialEndsAt ? new Date(subscription.trialEndsAt) : null,
-          interval,
-        },
-        now,
-      );
-      const changed = await rollPeriod(
-        db,
-        subscription.id,
-        subscription.currentPeriodEnd,
-        { start: period.start.toISOString(), end: period.end.toISOString() },
-        at,
-      );
-      if (changed) {
-        report.rolled++;
-        touched.add(subscription.tenantId);
-      }
-    }
-    if (elapsed.length < BATCH) break;
+  if (options.billing) {
+    const settled = await options.billing.settle(now);
+    for (const tenantId of settled.touchedTenants) touched.add(tenantId);
   }
 
   await Promise.all(

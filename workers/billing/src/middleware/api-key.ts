@@ -37,7 +37,17 @@ export function authenticateApiKey() {
     if (found.tenantStatus !== "ACTIVE") {
       throw new ApiError(403, `Tenant is ${found.tenantStatus.toLowerCase()}`);
     }
-    await touchApiKey(db, found.key.id, now);
+    // lastUsedAt is bookkeeping, updated asynchronously (as the contract says):
+    // the request does not wait for the write, and its failure is only logged.
+    c.executionCtx.waitUntil(
+      touchApiKey(db, found.key.id, now).then(
+        () => undefined,
+        (error: unknown) =>
+          console.error(
+            JSON.stringify({ level: "warn", msg: "api key touch failed", error: String(error) }),
+          ),
+      ),
+    );
     c.set("apiKey", found.key);
     await next();
   });

@@ -15,7 +15,11 @@ import {
   type SubscriptionWithPlan,
   subscribeStatements,
 } from "../db/subscriptions.ts";
-import { initialSubscriptionPeriods } from "../domain/billing-period.ts";
+import {
+  initialSubscriptionPeriods,
+  planChangeCycleOrigin,
+  timelineOf,
+} from "../domain/billing-period.ts";
 import { buildEntitlementSnapshots } from "../domain/entitlement-snapshot.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
 import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
@@ -40,16 +44,21 @@ export class SubscriptionService {
   /**
    * Subscribes the tenant. With a current subscription this is a plan
    * change: the old one is CANCELLED (and kept), the new one starts with
-   * fresh snapshots of the target plan's entitlements as they are now.
+   * fresh snapshots of the target plan's entitlements as they are now. A
+   * change at the same interval keeps the billing cycle (rule in
+   * planChangeCycleOrigin): the new subscription's first period runs to the
+   * old period's end, where it is billed its prorated base fee, while the
+   * old one's final invoice credits its unused part.
    */
   async subscribe(
     context: TenantContext,
     input: { planId: string; priceId: string; trialDays?: number | undefined },
   ) {
-    const [plan, price, entitlements] = await Promise.all([
+    const [plan, price, entitlements, replaced] = await Promise.all([
       findPlanById(this.db, input.planId),
       findPlanPrice(this.db, input.planId, input.priceId),
       listPlanEntitlements(this.db, input.planId),
+      findCurrentSubscription(this.db, context.tenant.id),
     ]);
     if (!plan) throw new ApiError(404, `Plan with ID "${input.planId}" not found`);
     if (plan.status !== "ACTIVE") {
@@ -66,7 +75,21 @@ export class SubscriptionService {
     );
     const startedAt = new Date();
     const now = startedAt.toISOString();
-    const periods = initialSubscriptionPeriods(startedAt, price.interval, input.trialDays);
+    const cycleOrigin = planChangeCycleOrigin(
+      replaced
+        ? {
+            status: replaced.subscription.status,
+            timeline: timelineOf(replaced.subscription, replaced.price.interval),
+          }
+        : null,
+      { interval: price.interval, trialDays: input.trialDays, at: startedAt },
+    );
+    const periods = initialSubscriptionPeriods(
+      startedAt,
+      price.interval,
+      input.trialDays,
+      cycleOrigin,
+    );
     const id = crypto.randomUUID();
     try {
       await this.db.batch(
@@ -82,12 +105,14 @@ export class SubscriptionService {
             currentPeriodStart: periods.currentPeriodStart.toISOString(),
             currentPeriodEnd: periods.currentPeriodEnd.toISOString(),
             billingAnchor: periods.billingAnchor,
+            billingCycleOrigin: periods.billingCycleOrigin.toISOString(),
             trialEndsAt: periods.trialEndsAt?.toISOString() ?? null,
             createdAt: now,
             updatedAt: now,
           },
           snapshots,
           now,
+          replaced?.subscription.id ?? null,
         ),
       );
     } catch (error) {

@@ -1,11 +1,13 @@
-import type { deadLetterStages } from "@edge-platform/shared/db/schema/usage";
+import type { DeadLetterStage } from "@edge-platform/shared/db/schema/usage";
+import { deadLetterIdFor, USAGE_QUEUES } from "@edge-platform/shared/queues/usage";
 
-export type DeadLetterStage = (typeof deadLetterStages)[number];
+export type { DeadLetterStage };
 
 /** Which pipeline stage a dead-letter queue collects the failures of. */
 const STAGE_BY_DEAD_LETTER_QUEUE: Record<string, DeadLetterStage> = {
-  "usage-raw-dlq": "VALIDATION",
-  "usage-validated-dlq": "AGGREGATION",
+  [USAGE_QUEUES.rawDeadLetters]: "VALIDATION",
+  [USAGE_QUEUES.validatedDeadLetters]: "AGGREGATION",
+  [USAGE_QUEUES.duplicatesDeadLetters]: "MONITORING",
 };
 
 export function stageForDeadLetterQueue(queue: string): DeadLetterStage {
@@ -20,6 +22,7 @@ export interface DeadLetterRecord {
   failureStage: DeadLetterStage;
   failureReason: string;
   originalPayload: unknown;
+  errorDetails: string | null;
   retryCount: number;
 }
 
@@ -29,23 +32,30 @@ function stringField(body: unknown, field: string): string | null {
   return typeof value === "string" && value.length > 0 ? value : null;
 }
 
+/** The dead letter an administrator retried, when the message is such a retry. */
+export function retriedDeadLetter(body: unknown): string | null {
+  return stringField(body, "retryOf");
+}
+
 /**
- * Describes a message that exhausted its retries. The queue message id is
- * the row id, so a redelivered dead letter is stored once.
+ * Describes a message that exhausted its retries. The row id is derived
+ * from the queue and the message id, so a redelivered dead letter is stored
+ * once.
  */
-export function deadLetterFromMessage(
+export async function deadLetterFromMessage(
   queue: string,
   message: { id: string; body: unknown; attempts: number },
-): DeadLetterRecord {
+): Promise<DeadLetterRecord> {
   const stage = stageForDeadLetterQueue(queue);
   return {
-    id: message.id,
+    id: await deadLetterIdFor(`${queue}:${message.id}`),
     sourceEventId: stringField(message.body, "eventId"),
     tenantId: stringField(message.body, "tenantId"),
     topic: queue.replace(/-dlq$/, ""),
     failureStage: stage,
-    failureReason: `retries exhausted at the ${stage.toLowerCase()} stage`,
+    failureReason: `Retries exhausted at the ${stage.toLowerCase()} stage`,
     originalPayload: message.body ?? null,
+    errorDetails: `moved to ${queue} after the source queue's max_retries`,
     retryCount: message.attempts,
   };
 }

@@ -1,0 +1,263 @@
+/**
+ * Usage pipeline benchmark: `node --experimental-strip-types bench/usage.ts`
+ * (or `npm run bench usage`).
+ *
+ * 1. Starts the local stack (scripts/dev.ts via startStack, log level warn):
+ *    billing and usage-consumer in one wrangler dev process, real D1,
+ *    queues and Durable Objects.
+ * 2. Registers BENCH_CLIENTS tenants on the demo Pro plan, each with its
+ *    own API key (one client per tenant).
+ * 3. Trivial route: autocannon GET /health for BENCH_SECONDS, as the
+ *    machine's baseline in this run.
+ * 4. Ingestion throughput: each client posts 1000-event batches (fresh
+ *    eventIds) back to back for BENCH_SECONDS; events accepted per second,
+ *    request p50/p99, and the ratio of batch requests per second to the
+ *    trivial route's. Then the pipeline is drained and checked exactly: the
+ *    tenants' aggregates must equal the accepted amounts.
+ * 5. End-to-end latency at BENCH_RATE events/s (default 1000) for
+ *    BENCH_LATENCY_SECONDS (default 30): a batch of rate/10 events every
+ *    100 ms; afterwards a sample of events (every 10th) is read back and its
+ *    latency is the server's aggregatedAt minus the moment the client got
+ *    the 202 (same machine, same clock). p50/p99/max, with the split into
+ *    202 -> VALIDATED and VALIDATED -> AGGREGATED.
+ *
+ * Environment: BENCH_SECONDS (default 10), BENCH_CLIENTS (default 4),
+ * BENCH_RATE (default 1000), BENCH_LATENCY_SECONDS (default 30).
+ */
+import { createRequire } from "node:module";
+import { performance } from "node:perf_hooks";
+import { DEMO_PLANS } from "../scripts/demo-catalog.ts";
+import { startStack } from "../scripts/lib/stack.ts";
+
+type Autocannon = (options: { url: string; connections: number; duration: number }) => Promise<{
+  requests: { total: number };
+  latency: { p50: number; p99: number };
+  non2xx: number;
+  errors: number;
+}>;
+const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 4);
+const RATE = Number(process.env.BENCH_RATE ?? 1000);
+const LATENCY_SECONDS = Number(process.env.BENCH_LATENCY_SECONDS ?? 30);
+const BATCH = 1000;
+const TARGETS = { eventsPerSecond: 5000, p99Ms: 2000 };
+
+function log(line: string): void {
+  process.stderr.write(`[bench:usage] ${line}\n`);
+}
+
+function quantile(values: number[], q: number): number {
+  if (values.length === 0) return Number.NaN;
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
+}
+
+/** Setup responses are read field by field. */
+// biome-ignore lint/suspicious/noExplicitAny: JSON bodies of the API
+type Json = any;
+
+async function send(
+  base: string,
+  path: string,
+  options: { body?: unknown; token?: string; tenant?: string } = {},
+): Promise<Json> {
+  const headers: Record<string, string> = {};
+  if (options.body !== undefined) headers["content-type"] = "application/json";
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.tenant) headers["x-tenant-id"] = options.tenant;
+  const response = await fetch(`${base}/api/v1${path}`, {
+    method: options.body === undefined ? "GET" : "POST",
+    headers,
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  const body = await response.json();
+  if (response.status >= 300)
+    throw new Error(`${path} answered ${response.status}: ${JSON.stringify(body)}`);
+  return body;
+}
+
+function events(count: number, amount: (i: number) => number = () => 1) {
+  const timestamp = new Date().toISOString();
+  return Array.from({ length: count }, (_, i) => ({
+    eventId: crypto.randomUUID(),
+    feature: "api_calls",
+    amount: amount(i),
+    timestamp,
+  }));
+}
+
+async function postBatch(base: string, key: string, batch: unknown[]) {
+  const started = performance.now();
+  const response = await fetch(`${base}/api/v1/usage/events`, {
+    method: "POST",
+    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
+    body: JSON.stringify({ events: batch }),
+  });
+  const body = (await response.json()) as { accepted?: number };
+  return { status: response.status, accepted: body.accepted ?? 0, ms: performance.now() - started };
+}
+
+async function aggregatedUnits(base: string, key: string): Promise<number> {
+  const rows = (await send(base, "/usage/aggregates?feature=api_calls", { token: key })).data as {
+    amount: number;
+  }[];
+  return rows.reduce((sum, row) => sum + row.amount, 0);
+}
+
+async function main(): Promise<void> {
+  log("starting the local stack");
+  const stack = await startStack({ logLevel: "warn" });
+  try {
+    const base = stack.billingUrl;
+    const pro = DEMO_PLANS.find((plan) => plan.slug === "pro");
+    const price = pro?.prices.find((p) => p.interval === "MONTHLY");
+    if (!pro || !price) throw new Error("demo Pro plan missing");
+    const run = Date.now().toString(36);
+    const keys: string[] = [];
+    for (let i = 0; i < CLIENTS; i++) {
+      const owner = await send(base, "/auth/register", {
+        body: {
+          email: `usage-bench-${run}-${i}@example.com`,
+          password: "BenchPassw0rd",
+          firstName: "Bench",
+          lastName: "Usage",
+          tenantName: `Usage bench ${run} ${i}`,
+        },
+      });
+      await send(base, "/subscriptions", {
+        token: owner.accessToken,
+        tenant: owner.tenant.id,
+        body: { planId: pro.id, priceId: price.id },
+      });
+      keys.push(
+        (
+          await send(base, "/api-keys", {
+            token: owner.accessToken,
+            tenant: owner.tenant.id,
+            body: { name: "bench" },
+          })
+        ).key,
+      );
+    }
+
+    log("warm-up");
+    await autocannon({ url: `${base}/health`, connections: 20, duration: 2 });
+    for (const key of keys) await postBatch(base, key, events(BATCH));
+
+    log(`trivial route: autocannon GET /health, 20 connections, ${SECONDS} s`);
+    const health = await autocannon({ url: `${base}/health`, connections: 20, duration: SECONDS });
+    const healthRps = health.requests.total / SECONDS;
+
+    const before = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
+    log(`ingestion: ${CLIENTS} clients posting ${BATCH}-event batches for ${SECONDS} s`);
+    const latencies: number[] = [];
+    const acceptedPerClient = keys.map(() => 0);
+    const unitsPerClient = keys.map(() => 0);
+    let failures = 0;
+    const ingestStart = performance.now();
+    const deadline = ingestStart + SECONDS * 1000;
+    await Promise.all(
+      keys.map(async (key, client) => {
+        while (performance.now() < deadline) {
+          const batch = events(BATCH, (i) => (i % 3) + 1);
+          const result = await postBatch(base, key, batch);
+          latencies.push(result.ms);
+          if (result.status === 202) {
+            acceptedPerClient[client] = (acceptedPerClient[client] ?? 0) + result.accepted;
+            unitsPerClient[client] =
+              (unitsPerClient[client] ?? 0) + batch.reduce((s, e) => s + e.amount, 0);
+          } else failures++;
+        }
+      }),
+    );
+    const ingestSeconds = (performance.now() - ingestStart) / 1000;
+    const accepted = acceptedPerClient.reduce((a, b) => a + b, 0);
+    const eventsPerSecond = accepted / ingestSeconds;
+    const batchRps = latencies.length / ingestSeconds;
+
+    log("draining the pipeline");
+    const drainStart = performance.now();
+    let exact = false;
+    while (performance.now() - drainStart < 300_000) {
+      const now = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
+      exact = now.every((units, i) => units - (before[i] ?? 0) === unitsPerClient[i]);
+      if (exact) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const drainSeconds = (performance.now() - drainStart) / 1000;
+    const pipelineRate = accepted / (ingestSeconds + drainSeconds);
+
+    log(`latency: ${RATE} events/s for ${LATENCY_SECONDS} s`);
+    const perTick = Math.max(1, Math.round(RATE / 10));
+    const samples: { eventId: string; key: string; acceptedAt: number }[] = [];
+    const sends: Promise<void>[] = [];
+    const latencyStart = Date.now();
+    let late = 0;
+    for (let tick = 0; tick < LATENCY_SECONDS * 10; tick++) {
+      const due = latencyStart + tick * 100;
+      const wait = due - Date.now();
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
+      else if (wait < -50) late++;
+      const key = keys[tick % keys.length] as string;
+      const batch = events(perTick);
+      sends.push(
+        postBatch(base, key, batch).then((result) => {
+          const acceptedAt = Date.now();
+          if (result.status !== 202) {
+            failures++;
+            return;
+          }
+          batch.forEach((e, i) => {
+            if (i % 10 === 0) samples.push({ eventId: e.eventId, key, acceptedAt });
+          });
+        }),
+      );
+    }
+    await Promise.all(sends);
+    const offered = (perTick * LATENCY_SECONDS * 10) / ((Date.now() - latencyStart) / 1000);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    const endToEnd: number[] = [];
+    const toValidated: number[] = [];
+    let notAggregated = 0;
+    for (let start = 0; start < samples.length; start += 20) {
+      await Promise.all(
+        samples.slice(start, start + 20).map(async (sample) => {
+          const view = await send(base, `/usage/events/${sample.eventId}`, { token: sample.key });
+          if (view.status !== "AGGREGATED") {
+            notAggregated++;
+            return;
+          }
+          endToEnd.push(Date.parse(view.aggregatedAt) - sample.acceptedAt);
+          toValidated.push(Date.parse(view.validatedAt) - sample.acceptedAt);
+        }),
+      );
+    }
+
+    const ms = (value: number) => `${value.toFixed(0)} ms`;
+    process.stdout.write(
+      `\nUsage pipeline benchmark (${process.arch}, Node ${process.version}; one stack, one run)\n\n` +
+        `trivial route   GET /health: ${healthRps.toFixed(0)} req/s (p50 ${health.latency.p50} ms, p99 ${health.latency.p99} ms, 20 connections)\n` +
+        `ingestion       ${CLIENTS} clients x ${BATCH}-event batches, ${ingestSeconds.toFixed(1)} s: ${accepted} events accepted, ${failures} failed requests\n` +
+        `                ${eventsPerSecond.toFixed(0)} events/s accepted (target >= ${TARGETS.eventsPerSecond}: ${eventsPerSecond >= TARGETS.eventsPerSecond ? "met" : "NOT met"})\n` +
+        `                ${batchRps.toFixed(1)} batch requests/s = ${(batchRps / healthRps).toFixed(4)} x trivial route req/s; ${(eventsPerSecond / healthRps).toFixed(2)} events per trivial request\n` +
+        `                request p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}\n` +
+        `drain           pipeline caught up ${drainSeconds.toFixed(1)} s after the last batch; aggregates ${exact ? "exactly equal" : "DO NOT equal"} the accepted units; pipeline ~${pipelineRate.toFixed(0)} events/s end to end\n` +
+        `latency         offered ${offered.toFixed(0)} events/s for ${LATENCY_SECONDS} s (${late} ticks late), ${endToEnd.length} sampled events (${notAggregated} not aggregated 3 s after the run)\n` +
+        `                202 -> AGGREGATED p50 ${ms(quantile(endToEnd, 0.5))}, p99 ${ms(quantile(endToEnd, 0.99))}, max ${ms(Math.max(...endToEnd))} (target p99 < ${TARGETS.p99Ms} ms: ${quantile(endToEnd, 0.99) < TARGETS.p99Ms ? "met" : "NOT met"})\n` +
+        `                202 -> VALIDATED  p50 ${ms(quantile(toValidated, 0.5))}, p99 ${ms(quantile(toValidated, 0.99))}\n`,
+    );
+    if (!exact || notAggregated > 0) process.exitCode = 1;
+  } finally {
+    log("stopping the stack");
+    await stack.stop();
+  }
+}
+
+main().catch((error: unknown) => {
+  process.stderr.write(
+    `[bench:usage] failed: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+  );
+  process.exitCode = 1;
+});

@@ -1,0 +1,219 @@
+import { sql } from "drizzle-orm";
+import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import { tenants } from "./identity.ts";
+import { subscriptions } from "./subscriptions.ts";
+
+// The money side: invoices and their lines, the append-only ledger, payment
+// attempts and provider webhooks. Amounts are integer cents; unit prices are
+// integer micro-cents (1 cent = 100 micro-cents). Times are ISO-8601 UTC text.
+
+const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
+
+export const invoiceStatuses = ["DRAFT", "OPEN", "PAID", "VOID", "UNCOLLECTIBLE"] as const;
+export type InvoiceStatus = (typeof invoiceStatuses)[number];
+
+/**
+ * PERIOD: a closed (or, by manual generate, the current) billing period.
+ * PRORATION: the final invoice of a subscription that ended inside a
+ * billable period (plan change or immediate cancel).
+ */
+export const invoiceKinds = ["PERIOD", "PRORATION"] as const;
+export type InvoiceKind = (typeof invoiceKinds)[number];
+
+export const lineItemKinds = ["BASE", "PRORATION_CREDIT", "USAGE"] as const;
+export type LineItemKind = (typeof lineItemKinds)[number];
+
+export const ledgerEntryTypes = ["CHARGE", "PAYMENT", "CREDIT", "REFUND", "ADJUSTMENT"] as const;
+export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
+
+export const paymentAttemptStatuses = [
+  "PENDING",
+  "SUCCEEDED",
+  "FAILED",
+  "CANCELLED",
+  "REQUIRES_ACTION",
+] as const;
+export type PaymentAttemptStatus = (typeof paymentAttemptStatuses)[number];
+
+export const webhookEventStatuses = [
+  "PENDING",
+  "PROCESSING",
+  "PROCESSED",
+  "FAILED",
+  "SKIPPED",
+] as const;
+export type WebhookEventStatus = (typeof webhookEventStatuses)[number];
+
+/**
+ * One invoice per (subscription, period start, kind): the unique index is
+ * what makes generation idempotent, for the billing cycle and for
+ * `POST /invoices/generate` alike.
+ */
+export const invoices = sqliteTable(
+  "invoices",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "restrict" }),
+    subscriptionId: text("subscription_id")
+      .notNull()
+      .references(() => subscriptions.id, { onDelete: "restrict" }),
+    kind: text("kind", { enum: invoiceKinds }).notNull(),
+    /** `INV-<UTC year>-<6 digits>`, assigned at finalize from a gap-free per-year sequence. */
+    invoiceNumber: text("invoice_number").unique("invoices_number_unique"),
+    status: text("status", { enum: invoiceStatuses }).notNull().default("DRAFT"),
+    currency: text("currency").notNull(),
+    subtotal: integer("subtotal").notNull().default(0),
+    total: integer("total").notNull().default(0),
+    periodStart: text("period_start").notNull(),
+    /** Exclusive; for a PRORATION invoice, when the subscription ended. */
+    periodEnd: text("period_end").notNull(),
+    dueDate: text("due_date"),
+    finalizedAt: text("finalized_at"),
+    paidAt: text("paid_at"),
+    voidedAt: text("voided_at"),
+    uncollectibleAt: text("uncollectible_at"),
+    /** When the last scheduled payment retry failed: the grace period runs from here. */
+    dunningExhaustedAt: text("dunning_exhausted_at"),
+    notes: text("notes"),
+    createdAt: text("created_at").notNull().default(now),
+    updatedAt: text("updated_at").notNull().default(now),
+  },
+  (table) => [
+    uniqueIndex("invoices_subscription_period_kind_unique").on(
+      table.subscriptionId,
+      table.periodStart,
+      table.kind,
+    ),
+    index("invoices_tenant_created_idx").on(table.tenantId, table.createdAt),
+    index("invoices_status_idx").on(table.status),
+    check("invoices_total_non_negative", sql`total >= 0 AND subtotal >= 0`),
+  ],
+);
+
+export const invoiceLineItems = sqliteTable(
+  "invoice_line_items",
+  {
+    id: text("id").primaryKey(),
+    invoiceId: text("invoice_id")
+      .notNull()
+      .references(() => invoices.id, { onDelete: "cascade" }),
+    kind: text("kind", { enum: lineItemKinds }).notNull(),
+    description: text("description").notNull(),
+    featureLookupKey: text("feature_lookup_key"),
+    /** The usage window (usage_aggregates.period_key) a USAGE line bills. */
+    usageWindowKey: text("usage_window_key"),
+    quantity: integer("quantity").notNull(),
+    unitPriceMicroCents: integer("unit_price_micro_cents").notNull(),
+    /** Cents; negative for a credit. */
+    amount: integer("amount").notNull(),
+    sortOrder: integer("sort_order").notNull().default(0),
+    createdAt: text("created_at").notNull().default(now),
+  },
+  (table) => [
+    index("invoice_line_items_invoice_idx").on(table.invoiceId, table.sortOrder),
+    index("invoice_line_items_usage_idx").on(table.featureLookupKey, table.usageWindowKey),
+  ],
+);
+
+/** The per-year counter behind invoice numbers (global across tenants, UTC years). */
+export const invoiceSequences = sqliteTable("invoice_sequences", {
+  year: integer("year").primaryKey(),
+  lastValue: integer("last_value").notNull().default(0),
+});
+
+/**
+ * Append-only (triggers in the migration refuse UPDATE and DELETE). An
+ * invoice gets at most one CHARGE, one PAYMENT and one CREDIT: the partial
+ * unique index is the last line of defence against a double charge.
+ */
+export const ledgerEntries = sqliteTable(
+  "ledger_entries",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "restrict" }),
+    invoiceId: text("invoice_id").references(() => invoices.id, { onDelete: "restrict" }),
+    type: text("type", { enum: ledgerEntryTypes }).notNull(),
+    description: text("description").notNull(),
+    debit: integer("debit").notNull().default(0),
+    credit: integer("credit").notNull().default(0),
+    currency: text("currency").notNull(),
+    externalReference: text("external_reference"),
+    createdAt: text("created_at").notNull().default(now),
+  },
+  (table) => [
+    uniqueIndex("ledger_entries_invoice_type_once")
+      .on(table.invoiceId, table.type)
+      .where(sql`type IN ('CHARGE', 'PAYMENT', 'CREDIT')`),
+    uniqueIndex("ledger_entries_refund_reference_unique")
+      .on(table.externalReference)
+      .where(sql`type = 'REFUND'`),
+    index("ledger_entries_tenant_currency_idx").on(table.tenantId, table.currency, table.createdAt),
+    index("ledger_entries_tenant_type_idx").on(table.tenantId, table.type),
+    check(
+      "ledger_entries_one_sided",
+      sql`debit >= 0 AND credit >= 0 AND (debit = 0 OR credit = 0)`,
+    ),
+  ],
+);
+
+export const paymentAttempts = sqliteTable(
+  "payment_attempts",
+  {
+    id: text("id").primaryKey(),
+    invoiceId: text("invoice_id")
+      .notNull()
+      .references(() => invoices.id, { onDelete: "restrict" }),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "restrict" }),
+    provider: text("provider").notNull(),
+    /** Null until the provider has answered. */
+    providerPaymentId: text("provider_payment_id").unique("payment_attempts_provider_id_unique"),
+    status: text("status", { enum: paymentAttemptStatuses }).notNull().default("PENDING"),
+    amount: integer("amount").notNull(),
+    currency: text("currency").notNull(),
+    failureReason: text("failure_reason"),
+    providerResponse: text("provider_response", { mode: "json" }).$type<unknown>(),
+    /** 1 for the first attempt on an invoice, then 2, 3, ... for retries. */
+    attemptNumber: integer("attempt_number").notNull(),
+    retryOf: text("retry_of"),
+    /** Set on a FAILED attempt when another attempt is scheduled. */
+    nextRetryAt: text("next_retry_at"),
+    createdAt: text("created_at").notNull().default(now),
+    updatedAt: text("updated_at").notNull().default(now),
+  },
+  (table) => [
+    uniqueIndex("payment_attempts_invoice_attempt_unique").on(table.invoiceId, table.attemptNumber),
+    index("payment_attempts_tenant_created_idx").on(table.tenantId, table.createdAt),
+    index("payment_attempts_status_retry_idx").on(table.status, table.nextRetryAt),
+  ],
+);
+
+/** Provider webhooks, stored raw before they are answered, then processed from a queue. */
+export const webhookEvents = sqliteTable(
+  "webhook_events",
+  {
+    id: text("id").primaryKey(),
+    /** `payprovider` (signed) or `fake` (development and test only). */
+    provider: text("provider").notNull(),
+    providerEventId: text("provider_event_id").notNull(),
+    eventType: text("event_type").notNull(),
+    status: text("status", { enum: webhookEventStatuses }).notNull().default("PENDING"),
+    rawPayload: text("raw_payload").notNull(),
+    attempts: integer("attempts").notNull().default(0),
+    /** What processing did (or why it changed nothing). */
+    outcome: text("outcome"),
+    processingError: text("processing_error"),
+    processedAt: text("processed_at"),
+    createdAt: text("created_at").notNull().default(now),
+    updatedAt: text("updated_at").notNull().default(now),
+  },
+  (table) => [
+    uniqueIndex("webhook_events_provider_event_unique").on(table.provider, table.providerEventId),
+    index("webhook_events_status_idx").on(table.status, table.createdAt),
+  ],
+);

@@ -1,0 +1,96 @@
+import { z } from "zod";
+
+// Wire contracts of the usage pipeline's queues, shared by the producer
+// (the billing worker: ingestion, the outbox publisher and dead-letter
+// retries) and the consumers (the usage-consumer worker). Every consumer
+// parses what it receives with these schemas; a body that does not parse
+// is a poison message and is dead-lettered with its reason, never retried.
+
+export const USAGE_QUEUES = {
+  raw: "usage-raw",
+  validated: "usage-validated",
+  duplicates: "usage-duplicates",
+  rawDeadLetters: "usage-raw-dlq",
+  validatedDeadLetters: "usage-validated-dlq",
+  duplicatesDeadLetters: "usage-duplicates-dlq",
+} as const;
+export type UsageQueueName = (typeof USAGE_QUEUES)[keyof typeof USAGE_QUEUES];
+
+/** Queues accept at most 100 messages per sendBatch. */
+export const QUEUE_SEND_BATCH_MAX = 100;
+
+const isoInstant = z.iso.datetime({ offset: true });
+
+/**
+ * usage-raw: an accepted event, built from its usage_events row. `retryOf`
+ * names the dead letter an administrator retried, so the stage can mark it
+ * RESOLVED once the event gets through.
+ */
+export const rawUsageMessage = z.object({
+  /** usage_events.id */
+  id: z.uuid(),
+  tenantId: z.uuid(),
+  eventId: z.string().min(1).max(255),
+  feature: z.string().min(1).max(100),
+  amount: z.number(),
+  timestamp: z.string().min(1).max(64),
+  receivedAt: isoInstant,
+  retryOf: z.uuid().optional(),
+});
+export type RawUsageMessage = z.infer<typeof rawUsageMessage>;
+
+/** A reset window as the EntitlementCounter names it (key = start instant, or `lifetime`). */
+export const usageWindow = z.object({
+  key: z.string().min(1).max(40),
+  start: isoInstant,
+  end: isoInstant.nullable(),
+});
+export type UsageWindow = z.infer<typeof usageWindow>;
+
+/** usage-validated: an event that passed validation, with where its units count. */
+export const validatedUsageMessage = z.object({
+  id: z.uuid(),
+  tenantId: z.uuid(),
+  eventId: z.string().min(1).max(255),
+  subscriptionId: z.uuid(),
+  feature: z.string().min(1).max(100),
+  amount: z.number().int().positive(),
+  timestamp: isoInstant,
+  receivedAt: isoInstant,
+  window: usageWindow,
+  validatedAt: isoInstant,
+  retryOf: z.uuid().optional(),
+});
+export type ValidatedUsageMessage = z.infer<typeof validatedUsageMessage>;
+
+/** usage-duplicates: a delivery of an event that was already processed (monitoring only). */
+export const duplicateUsageMessage = z.object({
+  id: z.uuid(),
+  tenantId: z.uuid(),
+  eventId: z.string().min(1).max(255),
+  status: z.string(),
+  stage: z.enum(["VALIDATION", "AGGREGATION"]),
+  seenAt: isoInstant,
+});
+export type DuplicateUsageMessage = z.infer<typeof duplicateUsageMessage>;
+
+/**
+ * A dead-letter row id derived from what failed (stage and event), so the
+ * same failure delivered twice is stored once, as a UUID (version 8 layout)
+ * that the admin routes accept.
+ */
+export async function deadLetterIdFor(key: string): Promise<string> {
+  const digest = new Uint8Array(
+    await crypto.subtle.digest("SHA-256", new TextEncoder().encode(`dead-letter:${key}`)),
+  );
+  const bytes = digest.slice(0, 16);
+  bytes[6] = ((bytes[6] ?? 0) & 0x0f) | 0x80;
+  bytes[8] = ((bytes[8] ?? 0) & 0x3f) | 0x80;
+  const hex = [...bytes].map((byte) => byte.toString(16).padStart(2, "0")).join("");
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+/** Exponential backoff for message retries: 1, 2, 4, ... seconds, at most 60. */
+export function retryDelaySeconds(attempts: number): number {
+  return Math.min(60, 2 ** Math.max(0, attempts - 1));
+}

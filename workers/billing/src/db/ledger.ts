@@ -1,0 +1,94 @@
+import { type LedgerEntryType, ledgerEntries } from "@edge-platform/shared/db/schema/billing";
+import { and, count, desc, eq, sql } from "drizzle-orm";
+import type { Database } from "./client.ts";
+
+export type LedgerEntryRow = typeof ledgerEntries.$inferSelect;
+
+export async function listLedgerEntries(
+  db: Database,
+  tenantId: string,
+  filter: { type?: LedgerEntryType | undefined; currency?: string | undefined },
+  offset: number,
+  limit: number,
+) {
+  const where = and(
+    eq(ledgerEntries.tenantId, tenantId),
+    filter.type ? eq(ledgerEntries.type, filter.type) : undefined,
+    filter.currency ? eq(ledgerEntries.currency, filter.currency) : undefined,
+  );
+  const [rows, totals] = await Promise.all([
+    db
+      .select()
+      .from(ledgerEntries)
+      .where(where)
+      // rowid breaks ties between entries written in the same batch (same instant).
+      .orderBy(desc(ledgerEntries.createdAt), desc(sql`rowid`))
+      .limit(limit)
+      .offset(offset)
+      .all(),
+    db.select({ total: count() }).from(ledgerEntries).where(where).all(),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
+}
+
+/** Σdebit and Σcredit of the tenant's entries in one currency, summed by SQLite (64-bit integers). */
+export async function ledgerTotals(db: Database, tenantId: string, currency: string) {
+  const row = await db
+    .select({
+      debit: sql<number>`coalesce(sum(${ledgerEntries.debit}), 0)`,
+      credit: sql<number>`coalesce(sum(${ledgerEntries.credit}), 0)`,
+    })
+    .from(ledgerEntries)
+    .where(and(eq(ledgerEntries.tenantId, tenantId), eq(ledgerEntries.currency, currency)))
+    .get();
+  return { debit: Number(row?.debit ?? 0), credit: Number(row?.credit ?? 0) };
+}
+
+/** Currencies the tenant has entries in. */
+export async function ledgerCurrencies(db: Database, tenantId: string): Promise<string[]> {
+  const rows = await db
+    .selectDistinct({ currency: ledgerEntries.currency })
+    .from(ledgerEntries)
+    .where(eq(ledgerEntries.tenantId, tenantId))
+    .all();
+  return rows.map((row) => row.currency).sort();
+}
+
+/** A REFUND: money returned on a paid invoice, at most up to what was paid, once per reference. */
+export function refundStatement(
+  d1: D1Database,
+  refund: {
+    invoiceId: string;
+    amount: number;
+    reference: string;
+    description: string;
+    now: string;
+  },
+) {
+  return d1
+    .prepare(
+      `INSERT INTO ledger_entries (id, tenant_id, invoice_id, type, description, debit, credit, currency, external_reference, created_at)
+       SELECT ?1, tenant_id, id, 'REFUND', ?3, ?4, 0, currency, ?5, ?6
+       FROM invoices
+       WHERE id = ?2 AND status = 'PAID' AND ?4 > 0
+         AND ?4 + (SELECT coalesce(sum(debit), 0) FROM ledger_entries WHERE invoice_id = ?2 AND type = 'REFUND') <= total
+       ON CONFLICT DO NOTHING`,
+    )
+    .bind(
+      crypto.randomUUID(),
+      refund.invoiceId,
+      refund.description,
+      refund.amount,
+      refund.reference,
+      refund.now,
+    );
+}
+
+export async function refundedSoFar(db: Database, invoiceId: string): Promise<number> {
+  const row = await db
+    .select({ refunded: sql<number>`coalesce(sum(${ledgerEntries.debit}), 0)` })
+    .from(ledgerEntries)
+    .where(and(eq(ledgerEntries.invoiceId, invoiceId), eq(ledgerEntries.type, "REFUND")))
+    .get();
+  return Number(row?.refunded ?? 0);
+}

@@ -1,0 +1,275 @@
+import type {
+  InvoiceKind,
+  InvoiceStatus,
+  LineItemKind,
+} from "@edge-platform/shared/db/schema/billing";
+import type { BillingInterval } from "@edge-platform/shared/db/schema/catalog";
+import { MS_PER_DAY } from "./billing-period.ts";
+import type { SnapshotTerms } from "./entitlement-snapshot.ts";
+import { centsToMicroCents, prorateCents, sumCents, usageAmountCents } from "./money.ts";
+
+// What goes on an invoice, as pure functions of the subscription, its
+// period and the usage read for it. Lines, in order:
+//   0  BASE              the plan's price for the period (quantity 1); when
+//                        the period is the tail of a cycle period (the first
+//                        period after a plan change that kept the cycle),
+//                        the price prorated to it: the charge for the rest
+//                        of the new plan
+//   1  PRORATION_CREDIT  PRORATION invoices only: the unused part of the
+//                        period after the subscription ended (plan change or
+//                        immediate cancel), as a negative amount
+//   2+ USAGE             per billable feature (QUOTA SOFT beyond its limit,
+//                        METERED beyond its included amount) and usage
+//                        window, by lookup key then window start; only
+//                        windows with something left to bill get a line
+// Amounts follow the single rounding rule in money.ts. Both proration
+// amounts are fractions of the FULL cycle period's length, so on a plan
+// change at instant t inside the cycle period [S, E) the old plan nets
+// price_old - round(price_old x (E - t) / (E - S)) and the new plan is
+// charged round(price_new x (E - t) / (E - S)): each plan pays for its own
+// share of the same period, nothing twice, nothing missed.
+
+export interface InvoiceLineDraft {
+  kind: LineItemKind;
+  description: string;
+  featureLookupKey: string | null;
+  usageWindowKey: string | null;
+  quantity: number;
+  unitPriceMicroCents: number;
+  amount: number;
+  sortOrder: number;
+}
+
+/** Units counted in one usage window of one feature, and what earlier invoices billed of it. */
+export interface UsageWindowReading {
+  featureLookupKey: string;
+  windowKey: string;
+  windowStart: Date;
+  used: number;
+  /** Overage units of this window already on other invoices of the subscription. */
+  alreadyBilled: number;
+}
+
+export interface InvoiceDraftInput {
+  kind: InvoiceKind;
+  planName: string;
+  price: { interval: BillingInterval; amount: number; currency: string };
+  /** The billing period [start, end). */
+  period: { start: Date; end: Date };
+  /**
+   * The full cycle period the billing period belongs to, when the billing
+   * period is only its tail (the first period after a plan change that
+   * kept the cycle); absent means the period itself.
+   */
+  cycle?: { start: Date; end: Date } | undefined;
+  /** PRORATION: when the subscription ended inside the period. */
+  endedAt?: Date | null;
+  snapshots: readonly SnapshotTerms[];
+  usage: readonly UsageWindowReading[];
+}
+
+export interface InvoiceDraft {
+  kind: InvoiceKind;
+  currency: string;
+  periodStart: Date;
+  periodEnd: Date;
+  subtotal: number;
+  total: number;
+  notes: string | null;
+  lines: InvoiceLineDraft[];
+}
+
+const day = (instant: Date) => instant.toISOString().slice(0, 10);
+
+/** "api_calls" -> "Api Calls". */
+export function featureDisplayName(lookupKey: string): string {
+  return lookupKey
+    .split("_")
+    .filter(Boolean)
+    .map((word) => word.charAt(0).toUpperCase() + word.slice(1))
+    .join(" ");
+}
+
+const count = (value: number) => value.toLocaleString("en-US");
+
+/** Units a snapshot lets through before overage is billed, or null when the feature is not billed by usage. */
+export function billableAllowance(
+  snapshot: SnapshotTerms,
+): { included: number; unitPriceMicroCents: number } | null {
+  if (snapshot.featureType === "METERED") {
+    return {
+      included: snapshot.includedAmount ?? 0,
+      unitPriceMicroCents: snapshot.overagePrice ?? 0,
+    };
+  }
+  if (snapshot.featureType === "QUOTA" && snapshot.limitBehavior === "SOFT") {
+    return { included: snapshot.limit ?? 0, unitPriceMicroCents: snapshot.overagePrice ?? 0 };
+  }
+  return null;
+}
+
+/** Whole days in a span, rounded (descriptions only; amounts use the milliseconds). */
+export const wholeDays = (ms: number) => Math.round(ms / MS_PER_DAY);
+
+/**
+ * The base-fee line of a period: the full price, or, for the tail of a
+ * cycle period, round(price x tail / cycle period) by the single rounding
+ * rule, described as the contract's prorated base line.
+ */
+export function baseFeeLine(
+  planName: string,
+  price: { interval: BillingInterval; amount: number },
+  period: { start: Date; end: Date },
+  cycle: { start: Date; end: Date },
+): InvoiceLineDraft {
+  const periodMs = period.end.getTime() - period.start.getTime();
+  const cycleMs = cycle.end.getTime() - cycle.start.getTime();
+  if (periodMs <= 0) throw new RangeError("period must have a positive length");
+  if (
+    cycle.start.getTime() > period.start.getTime() ||
+    cycle.end.getTime() < period.end.getTime()
+  ) {
+    throw new RangeError("the period must lie inside its cycle period");
+  }
+  const interval = price.interval.toLowerCase();
+  const prorated = periodMs < cycleMs;
+  const amount = prorated ? prorateCents(price.amount, periodMs, cycleMs) : price.amount;
+  return {
+    kind: "BASE",
+    description: prorated
+      ? `${planName} plan - ${interval} (prorated: ${wholeDays(periodMs)}/${wholeDays(cycleMs)} days)`
+      : `${planName} plan - ${interval} (${day(period.start)} to ${day(period.end)})`,
+    featureLookupKey: null,
+    usageWindowKey: null,
+    quantity: 1,
+    unitPriceMicroCents: centsToMicroCents(amount),
+    amount,
+    sortOrder: 0,
+  };
+}
+
+export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
+  const { period, price } = input;
+  const cycle = input.cycle ?? period;
+  const base = baseFeeLine(input.planName, price, period, cycle);
+  const cycleMs = cycle.end.getTime() - cycle.start.getTime();
+  const lines: InvoiceLineDraft[] = [base];
+
+  let notes: string | null =
+    cycle.start.getTime() < period.start.getTime()
+      ? `Prorated first period after a plan change: ${day(period.start)} to ${day(period.end)}, ${wholeDays(period.end.getTime() - period.start.getTime())} of ${wholeDays(cycleMs)} days`
+      : null;
+  let billedUntil = period.end;
+  if (input.kind === "PRORATION") {
+    const endedAt = input.endedAt;
+    if (!endedAt) throw new RangeError("a PRORATION invoice needs endedAt");
+    const endedMs = Math.min(
+      Math.max(endedAt.getTime(), period.start.getTime()),
+      period.end.getTime(),
+    );
+    const unusedMs = period.end.getTime() - endedMs;
+    const credit = prorateCents(price.amount, unusedMs, cycleMs);
+    const unusedDays = wholeDays(unusedMs);
+    const totalDays = wholeDays(cycleMs);
+    lines.push({
+      kind: "PRORATION_CREDIT",
+      description: `Unused time on ${input.planName} plan after ${day(endedAt)} (${unusedDays} of ${totalDays} days)`,
+      featureLookupKey: null,
+      usageWindowKey: null,
+      quantity: 1,
+      unitPriceMicroCents: -centsToMicroCents(credit),
+      amount: -credit,
+      sortOrder: 1,
+    });
+    notes = `Prorated: the subscription ended on ${endedAt.toISOString()}, ${wholeDays(endedMs - period.start.getTime())} of ${totalDays} days used`;
+    billedUntil = new Date(endedMs);
+  }
+
+  const allowances = new Map(
+    input.snapshots.flatMap((snapshot) => {
+      const allowance = billableAllowance(snapshot);
+      return allowance ? [[snapshot.featureLookupKey, allowance] as const] : [];
+    }),
+  );
+  const readings = [...input.usage]
+    .filter((reading) => allowances.has(reading.featureLookupKey))
+    .filter((reading) => reading.windowStart.getTime() < billedUntil.getTime())
+    .sort((a, b) =>
+      a.featureLookupKey === b.featureLookupKey
+        ? a.windowStart.getTime() - b.windowStart.getTime()
+        : a.featureLookupKey < b.featureLookupKey
+          ? -1
+          : 1,
+    );
+  for (const reading of readings) {
+    const allowance = allowances.get(reading.featureLookupKey);
+    if (!allowance) continue;
+    const overage = Math.max(0, reading.used - allowance.included);
+    const quantity = overage - reading.alreadyBilled;
+    if (quantity <= 0) continue;
+    const name = featureDisplayName(reading.featureLookupKey);
+    const snapshot = input.snapshots.find((s) => s.featureLookupKey === reading.featureLookupKey);
+    const label =
+      snapshot?.featureType === "QUOTA"
+        ? `${name} overage (${count(reading.used)} used, ${count(allowance.included)} limit)`
+        : `${name} (${count(reading.used)} used, ${count(allowance.included)} included)`;
+    const window =
+      reading.windowStart.getTime() === period.start.getTime()
+        ? ""
+        : ` - usage window from ${day(reading.windowStart)}`;
+    const earlier =
+      reading.alreadyBilled > 0 ? `, ${count(reading.alreadyBilled)} billed earlier` : "";
+    lines.push({
+      kind: "USAGE",
+      description: `${label}${window}${earlier}`,
+      featureLookupKey: reading.featureLookupKey,
+      usageWindowKey: reading.windowKey,
+      quantity,
+      unitPriceMicroCents: allowance.unitPriceMicroCents,
+      amount: usageAmountCents(quantity, allowance.unitPriceMicroCents),
+      sortOrder: lines.length,
+    });
+  }
+
+  const subtotal = sumCents(lines.map((line) => line.amount));
+  return {
+    kind: input.kind,
+    currency: price.currency,
+    periodStart: period.start,
+    periodEnd: input.kind === "PRORATION" ? billedUntil : period.end,
+    subtotal,
+    total: subtotal,
+    notes,
+    lines,
+  };
+}
+
+// --- the state machine ----------------------------------------------------
+
+export type InvoiceAction = "finalize" | "pay" | "void" | "markUncollectible";
+
+export const INVOICE_TRANSITIONS: Record<
+  InvoiceAction,
+  { from: readonly InvoiceStatus[]; to: InvoiceStatus }
+> = {
+  finalize: { from: ["DRAFT"], to: "OPEN" },
+  pay: { from: ["OPEN", "UNCOLLECTIBLE"], to: "PAID" },
+  void: { from: ["DRAFT", "OPEN", "UNCOLLECTIBLE"], to: "VOID" },
+  markUncollectible: { from: ["OPEN"], to: "UNCOLLECTIBLE" },
+};
+
+export function canTransition(action: InvoiceAction, from: InvoiceStatus): boolean {
+  return INVOICE_TRANSITIONS[action].from.includes(from);
+}
+
+export function transitionError(action: InvoiceAction, from: InvoiceStatus): string {
+  return `Cannot transition invoice from ${from} to ${INVOICE_TRANSITIONS[action].to}`;
+}
+
+/** Invoices are due this long after they are finalized. */
+export const INVOICE_DUE_DAYS = 30;
+
+/** `INV-2026-000001`: the UTC year of finalization and the year's gap-free sequence number. */
+export function formatInvoiceNumber(year: number, sequence: number): string {
+  return `INV-${year}-${String(sequence).padStart(6, "0")}`;
+}

@@ -1,0 +1,233 @@
+import { z } from "zod";
+import { MAX_USAGE_AMOUNT } from "../durable-objects/entitlement-counter-protocol.ts";
+
+// Ingestion rules for one batch of usage events. The batch as a whole must
+// be well formed (the route's body schema: an object with `events`, or a
+// bare array, of 1 to 1000 items, at most 1 MB); each event is then judged
+// on its own, so one bad event never costs the others. Whether an event's
+// feature is in the plan, its tenant is active and its timestamp is inside
+// the accepted window is decided later, by the validation stage (the usage
+// consumer), against the time the event was received.
+
+export const MAX_EVENTS_PER_BATCH = 1000;
+export const MAX_BATCH_BYTES = 1024 * 1024;
+export const MAX_METADATA_BYTES = 4096;
+export const MAX_EVENT_ID_LENGTH = 255;
+export const MAX_FEATURE_LENGTH = 100;
+
+/** Stable codes of the per-event rejections at ingestion. */
+export const INGESTION_REJECTIONS = {
+  invalidEvent: "INVALID_EVENT",
+  missingFields: "MISSING_REQUIRED_FIELDS",
+  invalidEventId: "INVALID_EVENT_ID",
+  invalidFeature: "INVALID_FEATURE",
+  invalidAmount: "INVALID_AMOUNT",
+  invalidTimestamp: "INVALID_TIMESTAMP",
+  invalidMetadata: "INVALID_METADATA",
+  metadataTooLarge: "METADATA_TOO_LARGE",
+  unknownField: "UNKNOWN_FIELD",
+} as const;
+
+export type IngestionRejectionCode =
+  (typeof INGESTION_REJECTIONS)[keyof typeof INGESTION_REJECTIONS];
+
+/** An event that passed the ingestion rules, normalised. */
+export interface IncomingUsageEvent {
+  eventId: string;
+  feature: string;
+  amount: number;
+  /** ISO-8601 in UTC (`toISOString`). */
+  timestamp: string;
+  metadata: Record<string, unknown>;
+}
+
+export type EventJudgement =
+  | { ok: true; event: IncomingUsageEvent }
+  | { ok: false; eventId: string | null; code: IngestionRejectionCode; message: string };
+
+const KNOWN_FIELDS = new Set(["eventId", "feature", "amount", "timestamp", "metadata"]);
+const REQUIRED_FIELDS = ["eventId", "feature", "amount", "timestamp"] as const;
+
+/** ISO-8601 date-time with an offset or Z (what `timestamp` must be). */
+const isoDateTime = z.iso.datetime({ offset: true, local: false });
+
+const encoder = new TextEncoder();
+
+export function byteLength(text: string): number {
+  return encoder.encode(text).byteLength;
+}
+
+function reject(
+  eventId: string | null,
+  code: IngestionRejectionCode,
+  message: string,
+): EventJudgement {
+  return { ok: false, eventId, code, message };
+}
+
+/** Judges one item of the batch. */
+export function judgeEvent(item: unknown): EventJudgement {
+  if (typeof item !== "object" || item === null || Array.isArray(item)) {
+    return reject(null, INGESTION_REJECTIONS.invalidEvent, "event must be an object");
+  }
+  const record = item as Record<string, unknown>;
+  const rawEventId = record.eventId;
+  const eventId =
+    typeof rawEventId === "string" &&
+    rawEventId.length > 0 &&
+    rawEventId.length <= MAX_EVENT_ID_LENGTH
+      ? rawEventId
+      : null;
+  const missing = REQUIRED_FIELDS.filter(
+    (field) => record[field] === undefined || record[field] === null,
+  );
+  if (missing.length > 0) {
+    return reject(
+      eventId,
+      INGESTION_REJECTIONS.missingFields,
+      `missing required field${missing.length > 1 ? "s" : ""}: ${missing.join(", ")}`,
+    );
+  }
+  const unknown = Object.keys(record).filter((key) => !KNOWN_FIELDS.has(key));
+  if (unknown.length > 0) {
+    return reject(
+      eventId,
+      INGESTION_REJECTIONS.unknownField,
+      unknown.map((key) => `property ${key} should not exist`).join("; "),
+    );
+  }
+  if (eventId === null) {
+    return reject(
+      null,
+      INGESTION_REJECTIONS.invalidEventId,
+      `eventId must be a string of 1 to ${MAX_EVENT_ID_LENGTH} characters`,
+    );
+  }
+  const feature = record.feature;
+  if (typeof feature !== "string" || feature.length === 0 || feature.length > MAX_FEATURE_LENGTH) {
+    return reject(
+      eventId,
+      INGESTION_REJECTIONS.invalidFeature,
+      `feature must be a string of 1 to ${MAX_FEATURE_LENGTH} characters`,
+    );
+  }
+  const amount = record.amount;
+  if (
+    typeof amount !== "number" ||
+    !Number.isInteger(amount) ||
+    amount < 1 ||
+    amount > MAX_USAGE_AMOUNT
+  ) {
+    return reject(
+      eventId,
+      INGESTION_REJECTIONS.invalidAmount,
+      `amount must be a positive integer of at most ${MAX_USAGE_AMOUNT}`,
+    );
+  }
+  const timestamp = record.timestamp;
+  if (typeof timestamp !== "string" || !isoDateTime.safeParse(timestamp).success) {
+    return reject(
+      eventId,
+      INGESTION_REJECTIONS.invalidTimestamp,
+      "timestamp must be an ISO-8601 date-time with a time zone (e.g. 2026-11-01T12:00:00Z)",
+    );
+  }
+  const instant = new Date(timestamp);
+  if (Number.isNaN(instant.getTime())) {
+    return reject(
+      eventId,
+      INGESTION_REJECTIONS.invalidTimestamp,
+      "timestamp is not a real instant",
+    );
+  }
+  const metadata = record.metadata ?? {};
+  if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata)) {
+    return reject(eventId, INGESTION_REJECTIONS.invalidMetadata, "metadata must be an object");
+  }
+  if (byteLength(JSON.stringify(metadata)) > MAX_METADATA_BYTES) {
+    return reject(
+      eventId,
+      INGESTION_REJECTIONS.metadataTooLarge,
+      `metadata must be at most ${MAX_METADATA_BYTES} bytes as JSON`,
+    );
+  }
+  return {
+    ok: true,
+    event: {
+      eventId,
+      feature,
+      amount,
+      timestamp: instant.toISOString(),
+      metadata: metadata as Record<string, unknown>,
+    },
+  };
+}
+
+export type EventOutcome =
+  | { eventId: string | null; status: "accepted" }
+  | { eventId: string | null; status: "duplicate" }
+  | { eventId: string | null; status: "rejected"; reason: IngestionRejectionCode; message: string };
+
+export interface BatchPlan {
+  /** One slot per request item, in request order. */
+  outcomes: EventOutcome[];
+  /** The events to store, first occurrence of each eventId only. */
+  candidates: { index: number; event: IncomingUsageEvent }[];
+}
+
+/**
+ * Judges every item and marks repeats of an eventId inside the batch as
+ * duplicates of its first occurrence (which alone is stored).
+ */
+export function planBatch(items: unknown[]): BatchPlan {
+  const outcomes: EventOutcome[] = [];
+  const candidates: BatchPlan["candidates"] = [];
+  const seen = new Set<string>();
+  items.forEach((item, index) => {
+    const judgement = judgeEvent(item);
+    if (!judgement.ok) {
+      outcomes.push({
+        eventId: judgement.eventId,
+        status: "rejected",
+        reason: judgement.code,
+        message: judgement.message,
+      });
+      return;
+    }
+    if (seen.has(judgement.event.eventId)) {
+      outcomes.push({ eventId: judgement.event.eventId, status: "duplicate" });
+      return;
+    }
+    seen.add(judgement.event.eventId);
+    outcomes.push({ eventId: judgement.event.eventId, status: "accepted" });
+    candidates.push({ index, event: judgement.event });
+  });
+  return { outcomes, candidates };
+}
+
+/** The 202 body: `accepted` counts accepted and duplicate events (both are recorded once). */
+export function summarise(outcomes: EventOutcome[]) {
+  let stored = 0;
+  let duplicates = 0;
+  let rejected = 0;
+  for (const outcome of outcomes) {
+    if (outcome.status === "accepted") stored++;
+    else if (outcome.status === "duplicate") duplicates++;
+    else rejected++;
+  }
+  return {
+    accepted: stored + duplicates,
+    rejected,
+    duplicates,
+    events: outcomes.map((outcome) =>
+      outcome.status === "rejected"
+        ? {
+            eventId: outcome.eventId,
+            status: outcome.status,
+            reason: outcome.reason,
+            message: outcome.message,
+          }
+        : { eventId: outcome.eventId, status: outcome.status },
+    ),
+  };
+}

@@ -1,0 +1,10 @@
+import type { SweepResult, UsageOutboxPublisher } from "./usage-outbox-publisher.ts";
+
+/** The one publisher of the usage outbox. */
+export function usageOutboxPublisher(namespace: DurableObjectNamespace<UsageOutboxPublisher>) {
+  const stub = namespace.get(namespace.idFromName("usage-outbox"));
+  return {
+    arm: (): Promise<void> => stub.arm(),
+    sweep: (nowMs?: number): Promise<SweepResult> => stub.sweep({ nowMs }),
+  };
+}

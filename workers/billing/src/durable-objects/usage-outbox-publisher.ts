@@ -1,0 +1,126 @@
+import { DurableObject } from "cloudflare:workers";
+import type { RawUsageMessage } from "@edge-platform/shared/queues/usage";
+import {
+  dueOutboxRows,
+  hasPendingOutbox,
+  leaseOutboxRows,
+  markOutboxPublished,
+  purgePublishedOutbox,
+  recordOutboxFailure,
+} from "../db/usage-outbox.ts";
+import { sendInChunks } from "../services/usage-publishing.ts";
+
+/*
+ * UsageOutboxPublisher: one object for the whole outbox (usage_outbox).
+ *
+ * Ingestion sends each batch to the raw queue right after its commit and
+ * marks the rows published; this object is the safety net for the rows
+ * that path leaves behind (a failed send, an isolate that died between the
+ * commit and the send). Its alarm runs about every second while any row is
+ * PENDING, and for a while after the last `arm()` (ingestion arms it on
+ * every batch, before its commit, so a crash after the commit is covered);
+ * with nothing to do it stops. A sweep takes the due rows, leases them (so
+ * a slow send is not picked up twice), sends them and settles each chunk:
+ * published, or one more failed attempt with exponential backoff (2, 4, 8,
+ * 16 s), the fifth failure dead-lettering the event (db/usage-outbox.ts).
+ * Rows are fresh for ingestion's own send for FIRST_SWEEP_DELAY_MS.
+ */
+
+export const SWEEP_INTERVAL_MS = 1_000;
+/** How long after an arm() the alarm keeps running with nothing pending. */
+const KEEP_ALIVE_MS = 15_000;
+const SWEEP_MAX_ROWS = 500;
+const SWEEP_MAX_ROUNDS = 10;
+/** How long a row being sent is kept from other sweeps. */
+const LEASE_MS = 30_000;
+/** Published rows are kept this long, then purged. */
+const PUBLISHED_RETENTION_MS = 86_400_000;
+const PURGE_INTERVAL_MS = 60_000;
+
+export interface SweepResult {
+  published: number;
+  failed: number;
+}
+
+export class UsageOutboxPublisher extends DurableObject<Env> {
+  private keepAliveUntil = 0;
+  private alarmAt: number | null = null;
+  private lastPurge = 0;
+  private sweeping: Promise<SweepResult> | null = null;
+
+  /** Makes sure a sweep runs within about a second, and keeps sweeping for a while. */
+  async arm(): Promise<void> {
+    const now = Date.now();
+    this.keepAliveUntil = now + KEEP_ALIVE_MS;
+    if (this.alarmAt !== null && this.alarmAt > now - SWEEP_INTERVAL_MS) return;
+    this.alarmAt = (await this.ctx.storage.getAlarm()) ?? null;
+    if (this.alarmAt === null) {
+      this.alarmAt = now + SWEEP_INTERVAL_MS;
+      await this.ctx.storage.setAlarm(this.alarmAt);
+    }
+  }
+
+  /** Publishes every due row now; `nowMs` places the sweep in time (tests). */
+  async sweep(options: { nowMs?: number } = {}): Promise<SweepResult> {
+    while (this.sweeping) await this.sweeping.catch(() => undefined);
+    const run = this.runSweep(options.nowMs ?? Date.now());
+    this.sweeping = run;
+    try {
+      return await run;
+    } finally {
+      if (this.sweeping === run) this.sweeping = null;
+    }
+  }
+
+  override async alarm(): Promise<void> {
+    this.alarmAt = null;
+    const now = Date.now();
+    try {
+      await this.sweep();
+      if (now - this.lastPurge > PURGE_INTERVAL_MS) {
+        this.lastPurge = now;
+        await purgePublishedOutbox(
+          this.env.DB,
+          new Date(now - PUBLISHED_RETENTION_MS).toISOString(),
+        );
+      }
+    } catch (error) {
+      console.error(
+        JSON.stringify({ level: "error", msg: "outbox sweep failed", error: String(error) }),
+      );
+    }
+    if (now < this.keepAliveUntil || (await hasPendingOutbox(this.env.DB).catch(() => true))) {
+      this.alarmAt = Date.now() + SWEEP_INTERVAL_MS;
+      await this.ctx.storage.setAlarm(this.alarmAt);
+    }
+  }
+
+  private async runSweep(nowMs: number): Promise<SweepResult> {
+    const result: SweepResult = { published: 0, failed: 0 };
+    for (let round = 0; round < SWEEP_MAX_ROUNDS; round++) {
+      const now = new Date(nowMs).toISOString();
+      const due = await dueOutboxRows(this.env.DB, now, SWEEP_MAX_ROWS);
+      if (due.length === 0) break;
+      const ids = due.map((row) => row.message.id);
+      await leaseOutboxRows(this.env.DB, ids, new Date(nowMs + LEASE_MS).toISOString());
+      const messages: RawUsageMessage[] = due.map((row) => row.message);
+      const report = await sendInChunks(this.env.USAGE_RAW_QUEUE, messages);
+      await markOutboxPublished(this.env.DB, report.sent, new Date().toISOString());
+      result.published += report.sent.length;
+      for (const failure of report.failed) {
+        await recordOutboxFailure(this.env.DB, failure.ids, failure.error, now);
+        result.failed += failure.ids.length;
+        console.error(
+          JSON.stringify({
+            level: "warn",
+            msg: "outbox send failed",
+            events: failure.ids.length,
+            error: failure.error,
+          }),
+        );
+      }
+      if (due.length < SWEEP_MAX_ROWS) break;
+    }
+    return result;
+  }
+}

@@ -1,0 +1,153 @@
+import {
+  invoiceKinds,
+  invoiceStatuses,
+  ledgerEntryTypes,
+  lineItemKinds,
+  paymentAttemptStatuses,
+} from "@edge-platform/shared/db/schema/billing";
+import { z } from "@hono/zod-openapi";
+import { PageMetaSchema, PageQuerySchema } from "./schemas.ts";
+
+// Request and response schemas of the invoice, billing and webhook routes.
+// Money is integer cents; unit prices are integer micro-cents.
+
+const cents = z.number().int().openapi({ description: "Integer cents" });
+
+export const LineItemSchema = z
+  .object({
+    id: z.string(),
+    invoiceId: z.string(),
+    kind: z.enum(lineItemKinds),
+    description: z.string(),
+    featureLookupKey: z.string().nullable(),
+    usageWindowKey: z.string().nullable(),
+    quantity: z.number().int(),
+    unitPriceMicroCents: z.number().int(),
+    amount: cents,
+    sortOrder: z.number().int(),
+    createdAt: z.string(),
+  })
+  .openapi("InvoiceLineItem");
+
+export const InvoiceSchema = z
+  .object({
+    id: z.string(),
+    tenantId: z.string(),
+    subscriptionId: z.string(),
+    kind: z.enum(invoiceKinds),
+    invoiceNumber: z.string().nullable().openapi({ example: "INV-2026-000001" }),
+    status: z.enum(invoiceStatuses),
+    currency: z.string(),
+    subtotal: cents,
+    total: cents,
+    periodStart: z.string(),
+    periodEnd: z.string(),
+    dueDate: z.string().nullable(),
+    finalizedAt: z.string().nullable(),
+    paidAt: z.string().nullable(),
+    voidedAt: z.string().nullable(),
+    uncollectibleAt: z.string().nullable(),
+    notes: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    lineItems: z.array(LineItemSchema),
+  })
+  .openapi("Invoice");
+
+export const InvoicePageSchema = z.object({ data: z.array(InvoiceSchema), meta: PageMetaSchema });
+export const LineItemListSchema = z.object({ data: z.array(LineItemSchema) });
+
+const enumQuery = <T extends readonly [string, ...string[]]>(field: string, values: T) =>
+  z.enum(values, { message: `${field} must be one of: ${values.join(", ")}` }).optional();
+
+export const InvoiceListQuery = PageQuerySchema.extend({
+  status: enumQuery("status", invoiceStatuses),
+}).strict();
+
+export const CurrencySchema = z
+  .string()
+  .regex(/^[A-Za-z]{3}$/, "currency must be a 3-letter ISO 4217 code")
+  .transform((value) => value.toLowerCase())
+  .openapi({ example: "usd" });
+
+export const LedgerQuery = PageQuerySchema.extend({
+  type: enumQuery("type", ledgerEntryTypes),
+  currency: CurrencySchema.optional(),
+}).strict();
+
+export const BalanceQuery = z.object({ currency: CurrencySchema.optional() }).strict();
+
+export const PaymentListQuery = PageQuerySchema.extend({
+  status: enumQuery("status", paymentAttemptStatuses),
+}).strict();
+
+export const LedgerEntrySchema = z
+  .object({
+    id: z.string(),
+    tenantId: z.string(),
+    invoiceId: z.string().nullable(),
+    type: z.enum(ledgerEntryTypes),
+    description: z.string(),
+    debit: cents,
+    credit: cents,
+    currency: z.string(),
+    externalReference: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .openapi("LedgerEntry");
+
+export const BalanceSchema = z
+  .object({
+    tenantId: z.string(),
+    currency: z.string(),
+    balance: cents.openapi({ description: "Σdebit − Σcredit; positive means the tenant owes" }),
+    totalCharged: cents,
+    totalPaid: cents,
+    unit: z.literal("cents"),
+    asOf: z.string(),
+  })
+  .openapi("Balance");
+
+export const PaymentAttemptSchema = z
+  .object({
+    id: z.string(),
+    invoiceId: z.string(),
+    invoiceNumber: z.string().nullable(),
+    tenantId: z.string(),
+    providerPaymentId: z.string().nullable(),
+    provider: z.string(),
+    status: z.enum(paymentAttemptStatuses),
+    amount: cents,
+    currency: z.string(),
+    failureReason: z.string().nullable(),
+    attemptNumber: z.number().int(),
+    retryOf: z.string().nullable(),
+    nextRetryAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("PaymentAttempt");
+
+export const PaymentAttemptDetailSchema = PaymentAttemptSchema.extend({
+  providerResponse: z.record(z.string(), z.unknown()).nullable(),
+}).openapi("PaymentAttemptDetail");
+
+export const WebhookReceivedSchema = z
+  .object({ received: z.literal(true), eventId: z.string(), duplicate: z.boolean() })
+  .openapi("WebhookReceived");
+
+export const FakeWebhookBody = z
+  .object({
+    id: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .openapi({ description: "Event id (dedup key); a random one when left out" }),
+    type: z.string().min(1).max(100).openapi({ example: "payment.succeeded" }),
+    providerPaymentId: z.string().min(1).max(255),
+    amount: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    currency: CurrencySchema,
+    failureReason: z.string().max(1000).optional(),
+  })
+  .strict();

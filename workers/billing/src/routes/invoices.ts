@@ -1,0 +1,156 @@
+import { createRoute, z } from "@hono/zod-openapi";
+import { MANAGERS } from "../domain/roles.ts";
+import { authenticate } from "../middleware/auth.ts";
+import { enforceLimit } from "../middleware/rate-limits.ts";
+import { requireRole, requireWritableTenant, tenantContext } from "../middleware/tenant.ts";
+import { invoiceService } from "./invoices-context.ts";
+import {
+  InvoiceListQuery,
+  InvoicePageSchema,
+  InvoiceSchema,
+  LineItemListSchema,
+} from "./invoices-schemas.ts";
+import { bearerSecurity, errors, json, TenantHeaderSchema, UuidParam } from "./schemas.ts";
+import { createRouter } from "./validation.ts";
+
+/** Who may read money: OWNER, ADMIN and BILLING (not DEVELOPER). */
+export const MONEY_READERS = ["OWNER", "ADMIN", "BILLING"] as const;
+
+const reader = [authenticate(), tenantContext(), requireRole(...MONEY_READERS)];
+const manager = [
+  authenticate(),
+  tenantContext(),
+  requireRole(...MANAGERS),
+  requireWritableTenant(),
+];
+const IdParams = z.object({ id: UuidParam("id") });
+const GENERATE_LIMIT = { bucket: "invoice-generate:tenant", limit: 5, windowSeconds: 60 };
+
+const generate = createRoute({
+  method: "post",
+  path: "/invoices/generate",
+  tags: ["invoices"],
+  summary:
+    "A DRAFT invoice for the current period of the tenant's subscription (OWNER, ADMIN; 5 a minute); 409 if the period has one",
+  security: bearerSecurity,
+  middleware: manager,
+  request: { headers: TenantHeaderSchema },
+  responses: {
+    201: json(InvoiceSchema, "The DRAFT invoice"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+    404: errors[404],
+    409: errors[409],
+    429: errors[429],
+  },
+});
+
+const list = createRoute({
+  method: "get",
+  path: "/invoices",
+  tags: ["invoices"],
+  summary: "The tenant's invoices with their lines, newest first (OWNER, ADMIN, BILLING)",
+  security: bearerSecurity,
+  middleware: reader,
+  request: { headers: TenantHeaderSchema, query: InvoiceListQuery },
+  responses: {
+    200: json(InvoicePageSchema, "A page"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+  },
+});
+
+const getOne = createRoute({
+  method: "get",
+  path: "/invoices/{id}",
+  tags: ["invoices"],
+  summary: "One invoice with its lines (OWNER, ADMIN, BILLING)",
+  security: bearerSecurity,
+  middleware: reader,
+  request: { headers: TenantHeaderSchema, params: IdParams },
+  responses: {
+    200: json(InvoiceSchema, "The invoice"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+    404: errors[404],
+  },
+});
+
+const lineItems = createRoute({
+  method: "get",
+  path: "/invoices/{id}/line-items",
+  tags: ["invoices"],
+  summary: "An invoice's lines in order (OWNER, ADMIN, BILLING)",
+  security: bearerSecurity,
+  middleware: reader,
+  request: { headers: TenantHeaderSchema, params: IdParams },
+  responses: {
+    200: json(LineItemListSchema, "The lines"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+    404: errors[404],
+  },
+});
+
+const action = (path: string, summary: string) =>
+  createRoute({
+    method: "post",
+    path,
+    tags: ["invoices"],
+    summary,
+    security: bearerSecurity,
+    middleware: manager,
+    request: { headers: TenantHeaderSchema, params: IdParams },
+    responses: {
+      201: json(InvoiceSchema, "Done"),
+      400: errors[400],
+      401: errors[401],
+      403: errors[403],
+      404: errors[404],
+    },
+  });
+
+const finalize = action(
+  "/invoices/{id}/finalize",
+  "DRAFT -> OPEN: number, CHARGE entry, then the first payment attempt (OWNER, ADMIN)",
+);
+const voidInvoice = action(
+  "/invoices/{id}/void",
+  "DRAFT, OPEN or UNCOLLECTIBLE -> VOID; a CREDIT reverses a CHARGE (OWNER, ADMIN)",
+);
+const markPaid = action(
+  "/invoices/{id}/mark-paid",
+  "OPEN or UNCOLLECTIBLE -> PAID outside the provider, with a PAYMENT entry (OWNER, ADMIN)",
+);
+
+export const invoiceRoutes = createRouter()
+  .openapi(generate, async (c) => {
+    await enforceLimit(c, GENERATE_LIMIT, c.var.tenantContext.tenant.id);
+    return c.json(await invoiceService(c).generate(c.var.tenantContext), 201);
+  })
+  .openapi(list, async (c) => {
+    const { page, limit, status } = c.req.valid("query");
+    return c.json(
+      await invoiceService(c).list(c.var.tenantContext, { page, limit }, { status }),
+      200,
+    );
+  })
+  .openapi(getOne, async (c) =>
+    c.json(await invoiceService(c).get(c.var.tenantContext, c.req.valid("param").id), 200),
+  )
+  .openapi(lineItems, async (c) =>
+    c.json(await invoiceService(c).lineItems(c.var.tenantContext, c.req.valid("param").id), 200),
+  )
+  .openapi(finalize, async (c) =>
+    c.json(await invoiceService(c).finalize(c.var.tenantContext, c.req.valid("param").id), 201),
+  )
+  .openapi(voidInvoice, async (c) =>
+    c.json(await invoiceService(c).void(c.var.tenantContext, c.req.valid("param").id), 201),
+  )
+  .openapi(markPaid, async (c) =>
+    c.json(await invoiceService(c).markPaid(c.var.tenantContext, c.req.valid("param").id), 201),
+  );

@@ -1,0 +1,134 @@
+import { deadLetterStages, deadLetterStatuses } from "@edge-platform/shared/db/schema/usage";
+import { createRoute, z } from "@hono/zod-openapi";
+import type { Context } from "hono";
+import type { AppEnv } from "../app-env.ts";
+import { database } from "../db/client.ts";
+import { authenticate } from "../middleware/auth.ts";
+import { requirePlatformAdmin } from "../middleware/platform-admin.ts";
+import { UsageDeadLetterService } from "../services/usage-dead-letters.ts";
+import { bearerSecurity, errors, json, UuidParam } from "./schemas.ts";
+import { DeadLetterPageSchema, DeadLetterSchema } from "./usage-schemas.ts";
+import { createRouter } from "./validation.ts";
+
+const admin = [authenticate(), requirePlatformAdmin()];
+const IdParams = z.object({ id: UuidParam("id") });
+
+const pageNumber = (field: string, max?: number) =>
+  z
+    .string()
+    .regex(/^\d{1,9}$/, `${field} must be a positive integer`)
+    .transform(Number)
+    .pipe(
+      z
+        .number()
+        .int()
+        .min(1, `${field} must be at least 1`)
+        .max(max ?? Number.MAX_SAFE_INTEGER, `${field} must be at most ${max}`),
+    );
+
+const DeadLetterQuery = z
+  .object({
+    page: pageNumber("page").optional().default(1).openapi({ type: "integer", example: 1 }),
+    limit: pageNumber("limit", 100)
+      .optional()
+      .default(50)
+      .openapi({ type: "integer", example: 50 }),
+    status: z
+      .enum(deadLetterStatuses, {
+        message: `status must be one of ${deadLetterStatuses.join(", ")}`,
+      })
+      .optional(),
+    failureStage: z
+      .enum(deadLetterStages, {
+        message: `failureStage must be one of ${deadLetterStages.join(", ")}`,
+      })
+      .optional(),
+    tenantId: z.uuid("tenantId must be a valid UUID").optional(),
+  })
+  .strict();
+
+const list = createRoute({
+  method: "get",
+  path: "/admin/dead-letter",
+  tags: ["admin"],
+  summary: "Dead-lettered usage messages, newest first (platform admin)",
+  security: bearerSecurity,
+  middleware: admin,
+  request: { query: DeadLetterQuery },
+  responses: {
+    200: json(DeadLetterPageSchema, "A page"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+  },
+});
+
+const getOne = createRoute({
+  method: "get",
+  path: "/admin/dead-letter/{id}",
+  tags: ["admin"],
+  summary: "One dead letter (platform admin)",
+  security: bearerSecurity,
+  middleware: admin,
+  request: { params: IdParams },
+  responses: {
+    200: json(DeadLetterSchema, "The dead letter"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+    404: errors[404],
+  },
+});
+
+const retry = createRoute({
+  method: "post",
+  path: "/admin/dead-letter/{id}/retry",
+  tags: ["admin"],
+  summary:
+    "Sends the message again to the queue it failed on; the row becomes RETRYING, then RESOLVED once the event gets through (platform admin)",
+  security: bearerSecurity,
+  middleware: admin,
+  request: { params: IdParams },
+  responses: {
+    201: json(DeadLetterSchema, "Retrying"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+    404: errors[404],
+    409: errors[409],
+    503: errors[503],
+  },
+});
+
+const discard = createRoute({
+  method: "post",
+  path: "/admin/dead-letter/{id}/discard",
+  tags: ["admin"],
+  summary: "Gives a dead letter up (platform admin)",
+  security: bearerSecurity,
+  middleware: admin,
+  request: { params: IdParams },
+  responses: {
+    201: json(DeadLetterSchema, "Discarded"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+    404: errors[404],
+    409: errors[409],
+  },
+});
+
+const service = (c: Context<AppEnv>) => new UsageDeadLetterService(database(c.env.DB), c.env);
+
+export const usageDeadLetterRoutes = createRouter()
+  .openapi(list, async (c) => {
+    const { page, limit, ...filter } = c.req.valid("query");
+    return c.json(await service(c).list(filter, { page, limit }), 200);
+  })
+  .openapi(getOne, async (c) => c.json(await service(c).get(c.req.valid("param").id), 200))
+  .openapi(retry, async (c) =>
+    c.json(await service(c).retry(c.req.valid("param").id, c.var.user.id), 201),
+  )
+  .openapi(discard, async (c) =>
+    c.json(await service(c).discard(c.req.valid("param").id, c.var.user.id), 201),
+  );

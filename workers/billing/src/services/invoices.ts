@@ -1,0 +1,262 @@
+import type { InvoiceKind, InvoiceStatus } from "@edge-platform/shared/db/schema/billing";
+import { ApiError } from "@edge-platform/shared/http/api-error";
+import type { TenantContext } from "../app-env.ts";
+import type { Database } from "../db/client.ts";
+import {
+  finalizeStatements,
+  findInvoice,
+  findInvoiceForPeriod,
+  type InvoiceLineRow,
+  type InvoiceRow,
+  insertDraftInvoice,
+  listInvoices,
+  listLineItems,
+  payStatements,
+  readUsageWindows,
+  voidStatements,
+} from "../db/invoices.ts";
+import {
+  findCurrentSubscription,
+  listSnapshots,
+  type SubscriptionWithPlan,
+} from "../db/subscriptions.ts";
+import { cyclePeriodOf, MS_PER_DAY, timelineOf } from "../domain/billing-period.ts";
+import {
+  buildInvoiceDraft,
+  INVOICE_DUE_DAYS,
+  type InvoiceAction,
+  type InvoiceDraft,
+  transitionError,
+} from "../domain/invoice.ts";
+import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
+import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
+import { entitlementCounter } from "../durable-objects/entitlement-counter-client.ts";
+import type { PaymentService } from "./payments.ts";
+
+const invoiceNotFound = () =>
+  new ApiError(404, "Invoice not found or does not belong to this tenant");
+
+export function lineItemView(line: InvoiceLineRow) {
+  return {
+    id: line.id,
+    invoiceId: line.invoiceId,
+    kind: line.kind,
+    description: line.description,
+    featureLookupKey: line.featureLookupKey,
+    usageWindowKey: line.usageWindowKey,
+    quantity: line.quantity,
+    unitPriceMicroCents: line.unitPriceMicroCents,
+    amount: line.amount,
+    sortOrder: line.sortOrder,
+    createdAt: line.createdAt,
+  };
+}
+
+export function invoiceView(invoice: InvoiceRow, lines: InvoiceLineRow[]) {
+  return {
+    id: invoice.id,
+    tenantId: invoice.tenantId,
+    subscriptionId: invoice.subscriptionId,
+    kind: invoice.kind,
+    invoiceNumber: invoice.invoiceNumber,
+    status: invoice.status,
+    currency: invoice.currency,
+    subtotal: invoice.subtotal,
+    total: invoice.total,
+    periodStart: invoice.periodStart,
+    periodEnd: invoice.periodEnd,
+    dueDate: invoice.dueDate,
+    finalizedAt: invoice.finalizedAt,
+    paidAt: invoice.paidAt,
+    voidedAt: invoice.voidedAt,
+    uncollectibleAt: invoice.uncollectibleAt,
+    notes: invoice.notes,
+    createdAt: invoice.createdAt,
+    updatedAt: invoice.updatedAt,
+    lineItems: lines.filter((line) => line.invoiceId === invoice.id).map(lineItemView),
+  };
+}
+
+/** The draft of `kind` for a subscription's period, from its snapshots and stored usage. */
+export async function draftInvoiceFor(
+  db: Database,
+  found: SubscriptionWithPlan,
+  kind: InvoiceKind,
+  period: { start: Date; end: Date },
+  endedAt: Date | null,
+  excludeInvoiceId: string | null,
+): Promise<InvoiceDraft> {
+  const { subscription } = found;
+  const snapshots = await listSnapshots(db, [subscription.id]);
+  const billableFrom = subscription.trialEndsAt ?? subscription.startedAt;
+  const before = (kind === "PRORATION" && endedAt ? endedAt : period.end).toISOString();
+  const usage = await readUsageWindows(db, subscription.id, billableFrom, before, excludeInvoiceId);
+  return buildInvoiceDraft({
+    kind,
+    planName: found.plan.name,
+    price: found.price,
+    period,
+    // The first period after a plan change that kept the cycle is a tail of
+    // a cycle period: its base fee is prorated against the whole of it.
+    cycle: cyclePeriodOf(timelineOf(subscription, found.price.interval), period),
+    endedAt,
+    snapshots,
+    usage,
+  });
+}
+
+/** Writes what the tenant's counter object still holds to usage_aggregates, so a draft sees all usage. */
+export async function flushUsage(
+  counters: DurableObjectNamespace<EntitlementCounter>,
+  tenantId: string,
+): Promise<void> {
+  await entitlementCounter(counters, tenantId).flush();
+}
+
+/** DRAFT -> OPEN (number, CHARGE) in one batch; false when it was not a DRAFT any more. */
+export async function finalizeInvoice(d1: D1Database, invoiceId: string, now: Date) {
+  const dueDate = new Date(now.getTime() + INVOICE_DUE_DAYS * MS_PER_DAY);
+  const results = await d1.batch(finalizeStatements(d1, invoiceId, now, dueDate));
+  return (results[1]?.meta.changes ?? 0) === 1;
+}
+
+export class InvoiceService {
+  constructor(
+    private readonly db: Database,
+    private readonly d1: D1Database,
+    private readonly counters: DurableObjectNamespace<EntitlementCounter>,
+    private readonly payments: PaymentService,
+  ) {}
+
+  async list(
+    context: TenantContext,
+    page: PageRequest,
+    filter: { status?: InvoiceStatus | undefined },
+  ) {
+    const { rows, total } = await listInvoices(
+      this.db,
+      context.tenant.id,
+      filter,
+      pageOffset(page),
+      page.limit,
+    );
+    const lines = await listLineItems(
+      this.db,
+      rows.map((row) => row.id),
+    );
+    return { data: rows.map((row) => invoiceView(row, lines)), meta: pageMeta(page, total) };
+  }
+
+  async get(context: TenantContext, id: string) {
+    const invoice = await this.require(context, id);
+    return invoiceView(invoice, await listLineItems(this.db, [invoice.id]));
+  }
+
+  async lineItems(context: TenantContext, id: string) {
+    const invoice = await this.require(context, id);
+    return { data: (await listLineItems(this.db, [invoice.id])).map(lineItemView) };
+  }
+
+  /**
+   * A DRAFT for the current period of the tenant's current subscription,
+   * from the usage so far; 409 when that period already has one. The billing
+   * cycle rebuilds a DRAFT with the whole period's usage when the period
+   * closes (an invoice finalized early keeps its lines; later usage of the
+   * window is billed on the next invoice).
+   */
+  async generate(context: TenantContext, now: Date = new Date()) {
+    const found = await findCurrentSubscription(this.db, context.tenant.id);
+    if (!found) throw new ApiError(404, "No active subscription found for this tenant");
+    const { subscription } = found;
+    if (subscription.status === "TRIALING") {
+      throw new ApiError(409, "The subscription is in its trial: trial periods are not billed");
+    }
+    const period = {
+      start: new Date(subscription.currentPeriodStart),
+      end: new Date(subscription.currentPeriodEnd),
+    };
+    const existing = await findInvoiceForPeriod(
+      this.db,
+      subscription.id,
+      subscription.currentPeriodStart,
+      "PERIOD",
+    );
+    if (existing) throw this.alreadyExists(existing);
+    await flushUsage(this.counters, context.tenant.id);
+    const draft = await draftInvoiceFor(this.db, found, "PERIOD", period, null, null);
+    const id = crypto.randomUUID();
+    const created = await insertDraftInvoice(
+      this.d1,
+      { id, tenantId: context.tenant.id, subscriptionId: subscription.id },
+      draft,
+      now.toISOString(),
+    );
+    if (!created) {
+      const raced = await findInvoiceForPeriod(
+        this.db,
+        subscription.id,
+        subscription.currentPeriodStart,
+        "PERIOD",
+      );
+      if (raced) throw this.alreadyExists(raced);
+    }
+    return this.get(context, id);
+  }
+
+  /** DRAFT -> OPEN, then the first payment attempt (its failure is retried by the billing cycle). */
+  async finalize(context: TenantContext, id: string, now: Date = new Date()) {
+    const invoice = await this.require(context, id);
+    if (!(await finalizeInvoice(this.d1, invoice.id, now))) {
+      throw await this.refused(context, id, "finalize");
+    }
+    try {
+      await this.payments.attempt(invoice.id, 1, now);
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "first payment attempt failed; the billing cycle retries it",
+          invoiceId: invoice.id,
+          error: String(error),
+        }),
+      );
+    }
+    return this.get(context, id);
+  }
+
+  async void(context: TenantContext, id: string, now: Date = new Date()) {
+    const invoice = await this.require(context, id);
+    const results = await this.d1.batch(voidStatements(this.d1, invoice.id, now));
+    if ((results[0]?.meta.changes ?? 0) !== 1) throw await this.refused(context, id, "void");
+    return this.get(context, id);
+  }
+
+  /** Paid outside the provider (bank transfer, cheque): PAYMENT without a provider reference. */
+  async markPaid(context: TenantContext, id: string, now: Date = new Date()) {
+    const invoice = await this.require(context, id);
+    const results = await this.d1.batch(
+      payStatements(this.d1, invoice.id, now, { attemptId: null, externalReference: null }),
+    );
+    if ((results[0]?.meta.changes ?? 0) !== 1) throw await this.refused(context, id, "pay");
+    return this.get(context, id);
+  }
+
+  private async require(context: TenantContext, id: string) {
+    const invoice = await findInvoice(this.db, context.tenant.id, id);
+    if (!invoice) throw invoiceNotFound();
+    return invoice;
+  }
+
+  private async refused(context: TenantContext, id: string, action: InvoiceAction) {
+    const current = await this.require(context, id);
+    return new ApiError(400, transitionError(action, current.status));
+  }
+
+  private alreadyExists(existing: InvoiceRow) {
+    return new ApiError(
+      409,
+      `An invoice for this period already exists (${existing.invoiceNumber ?? existing.id}, ${existing.status})`,
+      { details: { invoiceId: existing.id } },
+    );
+  }
+}

@@ -1,0 +1,142 @@
+import { ApiError } from "@edge-platform/shared/http/api-error";
+import {
+  rawUsageMessage,
+  USAGE_QUEUES,
+  validatedUsageMessage,
+} from "@edge-platform/shared/queues/usage";
+import type { Database } from "../db/client.ts";
+import {
+  type DeadLetterFilter,
+  type DeadLetterRow,
+  findDeadLetter,
+  listDeadLetters,
+  markDeadLetterDiscarded,
+  markDeadLetterRetrying,
+  reopenForRepublishStatements,
+} from "../db/usage-dead-letters.ts";
+import { findUsageEventById } from "../db/usage-events.ts";
+import { markOutboxPublished } from "../db/usage-outbox.ts";
+import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
+import { FIRST_SWEEP_DELAY_MS } from "./usage-ingestion.ts";
+
+export const DEAD_LETTER_NOT_FOUND = "Dead letter event not found";
+export const ALREADY_RESOLVED = "Event is already resolved - nothing to retry";
+export const DISCARDED_CANNOT_RETRY = "Event was discarded - cannot retry";
+export const ALREADY_DISCARDED = "Event was already discarded";
+
+export function deadLetterView(row: DeadLetterRow) {
+  return { ...row, originalPayload: row.originalPayload ?? null };
+}
+
+/** Platform-admin handling of the pipeline's dead letters: list, retry, discard. */
+export class UsageDeadLetterService {
+  constructor(
+    private readonly db: Database,
+    private readonly env: Env,
+  ) {}
+
+  async list(filter: DeadLetterFilter, page: PageRequest) {
+    const { rows, total } = await listDeadLetters(this.db, filter, pageOffset(page), page.limit);
+    return { data: rows.map(deadLetterView), meta: pageMeta(page, total) };
+  }
+
+  async get(id: string) {
+    return deadLetterView(await this.found(id));
+  }
+
+  /**
+   * Sends the payload again to the queue it failed on, carrying the dead
+   * letter's id so the stage can mark it RESOLVED once the event gets
+   * through. Raw-queue retries go through the outbox (the event is reopened
+   * if it was rejected), so a failed send is retried by the publisher.
+   */
+  async retry(id: string, adminId: string) {
+    const row = await this.found(id);
+    if (row.status === "RESOLVED") throw new ApiError(400, ALREADY_RESOLVED);
+    if (row.status === "DISCARDED") throw new ApiError(400, DISCARDED_CANNOT_RETRY);
+    const now = new Date();
+    if (row.topic === USAGE_QUEUES.raw) {
+      const parsed = rawUsageMessage.safeParse(row.originalPayload);
+      if (!parsed.success) throw notRetryable();
+      const event = await findUsageEventById(this.db, parsed.data.id);
+      if (!event) {
+        throw new ApiError(400, "The usage event no longer exists - discard this dead letter");
+      }
+      await this.env.DB.batch(
+        reopenForRepublishStatements(
+          this.env.DB,
+          event.id,
+          new Date(now.getTime() + FIRST_SWEEP_DELAY_MS).toISOString(),
+        ),
+      );
+      const message = {
+        id: event.id,
+        tenantId: event.tenantId,
+        eventId: event.eventId,
+        feature: event.featureLookupKey,
+        amount: event.amount,
+        timestamp: event.timestamp,
+        receivedAt: event.receivedAt,
+        retryOf: row.id,
+      };
+      try {
+        await this.env.USAGE_RAW_QUEUE.send(message, { contentType: "json" });
+        await markOutboxPublished(this.env.DB, [event.id], new Date().toISOString());
+      } catch (error) {
+        // The outbox row is PENDING again: the publisher sends it shortly.
+        console.error(
+          JSON.stringify({
+            level: "warn",
+            msg: "dead-letter retry send failed",
+            error: String(error),
+          }),
+        );
+      }
+    } else if (row.topic === USAGE_QUEUES.validated) {
+      const parsed = validatedUsageMessage.safeParse(row.originalPayload);
+      if (!parsed.success) throw notRetryable();
+      try {
+        await this.env.USAGE_VALIDATED_QUEUE.send(
+          { ...parsed.data, retryOf: row.id },
+          { contentType: "json" },
+        );
+      } catch (error) {
+        console.error(
+          JSON.stringify({
+            level: "error",
+            msg: "dead-letter retry send failed",
+            error: String(error),
+          }),
+        );
+        throw new ApiError(503, "The queue is unavailable, try again shortly");
+      }
+    } else {
+      throw notRetryable();
+    }
+    const updated = await markDeadLetterRetrying(this.db, row, adminId, now.toISOString());
+    if (!updated) throw new ApiError(409, "The dead letter changed meanwhile, reload it");
+    return deadLetterView(updated);
+  }
+
+  async discard(id: string, adminId: string) {
+    const row = await this.found(id);
+    if (row.status === "RESOLVED") throw new ApiError(400, ALREADY_RESOLVED);
+    if (row.status === "DISCARDED") throw new ApiError(400, ALREADY_DISCARDED);
+    const updated = await markDeadLetterDiscarded(this.db, row, adminId, new Date().toISOString());
+    if (!updated) throw new ApiError(409, "The dead letter changed meanwhile, reload it");
+    return deadLetterView(updated);
+  }
+
+  private async found(id: string): Promise<DeadLetterRow> {
+    const row = await findDeadLetter(this.db, id);
+    if (!row) throw new ApiError(404, DEAD_LETTER_NOT_FOUND);
+    return row;
+  }
+}
+
+function notRetryable() {
+  return new ApiError(
+    400,
+    "This dead letter's payload is not a usage event message the pipeline can take again - discard it instead",
+  );
+}

@@ -1,0 +1,375 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { deadLetterIdFor } from "@edge-platform/shared/queues/usage";
+import { describe, expect, it, vi } from "vitest";
+import type { UsageDedupWindow } from "../src/durable-objects/usage-dedup-window.ts";
+import type { UsageOutboxPublisher } from "../src/durable-objects/usage-outbox-publisher.ts";
+import { createApiKey, platformAdmin } from "./catalog-helpers.ts";
+import { insertSubscription, snapshot } from "./entitlement-fixtures.ts";
+import { type Account, call, db, expectError, register } from "./helpers.ts";
+
+const EVENTS = "/api/v1/usage/events";
+
+interface Customer {
+  owner: Account;
+  key: string;
+  tenantId: string;
+}
+
+async function customer(subscribed = true): Promise<Customer> {
+  const owner = await register();
+  if (subscribed) {
+    await insertSubscription({
+      tenantId: owner.tenant.id,
+      snapshots: [snapshot.metered("api_calls", 100), snapshot.hard("projects", 10)],
+    });
+  }
+  return { owner, key: await createApiKey(owner), tenantId: owner.tenant.id };
+}
+
+const event = (overrides: Record<string, unknown> = {}) => ({
+  eventId: crypto.randomUUID(),
+  feature: "api_calls",
+  amount: 1,
+  timestamp: new Date().toISOString(),
+  ...overrides,
+});
+
+async function stored(tenantId: string) {
+  const { results } = await db()
+    .prepare(
+      `SELECT e.event_id AS eventId, e.status, e.amount, o.status AS outbox
+         FROM usage_events e LEFT JOIN usage_outbox o ON o.id = e.id
+        WHERE e.tenant_id = ? ORDER BY e.event_id`,
+    )
+    .bind(tenantId)
+    .all<{ eventId: string; status: string; amount: number; outbox: string | null }>();
+  return results;
+}
+
+describe("POST /usage/events: authentication and whole-batch errors", () => {
+  it("takes only the tenant's API key", async () => {
+    const { owner } = await customer();
+    expectError(await call(EVENTS, { body: [event()] }), 401, "Authorization header is required");
+    expectError(
+      await call(EVENTS, { body: [event()], token: owner.accessToken, tenant: owner.tenant.id }),
+      401,
+      "Invalid API key format",
+    );
+  });
+
+  it("refuses a tenant without a current subscription (403) and stores nothing", async () => {
+    const { key, tenantId } = await customer(false);
+    expectError(
+      await call(EVENTS, { body: [event()], token: key }),
+      403,
+      "No active subscription found for this tenant",
+    );
+    expect(await stored(tenantId)).toEqual([]);
+  });
+
+  it("answers 400 and stores nothing for malformed, empty, oversized or over-1-MB batches", async () => {
+    const { key, tenantId } = await customer();
+    expectError(await call(EVENTS, { rawBody: '{"events": [', token: key }), 400);
+    expectError(await call(EVENTS, { body: { events: [] }, token: key }), 400);
+    expectError(await call(EVENTS, { body: [], token: key }), 400);
+    expectError(await call(EVENTS, { body: { events: [event()], extra: 1 }, token: key }), 400);
+    expectError(await call(EVENTS, { body: { items: [event()] }, token: key }), 400);
+    expectError(await call(EVENTS, { body: "events", token: key }), 400);
+    expectError(
+      await call(EVENTS, {
+        body: { events: Array.from({ length: 1001 }, () => event()) },
+        token: key,
+      }),
+      400,
+      (message) => expect(message).toContain("events must contain at most 1000 events"),
+    );
+    const big = Array.from({ length: 300 }, () => event({ metadata: { note: "x".repeat(3500) } }));
+    expectError(
+      await call(EVENTS, { body: { events: big }, token: key }),
+      400,
+      "Request body must be at most 1 MB",
+    );
+    expect(await stored(tenantId)).toEqual([]);
+  });
+});
+
+describe("POST /usage/events: per-event outcomes, outbox and duplicates", () => {
+  it("rejects bad events one by one, stores the rest with their outbox rows, and publishes them", async () => {
+    const { key, tenantId } = await customer();
+    const good = [event({ amount: 3 }), event({ feature: "projects", metadata: { region: "eu" } })];
+    const result = await call(EVENTS, {
+      token: key,
+      body: [
+        good[0],
+        { eventId: crypto.randomUUID(), feature: "api_calls", timestamp: new Date().toISOString() },
+        event({ amount: 0 }),
+        event({ amount: -2 }),
+        event({ amount: 1.5 }),
+        event({ amount: "3" }),
+        event({ timestamp: "yesterday" }),
+        event({ eventId: "x".repeat(256) }),
+        event({ metadata: { blob: "y".repeat(5000) } }),
+        event({ metadata: [1] }),
+        event({ colour: "red" }),
+        42,
+        good[1],
+      ],
+    });
+    expect(result.status, JSON.stringify(result.body)).toBe(202);
+    expect(result.body.accepted).toBe(2);
+    expect(result.body.rejected).toBe(11);
+    expect(
+      result.body.events.map((e: { status: string; reason?: string }) => e.reason ?? e.status),
+    ).toEqual([
+      "accepted",
+      "MISSING_REQUIRED_FIELDS",
+      "INVALID_AMOUNT",
+      "INVALID_AMOUNT",
+      "INVALID_AMOUNT",
+      "INVALID_AMOUNT",
+      "INVALID_TIMESTAMP",
+      "INVALID_EVENT_ID",
+      "METADATA_TOO_LARGE",
+      "INVALID_METADATA",
+      "UNKNOWN_FIELD",
+      "INVALID_EVENT",
+      "accepted",
+    ]);
+    expect(result.body.events[1].message).toBe("missing required field: amount");
+    await vi.waitFor(
+      async () =>
+        expect(await stored(tenantId)).toEqual(
+          good
+            .map((e) => ({
+              eventId: e.eventId,
+              status: "PENDING",
+              amount: e.amount,
+              outbox: "PUBLISHED",
+            }))
+            .sort((a, b) => a.eventId.localeCompare(b.eventId)),
+        ),
+      { timeout: 5_000, interval: 50 },
+    );
+    const view = await call(`/api/v1/usage/events/${good[1]?.eventId}`, { token: key });
+    expect(view.status).toBe(200);
+    expect(view.body).toMatchObject({
+      eventId: good[1]?.eventId,
+      feature: "projects",
+      status: "PENDING",
+      reason: null,
+      metadata: { region: "eu" },
+    });
+  });
+
+  it("counts an eventId once: repeats inside a batch, resubmissions (window) and past the window (D1)", async () => {
+    const { key, tenantId } = await customer();
+    const a = event();
+    const b = event();
+    const first = await call(EVENTS, { token: key, body: { events: [a, b, a] } });
+    expect(first.body).toMatchObject({ accepted: 3, rejected: 0, duplicates: 1 });
+    expect(first.body.events.map((e: { status: string }) => e.status)).toEqual([
+      "accepted",
+      "accepted",
+      "duplicate",
+    ]);
+    // The window remembers committed ids (after the commit, asynchronously).
+    const window = env.USAGE_DEDUP_WINDOW.get(env.USAGE_DEDUP_WINDOW.idFromName(tenantId));
+    await vi.waitFor(async () => expect(await window.seen([a.eventId, b.eventId])).toHaveLength(2));
+    const again = await call(EVENTS, { token: key, body: [a, b] });
+    expect(again.body.events.map((e: { status: string }) => e.status)).toEqual([
+      "duplicate",
+      "duplicate",
+    ]);
+    // With the window forgotten, D1's unique (tenant, eventId) still holds.
+    await runInDurableObject(window, (_instance: UsageDedupWindow, state) => {
+      state.storage.sql.exec("DELETE FROM seen_events");
+    });
+    const past = await call(EVENTS, { token: key, body: [a, event()] });
+    expect(past.body.events.map((e: { status: string }) => e.status)).toEqual([
+      "duplicate",
+      "accepted",
+    ]);
+    expect(await stored(tenantId)).toHaveLength(3);
+  });
+
+  it("lets a rejected event be sent again once corrected", async () => {
+    const { key } = await customer();
+    const id = crypto.randomUUID();
+    const bad = await call(EVENTS, { token: key, body: [event({ eventId: id, amount: 0 })] });
+    expect(bad.body.events[0].status).toBe("rejected");
+    const fixed = await call(EVENTS, { token: key, body: [event({ eventId: id, amount: 2 })] });
+    expect(fixed.body.events[0]).toEqual({ eventId: id, status: "accepted" });
+  });
+});
+
+describe("usage reads", () => {
+  it("serves an event and the aggregates to the tenant's key or a member, and 404s what is not theirs", async () => {
+    const one = await customer();
+    const other = await customer();
+    const e = event();
+    await call(EVENTS, { token: one.key, body: [e] });
+    expect((await call(`/api/v1/usage/events/${e.eventId}`, { token: one.key })).status).toBe(200);
+    const asMember = await call(`/api/v1/usage/events/${e.eventId}`, {
+      token: one.owner.accessToken,
+      tenant: one.tenantId,
+    });
+    expect(asMember.body.eventId).toBe(e.eventId);
+    expectError(
+      await call(`/api/v1/usage/events/${e.eventId}`, { token: other.key }),
+      404,
+      "Usage event not found",
+    );
+    expect((await call("/api/v1/usage/aggregates", { token: other.key })).body).toEqual({
+      data: [],
+    });
+    expectError(
+      await call("/api/v1/usage/aggregates?subscriptionId=nope", { token: one.key }),
+      400,
+    );
+  });
+});
+
+describe("the outbox publisher", () => {
+  it("retries a failing send with exponential backoff and dead-letters the event after 5 failures", async () => {
+    const { key, tenantId } = await customer();
+    const e = event({ amount: 4 });
+    await call(EVENTS, { token: key, body: [e] });
+    const row = await db()
+      .prepare("SELECT id FROM usage_events WHERE tenant_id = ? AND event_id = ?")
+      .bind(tenantId, e.eventId)
+      .first<{ id: string }>();
+    if (!row) throw new Error("event not stored");
+    // As if ingestion's own send had never happened: PENDING, due now.
+    await vi.waitFor(async () => {
+      const published = await db()
+        .prepare("SELECT status FROM usage_outbox WHERE id = ?")
+        .bind(row.id)
+        .first();
+      expect(published).toEqual({ status: "PUBLISHED" });
+    });
+    const start = Date.now();
+    await db()
+      .prepare("UPDATE usage_outbox SET status = 'PENDING', next_attempt_at = ? WHERE id = ?")
+      .bind(new Date(start).toISOString(), row.id)
+      .run();
+    const publisher = env.USAGE_OUTBOX_PUBLISHER.get(
+      env.USAGE_OUTBOX_PUBLISHER.idFromName("test-failing"),
+    );
+    const outbox = () =>
+      db()
+        .prepare(
+          "SELECT status, attempts, next_attempt_at AS nextAttemptAt, last_error AS lastError FROM usage_outbox WHERE id = ?",
+        )
+        .bind(row.id)
+        .first<{ status: string; attempts: number; nextAttemptAt: string; lastError: string }>();
+    await runInDurableObject(publisher, async (instance: UsageOutboxPublisher) => {
+      const real = (instance as unknown as { env: Env }).env;
+      (instance as unknown as { env: Env }).env = {
+        ...real,
+        USAGE_RAW_QUEUE: {
+          sendBatch: async () => Promise.reject(new Error("queue unavailable")),
+        } as unknown as Queue,
+      };
+      let at = start;
+      for (const wait of [2, 4, 8, 16]) {
+        const result = await instance.sweep({ nowMs: at });
+        expect(result.failed).toBeGreaterThanOrEqual(1);
+        const state = await outbox();
+        expect(state).toMatchObject({ status: "PENDING", lastError: "queue unavailable" });
+        expect(Date.parse(state?.nextAttemptAt ?? "") - at).toBe(wait * 1000);
+        // Not due before its backoff has passed.
+        expect((await instance.sweep({ nowMs: at + wait * 1000 - 1 })).failed).toBe(0);
+        at += wait * 1000;
+      }
+      await instance.sweep({ nowMs: at });
+      (instance as unknown as { env: Env }).env = real;
+    });
+    expect(await outbox()).toMatchObject({ status: "FAILED", attempts: 5 });
+    const dead = await db()
+      .prepare(
+        "SELECT failure_stage, source_event_id, tenant_id, topic, failure_reason, status FROM dead_letter_events WHERE id = ?",
+      )
+      .bind(await deadLetterIdFor(`PUBLISHING:${row.id}`))
+      .first();
+    expect(dead).toEqual({
+      failure_stage: "PUBLISHING",
+      source_event_id: e.eventId,
+      tenant_id: tenantId,
+      topic: "usage-raw",
+      failure_reason: "Outbox publish failed after 5 attempts: queue unavailable",
+      status: "FAILED",
+    });
+  });
+});
+
+describe("admin dead-letter routes", () => {
+  it("are for platform admins only and validate their input", async () => {
+    const { owner } = await customer();
+    const admin = await platformAdmin();
+    expectError(await call("/api/v1/admin/dead-letter", { token: owner.accessToken }), 403);
+    const page = await call("/api/v1/admin/dead-letter?limit=5&status=FAILED", {
+      token: admin.accessToken,
+    });
+    expect(page.status).toBe(200);
+    expect(page.body.meta).toMatchObject({ page: 1, limit: 5 });
+    expectError(
+      await call("/api/v1/admin/dead-letter?status=LOST", { token: admin.accessToken }),
+      400,
+    );
+    expectError(
+      await call("/api/v1/admin/dead-letter?limit=500", { token: admin.accessToken }),
+      400,
+    );
+    expectError(
+      await call("/api/v1/admin/dead-letter/not-a-uuid", { token: admin.accessToken }),
+      400,
+    );
+    const missing = `/api/v1/admin/dead-letter/${crypto.randomUUID()}`;
+    expectError(
+      await call(missing, { token: admin.accessToken }),
+      404,
+      "Dead letter event not found",
+    );
+    expectError(await call(`${missing}/retry`, { method: "POST", token: admin.accessToken }), 404);
+    expectError(
+      await call(`${missing}/discard`, { method: "POST", token: admin.accessToken }),
+      404,
+    );
+  });
+
+  it("refuses to retry a payload the pipeline cannot take, and discards it once", async () => {
+    const admin = await platformAdmin();
+    const id = crypto.randomUUID();
+    await db()
+      .prepare(
+        `INSERT INTO dead_letter_events (id, topic, failure_stage, failure_reason, original_payload)
+         VALUES (?, 'usage-raw', 'VALIDATION', 'MISSING_REQUIRED_FIELDS: body', '"garbage"')`,
+      )
+      .bind(id)
+      .run();
+    const path = `/api/v1/admin/dead-letter/${id}`;
+    expectError(
+      await call(`${path}/retry`, { method: "POST", token: admin.accessToken }),
+      400,
+      /discard it instead/,
+    );
+    const discarded = await call(`${path}/discard`, { method: "POST", token: admin.accessToken });
+    expect(discarded.status).toBe(201);
+    expect(discarded.body).toMatchObject({
+      status: "DISCARDED",
+      resolvedBy: admin.user.id,
+      originalPayload: "garbage",
+    });
+    expectError(
+      await call(`${path}/discard`, { method: "POST", token: admin.accessToken }),
+      400,
+      "Event was already discarded",
+    );
+    expectError(
+      await call(`${path}/retry`, { method: "POST", token: admin.accessToken }),
+      400,
+      "Event was discarded - cannot retry",
+    );
+  });
+});

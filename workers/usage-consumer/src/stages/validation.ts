@@ -1,0 +1,261 @@
+import {
+  type DuplicateUsageMessage,
+  deadLetterIdFor,
+  QUEUE_SEND_BATCH_MAX,
+  type RawUsageMessage,
+  USAGE_QUEUES,
+  type ValidatedUsageMessage,
+} from "@edge-platform/shared/queues/usage";
+import { database } from "../../../billing/src/db/client.ts";
+import {
+  loadTenantEntitlementState,
+  type TenantEntitlementState,
+} from "../../../billing/src/db/entitlement-state.ts";
+import {
+  type DeadLetterInsert,
+  loadEventRows,
+  loadTenantStatuses,
+  markRejectedStatement,
+  markValidatedStatements,
+  type RejectedUpdate,
+  resolveDeadLettersStatement,
+  type StoredEventRow,
+  upsertDeadLettersStatement,
+  type ValidatedUpdate,
+} from "../db/usage-events.ts";
+import { judgeRawMessage, type Verdict } from "../domain/usage-validation.ts";
+import { Settlement } from "./settle.ts";
+
+const STAGE = "validation";
+
+function rawId(body: unknown): string | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const id = (body as Record<string, unknown>).id;
+  return typeof id === "string" && /^[0-9a-f-]{36}$/i.test(id) ? id : undefined;
+}
+
+function rawTenantId(body: unknown): string | undefined {
+  if (typeof body !== "object" || body === null) return undefined;
+  const id = (body as Record<string, unknown>).tenantId;
+  return typeof id === "string" && /^[0-9a-f-]{36}$/i.test(id) ? id : undefined;
+}
+
+function forwardFromRow(
+  row: StoredEventRow,
+  retryOf: string | undefined,
+): ValidatedUsageMessage | undefined {
+  if (!row.subscriptionId || !row.periodKey || !row.periodStart || !row.validatedAt)
+    return undefined;
+  return {
+    id: row.id,
+    tenantId: row.tenantId,
+    eventId: row.eventId,
+    subscriptionId: row.subscriptionId,
+    feature: row.feature,
+    amount: row.amount,
+    timestamp: row.timestamp,
+    receivedAt: row.receivedAt,
+    window: { key: row.periodKey, start: row.periodStart, end: row.periodEnd },
+    validatedAt: row.validatedAt,
+    ...(retryOf ? { retryOf } : {}),
+  };
+}
+
+async function sendChunks<T>(queue: Queue, bodies: T[]): Promise<void> {
+  for (let start = 0; start < bodies.length; start += QUEUE_SEND_BATCH_MAX) {
+    await queue.sendBatch(
+      bodies
+        .slice(start, start + QUEUE_SEND_BATCH_MAX)
+        .map((body) => ({ body, contentType: "json" as const })),
+    );
+  }
+}
+
+/**
+ * usage-raw -> validation. Loads what the checks need for the whole batch
+ * (event rows, tenants, each tenant's subscription and snapshots), judges
+ * each message (domain/usage-validation.ts), writes every outcome in one D1
+ * batch (VALIDATED or REJECTED, conditional on PENDING; the rejections'
+ * dead letters), then forwards the valid events to usage-validated and
+ * reports repeats to usage-duplicates. Each message is acked or retried by
+ * itself; a poison message is rejected and dead-lettered, never retried.
+ */
+export async function runValidationStage(batch: MessageBatch<unknown>, env: Env): Promise<void> {
+  const settlement = new Settlement(batch.messages);
+  try {
+    await validate(batch, env, settlement);
+  } catch (error) {
+    // Infrastructure (D1) failed for the whole batch: each message backs off and comes again.
+    settlement.retryRest(error, STAGE);
+  }
+}
+
+async function validate(
+  batch: MessageBatch<unknown>,
+  env: Env,
+  settlement: Settlement<unknown>,
+): Promise<void> {
+  const now = new Date();
+  const at = now.toISOString();
+  const ids = new Set<string>();
+  const tenantIds = new Set<string>();
+  for (const message of batch.messages) {
+    const id = rawId(message.body);
+    const tenantId = rawTenantId(message.body);
+    if (id) ids.add(id);
+    if (tenantId) tenantIds.add(tenantId);
+  }
+  // Everything the checks need, read in parallel (the judge compares each
+  // row's tenant with the message's).
+  const db = database(env.DB);
+  const [rows, tenants, entitlements] = await Promise.all([
+    loadEventRows(env.DB, [...ids]),
+    loadTenantStatuses(env.DB, [...tenantIds]),
+    Promise.all(
+      [...tenantIds].map(async (id) => [id, await loadTenantEntitlementState(db, id)] as const),
+    ).then((states) => new Map<string, TenantEntitlementState>(states)),
+  ]);
+
+  const validated: {
+    message: Message<unknown>;
+    update: ValidatedUpdate;
+    body: ValidatedUsageMessage;
+  }[] = [];
+  const rejected: RejectedUpdate[] = [];
+  const deadLetters: DeadLetterInsert[] = [];
+  const resolved: string[] = [];
+  const forwards: { message: Message<unknown>; body: ValidatedUsageMessage }[] = [];
+  const duplicates: DuplicateUsageMessage[] = [];
+
+  for (const message of batch.messages) {
+    let verdict: Verdict;
+    try {
+      verdict = judgeRawMessage(message.body, (parsed) => ({
+        row: rows.get(parsed.id),
+        tenant: tenants.get(parsed.tenantId),
+        entitlements: entitlements.get(parsed.tenantId),
+        now,
+      }));
+    } catch (error) {
+      settlement.retry(message, error, STAGE);
+      continue;
+    }
+    switch (verdict.kind) {
+      case "valid": {
+        const update: ValidatedUpdate = {
+          id: verdict.message.id,
+          subscriptionId: verdict.subscriptionId,
+          periodKey: verdict.window.key,
+          periodStart: verdict.window.start,
+          periodEnd: verdict.window.end,
+        };
+        validated.push({
+          message,
+          update,
+          body: validatedBody(verdict.message, verdict.subscriptionId, verdict.window, at),
+        });
+        if (verdict.message.retryOf) resolved.push(verdict.message.retryOf);
+        break;
+      }
+      case "rejected": {
+        const eventKey =
+          verdict.message && verdict.hasRow ? verdict.message.id : `message:${message.id}`;
+        if (verdict.message && verdict.hasRow) {
+          rejected.push({ id: verdict.message.id, code: verdict.code, reason: verdict.reason });
+        }
+        deadLetters.push({
+          id: await deadLetterIdFor(`VALIDATION:${eventKey}`),
+          sourceEventId: verdict.message?.eventId ?? null,
+          tenantId: verdict.message?.tenantId ?? null,
+          topic: USAGE_QUEUES.raw,
+          failureStage: "VALIDATION",
+          failureReason: `${verdict.code}: ${verdict.reason}`.slice(0, 1000),
+          originalPayload: message.body ?? null,
+          errorDetails: null,
+          retryCount: 0,
+        });
+        break;
+      }
+      case "duplicate": {
+        const row = rows.get(verdict.message.id);
+        duplicates.push({
+          id: verdict.message.id,
+          tenantId: verdict.message.tenantId,
+          eventId: verdict.message.eventId,
+          status: verdict.status,
+          stage: "VALIDATION",
+          seenAt: at,
+        });
+        const forward =
+          verdict.status === "VALIDATED" && row
+            ? forwardFromRow(row, verdict.message.retryOf)
+            : undefined;
+        if (forward) forwards.push({ message, body: forward });
+        else if (verdict.message.retryOf) resolved.push(verdict.message.retryOf);
+        break;
+      }
+    }
+  }
+
+  const statements: D1PreparedStatement[] = [];
+  if (validated.length > 0) {
+    statements.push(
+      ...markValidatedStatements(
+        env.DB,
+        validated.map((v) => v.update),
+        at,
+      ),
+    );
+  }
+  if (rejected.length > 0) statements.push(markRejectedStatement(env.DB, rejected, at));
+  if (deadLetters.length > 0) statements.push(upsertDeadLettersStatement(env.DB, deadLetters, at));
+  if (resolved.length > 0) statements.push(resolveDeadLettersStatement(env.DB, resolved, at));
+  if (statements.length > 0) await env.DB.batch(statements);
+
+  // Forward: a failed send is retried; the row is VALIDATED by then, so the
+  // redelivery takes the "already validated, forward again" path.
+  const toForward = [...validated, ...forwards];
+  for (let start = 0; start < toForward.length; start += QUEUE_SEND_BATCH_MAX) {
+    const chunk = toForward.slice(start, start + QUEUE_SEND_BATCH_MAX);
+    try {
+      await sendChunks(
+        env.USAGE_VALIDATED_QUEUE,
+        chunk.map((item) => item.body),
+      );
+    } catch (error) {
+      for (const item of chunk) settlement.retry(item.message, error, STAGE);
+    }
+  }
+  if (duplicates.length > 0) {
+    try {
+      await sendChunks(env.USAGE_DUPLICATES_QUEUE, duplicates);
+    } catch (error) {
+      // Monitoring only: losing a report does not warrant redoing the event.
+      console.error(
+        JSON.stringify({ level: "warn", msg: "duplicate report not sent", error: String(error) }),
+      );
+    }
+  }
+  settlement.ackRest();
+}
+
+function validatedBody(
+  message: RawUsageMessage,
+  subscriptionId: string,
+  window: ValidatedUsageMessage["window"],
+  validatedAt: string,
+): ValidatedUsageMessage {
+  return {
+    id: message.id,
+    tenantId: message.tenantId,
+    eventId: message.eventId,
+    subscriptionId,
+    feature: message.feature,
+    amount: message.amount,
+    timestamp: new Date(message.timestamp).toISOString(),
+    receivedAt: message.receivedAt,
+    window,
+    validatedAt,
+    ...(message.retryOf ? { retryOf: message.retryOf } : {}),
+  };
+}

@@ -1,0 +1,13 @@
+import type { D1Migration } from "cloudflare:test";
+
+declare global {
+  namespace Cloudflare {
+    interface Env {
+      TEST_MIGRATIONS: D1Migration[];
+      /** Test-only: the billing worker (auxiliary worker in vitest.config.ts). */
+      BILLING: Fetcher;
+      /** Test-only: the billing worker's outbox publisher, to sweep on demand. */
+      TEST_OUTBOX_PUBLISHER: DurableObjectNamespace;
+    }
+  }
+}
