@@ -1,27 +1,5 @@
-import { describe, expect, inject, it } from "vitest";
-import { devVarsFile, readDevVars } from "../scripts/lib/dev-vars.ts";
-import { ROOT } from "../scripts/lib/wrangler.ts";
-
-const { billingUrl } = inject("stack");
-const api = `${billingUrl}/api/v1`;
-
-async function send(
-  path: string,
-  options: { method?: string; body?: unknown; token?: string; tenant?: string } = {},
-) {
-  const headers: Record<string, string> = {};
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.tenant) headers["x-tenant-id"] = options.tenant;
-  const response = await fetch(`${api}${path}`, {
-    method: options.method ?? (options.body === undefined ? "GET" : "POST"),
-    headers,
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies are asserted field by field
-  const body: any = await response.json();
-  return { status: response.status, body };
-}
+import { describe, expect, it } from "vitest";
+import { devAdminCredentials, send } from "./lib/billing-api.ts";
 
 const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 
@@ -121,10 +99,7 @@ describe("accounts against the running stack", () => {
   });
 
   it("the seeded platform admin signs in and owns the demo tenant", async () => {
-    const vars = readDevVars(devVarsFile(ROOT));
-    const login = await send("/auth/login", {
-      body: { email: vars.DEV_ADMIN_EMAIL, password: vars.DEV_ADMIN_PASSWORD },
-    });
+    const login = await send("/auth/login", { body: devAdminCredentials() });
     expect(login.status).toBe(200);
     const me = await send("/auth/me", { token: login.body.accessToken });
     expect(me.body.isPlatformAdmin).toBe(true);

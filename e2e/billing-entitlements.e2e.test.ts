@@ -1,35 +1,9 @@
-import { describe, expect, inject, it } from "vitest";
-import { devVarsFile, readDevVars } from "../scripts/lib/dev-vars.ts";
-import { ROOT } from "../scripts/lib/wrangler.ts";
+import { describe, expect, it } from "vitest";
+import { devAdminCredentials, send } from "./lib/billing-api.ts";
 
 // The entitlements acceptance flow against the running stack (wrangler dev,
 // real D1, real Durable Objects, the demo admin), including the concurrency
 // proof over real HTTP connections.
-
-const { billingUrl } = inject("stack");
-const api = `${billingUrl}/api/v1`;
-
-interface Sent {
-  status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies are asserted field by field
-  body: any;
-}
-
-async function send(
-  path: string,
-  options: { method?: string; body?: unknown; token?: string; tenant?: string } = {},
-): Promise<Sent> {
-  const headers: Record<string, string> = {};
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.tenant) headers["x-tenant-id"] = options.tenant;
-  const response = await fetch(`${api}${path}`, {
-    method: options.method ?? (options.body === undefined ? "GET" : "POST"),
-    headers,
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-  });
-  return { status: response.status, body: await response.json() };
-}
 
 async function created(path: string, token: string, body: unknown, tenant?: string) {
   const result = await send(path, { token, body, ...(tenant ? { tenant } : {}) });
@@ -42,10 +16,7 @@ const key = (name: string) => `e2e_${name}_${suffix}`;
 
 describe("entitlements against the running stack", () => {
   it("admin builds a plan, a tenant subscribes with a trial, limits hold under 200 parallel consumes, plan change", async () => {
-    const vars = readDevVars(devVarsFile(ROOT));
-    const login = await send("/auth/login", {
-      body: { email: vars.DEV_ADMIN_EMAIL, password: vars.DEV_ADMIN_PASSWORD },
-    });
+    const login = await send("/auth/login", { body: devAdminCredentials() });
     expect(login.status).toBe(200);
     const admin = login.body.accessToken as string;
 

@@ -1,48 +1,12 @@
 import { createHmac } from "node:crypto";
-import { describe, expect, inject, it } from "vitest";
-import { devVarsFile, readDevVars } from "../scripts/lib/dev-vars.ts";
-import { ROOT } from "../scripts/lib/wrangler.ts";
+import { describe, expect, it } from "vitest";
+import { devAdminCredentials, devVars, send } from "./lib/billing-api.ts";
 
 // The money side against the running stack (wrangler dev, real D1, the real
 // webhook queue and its consumer): the demo tenant's invoice is generated,
 // finalized (CHARGE, first payment attempt), paid through the fake webhook
 // (processed from the queue), and the ledger and balance follow. A signed
 // provider webhook with a tampered body is refused.
-
-const { billingUrl } = inject("stack");
-const api = `${billingUrl}/api/v1`;
-
-interface Sent {
-  status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies are asserted field by field
-  body: any;
-}
-
-async function send(
-  path: string,
-  options: {
-    method?: string;
-    body?: unknown;
-    raw?: string;
-    token?: string;
-    tenant?: string;
-    headers?: Record<string, string>;
-  } = {},
-): Promise<Sent> {
-  const headers: Record<string, string> = { ...options.headers };
-  if (options.body !== undefined || options.raw !== undefined)
-    headers["content-type"] = "application/json";
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.tenant) headers["x-tenant-id"] = options.tenant;
-  const body =
-    options.raw ?? (options.body !== undefined ? JSON.stringify(options.body) : undefined);
-  const response = await fetch(`${api}${path}`, {
-    method: options.method ?? (body === undefined ? "GET" : "POST"),
-    headers,
-    ...(body !== undefined ? { body } : {}),
-  });
-  return { status: response.status, body: await response.json() };
-}
 
 async function eventually<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
   const deadline = Date.now() + 20_000;
@@ -56,10 +20,7 @@ async function eventually<T>(check: () => Promise<T | undefined>, what: string):
 
 describe("billing money flow against the running stack", () => {
   it("generates, finalizes and pays the demo tenant's invoice; the ledger and balance follow", async () => {
-    const vars = readDevVars(devVarsFile(ROOT));
-    const login = await send("/auth/login", {
-      body: { email: vars.DEV_ADMIN_EMAIL, password: vars.DEV_ADMIN_PASSWORD },
-    });
+    const login = await send("/auth/login", { body: devAdminCredentials() });
     expect(login.status).toBe(200);
     const token = login.body.accessToken as string;
     const tenants = await send("/tenants", { token });
@@ -111,7 +72,7 @@ describe("billing money flow against the running stack", () => {
       data: { object: { id: attempt.providerPaymentId, amount: total, currency: "usd" } },
     });
     const t = Math.floor(Date.now() / 1000);
-    const v1 = createHmac("sha256", vars.PAYPROVIDER_WEBHOOK_SECRET ?? "")
+    const v1 = createHmac("sha256", devVars().PAYPROVIDER_WEBHOOK_SECRET ?? "")
       .update(`${t}.${event}`)
       .digest("hex");
     const tampered = await send("/webhooks/payprovider", {

@@ -1,37 +1,12 @@
-import { describe, expect, inject, it } from "vitest";
-import { devVarsFile, readDevVars } from "../scripts/lib/dev-vars.ts";
-import { ROOT } from "../scripts/lib/wrangler.ts";
+import { describe, expect, it } from "vitest";
+import { devAdminCredentials, send } from "./lib/billing-api.ts";
 
 // The usage pipeline's acceptance test against the running stack (wrangler
 // dev with billing and usage-consumer in one process: real D1, queues and
 // Durable Objects): the demo tenant (acme, Pro plan) reports a 1000-event
 // batch with every kind of problem in it, then the same batch again.
 
-const { billingUrl } = inject("stack");
-const api = `${billingUrl}/api/v1`;
 const DAY = 86_400_000;
-
-interface Sent {
-  status: number;
-  // biome-ignore lint/suspicious/noExplicitAny: JSON bodies are asserted field by field
-  body: any;
-}
-
-async function send(
-  path: string,
-  options: { method?: string; body?: unknown; token?: string; tenant?: string } = {},
-): Promise<Sent> {
-  const headers: Record<string, string> = {};
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.tenant) headers["x-tenant-id"] = options.tenant;
-  const response = await fetch(`${api}${path}`, {
-    method: options.method ?? (options.body === undefined ? "GET" : "POST"),
-    headers,
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-  });
-  return { status: response.status, body: await response.json() };
-}
 
 async function mapLimit<T, R>(
   items: T[],
@@ -61,10 +36,7 @@ const event = (overrides: Record<string, unknown> = {}) => ({
 
 describe("usage pipeline acceptance", () => {
   it("takes a 1000-event batch to final statuses within 3 s; aggregates and the check agree", async () => {
-    const vars = readDevVars(devVarsFile(ROOT));
-    const login = await send("/auth/login", {
-      body: { email: vars.DEV_ADMIN_EMAIL, password: vars.DEV_ADMIN_PASSWORD },
-    });
+    const login = await send("/auth/login", { body: devAdminCredentials() });
     expect(login.status).toBe(200);
     const tenants = await send("/tenants", { token: login.body.accessToken });
     const acme = tenants.body.data.find((t: { slug: string }) => t.slug === "acme");
