@@ -64,24 +64,8 @@ import {
   type FeatureInput,
   type PreprocessingSpec,
 } from "../workers/aqi/src/domain/features.ts";
-
-/** The part of autocannon's API used here (the package ships no types). */
-type Autocannon = (options: {
-  url: string;
-  method: string;
-  body?: string;
-  headers: Record<string, string>;
-  requests?: { setupRequest: (request: { headers: Record<string, string> }) => unknown }[];
-  connections: number;
-  duration: number;
-}) => Promise<{
-  requests: { total: number; average: number };
-  latency: { p50: number; p90: number; p99: number; average: number };
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}>;
-const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
+import { autocannon } from "./lib/autocannon.ts";
+import { quantile, table } from "./lib/report.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
@@ -107,15 +91,6 @@ interface LoadResult {
 
 function log(line: string): void {
   process.stderr.write(`[bench:aqi] ${line}\n`);
-}
-
-function quantile(values: number[], q: number): number {
-  const sorted = [...values].sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const position = (sorted.length - 1) * q;
-  const low = Math.floor(position);
-  const high = Math.ceil(position);
-  return sorted[low]! + (sorted[high]! - sorted[low]!) * (position - low);
 }
 
 async function load(
@@ -160,24 +135,6 @@ async function load(
     p99: result.latency.p99,
     mean: result.latency.average,
   };
-}
-
-function table(headers: string[], rows: (string | number)[][]): string {
-  const cells = [headers, ...rows.map((row) => row.map(String))];
-  const widths = headers.map((_, column) =>
-    Math.max(...cells.map((row) => (row[column] ?? "").length)),
-  );
-  const line = (row: string[]) =>
-    row
-      .map((cell, column) =>
-        column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!),
-      )
-      .join("  ");
-  return [
-    line(cells[0]!),
-    widths.map((width) => "-".repeat(width)).join("  "),
-    ...cells.slice(1).map(line),
-  ].join("\n");
 }
 
 function fixed(value: number, digits = 2): string {

@@ -21,30 +21,11 @@
  * Environment: BENCH_SECONDS (per route and round, default 5), BENCH_ROUNDS
  * (default 3), BENCH_CONNECTIONS (default 20), BENCH_EXACT (default 2000).
  */
-import { createRequire } from "node:module";
 import { devVarsFile, readDevVars } from "../scripts/lib/dev-vars.ts";
 import { startStack } from "../scripts/lib/stack.ts";
 import { ROOT } from "../scripts/lib/wrangler.ts";
-
-/** The part of autocannon's API used here (the package ships no types). */
-type Autocannon = (options: {
-  url: string;
-  method: string;
-  body?: string;
-  headers: Record<string, string>;
-  connections: number;
-  duration?: number;
-  /** A fixed number of requests instead of a duration. */
-  amount?: number;
-}) => Promise<{
-  requests: { total: number; average: number };
-  latency: { p50: number; p90: number; p99: number; average: number };
-  "2xx": number;
-  non2xx: number;
-  errors: number;
-  timeouts: number;
-}>;
-const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
+import { autocannon } from "./lib/autocannon.ts";
+import { table } from "./lib/report.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
@@ -150,24 +131,6 @@ async function send(
     throw new Error(`${path} answered ${response.status}: ${JSON.stringify(body)}`);
   }
   return body;
-}
-
-function table(headers: string[], rows: (string | number)[][]): string {
-  const cells = [headers, ...rows.map((row) => row.map(String))];
-  const widths = headers.map((_, column) =>
-    Math.max(...cells.map((row) => (row[column] ?? "").length)),
-  );
-  const line = (row: string[]) =>
-    row
-      .map((cell, column) =>
-        column === 0 ? cell.padEnd(widths[column] ?? 0) : cell.padStart(widths[column] ?? 0),
-      )
-      .join("  ");
-  return [
-    line(cells[0] ?? []),
-    widths.map((width) => "-".repeat(width)).join("  "),
-    ...cells.slice(1).map(line),
-  ].join("\n");
 }
 
 async function main(): Promise<void> {

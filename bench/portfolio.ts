@@ -21,7 +21,8 @@ import path from "node:path";
 import { readDevVars } from "../scripts/lib/dev-vars.ts";
 import { startStack } from "../scripts/lib/stack.ts";
 import { ROOT } from "../scripts/lib/wrangler.ts";
-import { quantile, type Timing, table, timeChat, timePlain } from "./lib/portfolio-timing.ts";
+import { type Timing, timeChat, timePlain } from "./lib/portfolio-timing.ts";
+import { quantile, table } from "./lib/report.ts";
 
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 50);
 const TOKEN = readDevVars(path.join(ROOT, "workers/portfolio/.dev.vars.example")).API_TOKEN ?? "";

@@ -24,18 +24,11 @@
  * Environment: BENCH_SECONDS (default 10), BENCH_CLIENTS (default 4),
  * BENCH_RATE (default 1000), BENCH_LATENCY_SECONDS (default 30).
  */
-import { createRequire } from "node:module";
 import { performance } from "node:perf_hooks";
 import { DEMO_PLANS } from "../scripts/demo-catalog.ts";
 import { startStack } from "../scripts/lib/stack.ts";
-
-type Autocannon = (options: { url: string; connections: number; duration: number }) => Promise<{
-  requests: { total: number };
-  latency: { p50: number; p99: number };
-  non2xx: number;
-  errors: number;
-}>;
-const autocannon = createRequire(import.meta.url)("autocannon") as Autocannon;
+import { autocannon } from "./lib/autocannon.ts";
+import { quantile } from "./lib/report.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 4);
@@ -46,12 +39,6 @@ const TARGETS = { eventsPerSecond: 5000, p99Ms: 2000 };
 
 function log(line: string): void {
   process.stderr.write(`[bench:usage] ${line}\n`);
-}
-
-function quantile(values: number[], q: number): number {
-  if (values.length === 0) return Number.NaN;
-  const sorted = [...values].sort((a, b) => a - b);
-  return sorted[Math.min(sorted.length - 1, Math.ceil(q * sorted.length) - 1)] ?? Number.NaN;
 }
 
 /** Setup responses are read field by field. */

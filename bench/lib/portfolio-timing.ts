@@ -80,30 +80,3 @@ export async function timeChat(
   }
   throw new Error("the stream ended without a done event");
 }
-
-export function quantile(values: number[], q: number): number {
-  const sorted = values.filter((v) => Number.isFinite(v)).sort((a, b) => a - b);
-  if (sorted.length === 0) return Number.NaN;
-  const position = (sorted.length - 1) * q;
-  const low = Math.floor(position);
-  const high = Math.ceil(position);
-  return sorted[low]! + (sorted[high]! - sorted[low]!) * (position - low);
-}
-
-export function table(headers: string[], rows: (string | number)[][]): string {
-  const cells = [headers, ...rows.map((row) => row.map(String))];
-  const widths = headers.map((_, column) =>
-    Math.max(...cells.map((row) => (row[column] ?? "").length)),
-  );
-  const line = (row: string[]) =>
-    row
-      .map((cell, column) =>
-        column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!),
-      )
-      .join("  ");
-  return [
-    line(cells[0]!),
-    widths.map((width) => "-".repeat(width)).join("  "),
-    ...cells.slice(1).map(line),
-  ].join("\n");
-}
