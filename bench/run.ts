@@ -8,6 +8,11 @@ import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import path from "node:path";
 
+// Offline like every local run: no telemetry, no request.cf lookups (the
+// benchmarks' own wrangler instances inherit this environment).
+process.env.WRANGLER_SEND_METRICS ??= "false";
+process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
+
 const benchDir = import.meta.dirname;
 const wanted = process.argv.slice(2);
 const scripts = readdirSync(benchDir)
