@@ -141,18 +141,22 @@ export function listSnapshots(db: Database, subscriptionIds: string[]) {
 }
 
 /** Conditional transitions: each changes the row only from the states it is allowed from. */
+
+/** A current subscription of the tenant that is not already set to end: what cancel may change. */
+function cancellable(tenantId: string, id: string) {
+  return and(
+    eq(subscriptions.id, id),
+    eq(subscriptions.tenantId, tenantId),
+    inArray(subscriptions.status, CURRENT),
+    eq(subscriptions.cancelAtPeriodEnd, false),
+  );
+}
+
 export function cancelNow(db: Database, tenantId: string, id: string, now: string) {
   return db
     .update(subscriptions)
     .set({ status: "CANCELLED", cancelledAt: now, endedAt: now, updatedAt: now })
-    .where(
-      and(
-        eq(subscriptions.id, id),
-        eq(subscriptions.tenantId, tenantId),
-        inArray(subscriptions.status, CURRENT),
-        eq(subscriptions.cancelAtPeriodEnd, false),
-      ),
-    )
+    .where(cancellable(tenantId, id))
     .returning({ id: subscriptions.id })
     .get();
 }
@@ -161,14 +165,7 @@ export function cancelAtPeriodEnd(db: Database, tenantId: string, id: string, no
   return db
     .update(subscriptions)
     .set({ cancelAtPeriodEnd: true, cancelledAt: now, updatedAt: now })
-    .where(
-      and(
-        eq(subscriptions.id, id),
-        eq(subscriptions.tenantId, tenantId),
-        inArray(subscriptions.status, CURRENT),
-        eq(subscriptions.cancelAtPeriodEnd, false),
-      ),
-    )
+    .where(cancellable(tenantId, id))
     .returning({ id: subscriptions.id })
     .get();
 }
@@ -209,50 +206,6 @@ export function resume(db: Database, tenantId: string, id: string, now: string) 
 }
 
 // --- scheduled transitions -----------------------------------------------
-
-export function dueTrials(db: Database, now: string, limit: number) {
-  return db
-    .select({ subscription: subscriptions, interval: planPrices.interval })
-    .from(subscriptions)
-    .innerJoin(planPrices, eq(planPrices.id, subscriptions.priceId))
-    .where(and(eq(subscriptions.status, "TRIALING"), lte(subscriptions.trialEndsAt, now)))
-    .orderBy(asc(subscriptions.trialEndsAt))
-    .limit(limit)
-    .all();
-}
-
-export function dueCancellations(db: Database, now: string, limit: number) {
-  return db
-    .select()
-    .from(subscriptions)
-    .where(
-      and(
-        eq(subscriptions.cancelAtPeriodEnd, true),
-        inArray(subscriptions.status, CURRENT),
-        lte(subscriptions.currentPeriodEnd, now),
-      ),
-    )
-    .orderBy(asc(subscriptions.currentPeriodEnd))
-    .limit(limit)
-    .all();
-}
-
-export function elapsedPeriods(db: Database, now: string, limit: number) {
-  return db
-    .select({ subscription: subscriptions, interval: planPrices.interval })
-    .from(subscriptions)
-    .innerJoin(planPrices, eq(planPrices.id, subscriptions.priceId))
-    .where(
-      and(
-        inArray(subscriptions.status, ["ACTIVE", "PAST_DUE"]),
-        eq(subscriptions.cancelAtPeriodEnd, false),
-        lte(subscriptions.currentPeriodEnd, now),
-      ),
-    )
-    .orderBy(asc(subscriptions.currentPeriodEnd))
-    .limit(limit)
-    .all();
-}
 
 /** TRIALING -> ACTIVE at the trial's end, moving to the first billable period. */
 export function activateAfterTrial(
