@@ -8,6 +8,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
 import type { AppEnv } from "./app-env.ts";
+import { responseTime } from "./middleware/response-time.ts";
 import { chatRoutes } from "./routes/chat.ts";
 import { loadSettings } from "./routes/guards.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -20,6 +21,7 @@ const API_TITLE = "Portfolio Q&A API";
 export function createApp() {
   const app = new OpenAPIHono<AppEnv>();
   app.use(requestId());
+  app.use(responseTime());
   app.use(correlationId());
   app.use(
     cors({

@@ -33,6 +33,13 @@ describe("portfolio HTTP basics", () => {
     expect(body.error.type).toBe("METHOD_NOT_ALLOWED");
   });
 
+  it("sends X-Response-Time on every response, errors included", async () => {
+    for (const path of ["/v1/health", "/v1/nope"]) {
+      const response = await exports.default.fetch(`http://portfolio${path}`);
+      expect(response.headers.get("X-Response-Time")).toMatch(/^\d+\.\dms$/);
+    }
+  });
+
   it("sends the security headers on every response", async () => {
     for (const path of ["/v1/health", "/v1/nope"]) {
       const response = await exports.default.fetch(`http://portfolio${path}`);
