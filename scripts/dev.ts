@@ -17,7 +17,7 @@ import path from "node:path";
 import { loadDemoData } from "./demo-data.ts";
 import { devVarsFile } from "./lib/dev-vars.ts";
 import { freePort } from "./lib/stack.ts";
-import { ROOT, runWrangler, startWrangler } from "./lib/wrangler.ts";
+import { applyLocalMigrations, ROOT, startWrangler } from "./lib/wrangler.ts";
 
 const READY_TIMEOUT_MS = 120_000;
 
@@ -143,29 +143,9 @@ async function main() {
   const started = Date.now();
   log(`state in ${path.relative(ROOT, stateDir) || stateDir}`);
   log("applying D1 migrations (billing database)");
-  runWrangler([
-    "d1",
-    "migrations",
-    "apply",
-    "DB",
-    "--local",
-    "--persist-to",
-    services[0].persistTo,
-    "-c",
-    "wrangler.toml",
-  ]);
+  applyLocalMigrations("wrangler.toml", services[0].persistTo);
   log("applying D1 migrations (portfolio database)");
-  runWrangler([
-    "d1",
-    "migrations",
-    "apply",
-    "DB",
-    "--local",
-    "--persist-to",
-    services[2].persistTo,
-    "-c",
-    "workers/portfolio/wrangler.toml",
-  ]);
+  applyLocalMigrations("workers/portfolio/wrangler.toml", services[2].persistTo);
   log("loading demo data");
   await loadDemoData(services[0].persistTo);
 

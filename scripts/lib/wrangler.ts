@@ -23,6 +23,21 @@ export function runWrangler(args: string[]): string {
   return result.stdout;
 }
 
+/** Applies a config's D1 migrations to the local database under `persistTo`. */
+export function applyLocalMigrations(config: string, persistTo: string): void {
+  runWrangler([
+    "d1",
+    "migrations",
+    "apply",
+    "DB",
+    "--local",
+    "--persist-to",
+    persistTo,
+    "-c",
+    config,
+  ]);
+}
+
 export function startWrangler(args: string[]) {
   return spawn(WRANGLER_BIN, args, {
     cwd: ROOT,

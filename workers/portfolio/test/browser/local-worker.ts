@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { freePort } from "../../../../scripts/lib/stack.ts";
-import { ROOT, runWrangler, startWrangler } from "../../../../scripts/lib/wrangler.ts";
+import { applyLocalMigrations, ROOT, startWrangler } from "../../../../scripts/lib/wrangler.ts";
 
 export interface LocalWorker {
   url: string;
@@ -19,17 +19,7 @@ const CONFIG = "workers/portfolio/wrangler.toml";
 
 export async function startPortfolioWorker(timeoutMs = 90_000): Promise<LocalWorker> {
   const stateDir = mkdtempSync(path.join(tmpdir(), "portfolio-page-"));
-  runWrangler([
-    "d1",
-    "migrations",
-    "apply",
-    "DB",
-    "--local",
-    "--persist-to",
-    stateDir,
-    "-c",
-    CONFIG,
-  ]);
+  applyLocalMigrations(CONFIG, stateDir);
   const port = await freePort();
   const child = startWrangler([
     "dev",
