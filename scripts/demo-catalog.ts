@@ -7,7 +7,7 @@
  * and feature, price slot, or subscription id), so loading it again leaves
  * whatever a developer changed in place.
  */
-import { initialSubscriptionPeriods } from "../workers/billing/src/domain/billing-period.ts";
+import { initialSubscriptionPeriods } from "../shared/src/billing/billing-period.ts";
 
 const sqlText = (value: string) => `'${value.replaceAll("'", "''")}'`;
 const sqlValue = (value: string | number | boolean | null) =>

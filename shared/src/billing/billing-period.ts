@@ -1,4 +1,4 @@
-import type { BillingInterval, ResetPeriod } from "@edge-platform/shared/db/schema/catalog";
+import type { BillingInterval, ResetPeriod } from "../db/schema/catalog.ts";
 
 // Subscription periods and entitlement reset windows, all in UTC.
 //

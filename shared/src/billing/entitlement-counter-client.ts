@@ -1,18 +1,27 @@
-import type { EntitlementCounter } from "./entitlement-counter.ts";
 import type {
   CheckResult,
   ConsumeResult,
+  EntitlementCounterRpc,
   FlushResult,
   RecordResult,
   UsageEntry,
 } from "./entitlement-counter-protocol.ts";
 
+/** Over RPC every method answers with a promise, whatever the object returns. */
+type RemoteCounter = {
+  [Method in keyof EntitlementCounterRpc]: (
+    ...args: Parameters<EntitlementCounterRpc[Method]>
+  ) => Promise<Awaited<ReturnType<EntitlementCounterRpc[Method]>>>;
+};
+
 /** The tenant's counter object: one per tenant, addressed by the tenant id. */
-export function entitlementCounter(
-  namespace: DurableObjectNamespace<EntitlementCounter>,
+export function entitlementCounter<T extends Rpc.DurableObjectBranded | undefined>(
+  namespace: DurableObjectNamespace<T>,
   tenantId: string,
 ) {
-  const stub = namespace.get(namespace.idFromName(tenantId));
+  // The binding may be typed loosely (a script_name binding from another
+  // worker); the object behind it implements EntitlementCounterRpc.
+  const stub = namespace.get(namespace.idFromName(tenantId)) as unknown as RemoteCounter;
   return {
     check: (featureKey: string, nowMs?: number): Promise<CheckResult> =>
       stub.check({ tenantId, featureKey, nowMs }),

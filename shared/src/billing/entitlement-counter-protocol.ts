@@ -1,6 +1,6 @@
-import { featureTypes } from "@edge-platform/shared/db/schema/catalog";
 import { z } from "zod";
-import type { CheckOutcome } from "../domain/entitlement-decision.ts";
+import { featureTypes } from "../db/schema/catalog.ts";
+import type { CheckOutcome } from "./entitlement-decision.ts";
 
 // The EntitlementCounter's RPC interface. Inputs are parsed inside the
 // object (it is the last line of defence for its counters); results are
@@ -102,4 +102,17 @@ export interface FlushResult {
   units: number;
   /** Units still waiting (arrived during the call). */
   pendingUnits: number;
+}
+
+/**
+ * The counter object's RPC surface. The billing worker's EntitlementCounter
+ * implements it; callers in other workers (the usage pipeline) reach it
+ * through entitlementCounter() without depending on the class.
+ */
+export interface EntitlementCounterRpc {
+  check(input: CheckInput): Promise<CheckResult>;
+  consume(input: ConsumeInput): Promise<ConsumeResult>;
+  record(input: RecordInput): Promise<RecordResult>;
+  refreshEntitlements(): void;
+  flush(input: FlushInput): Promise<FlushResult>;
 }

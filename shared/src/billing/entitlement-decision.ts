@@ -1,5 +1,5 @@
-import type { FeatureType } from "@edge-platform/shared/db/schema/catalog";
-import type { SubscriptionStatus } from "@edge-platform/shared/db/schema/subscriptions";
+import type { FeatureType } from "../db/schema/catalog.ts";
+import type { SubscriptionStatus } from "../db/schema/subscriptions.ts";
 import type { SnapshotTerms } from "./entitlement-snapshot.ts";
 
 // The rules of the entitlement check and consume, given the tenant's

@@ -1,8 +1,4 @@
-import type {
-  FeatureType,
-  LimitBehavior,
-  ResetPeriod,
-} from "@edge-platform/shared/db/schema/catalog";
+import type { FeatureType, LimitBehavior, ResetPeriod } from "../db/schema/catalog.ts";
 
 /** What a plan grants of one feature; which fields are set depends on the feature's type. */
 export interface EntitlementTerms {

@@ -1,4 +1,4 @@
-import type { CatalogStatus, FeatureType } from "@edge-platform/shared/db/schema/catalog";
+import type { CatalogStatus, FeatureType } from "../db/schema/catalog.ts";
 import { type EntitlementTerms, resolveEntitlementTerms } from "./entitlement-rules.ts";
 
 /** An entitlement as a subscription keeps it: the terms plus the feature's key and type. */

@@ -1,5 +1,5 @@
-import * as schema from "@edge-platform/shared/db/schema/index";
 import { drizzle } from "drizzle-orm/d1";
+import * as schema from "./schema/index.ts";
 
 export function database(d1: D1Database) {
   return drizzle(d1, { schema });

@@ -1,14 +1,14 @@
-import type { BillingInterval } from "@edge-platform/shared/db/schema/catalog";
-import { planPrices } from "@edge-platform/shared/db/schema/catalog";
+import { and, eq, inArray } from "drizzle-orm";
+import type { SnapshotTerms } from "../billing/entitlement-snapshot.ts";
+import type { Database } from "./client.ts";
+import type { BillingInterval } from "./schema/catalog.ts";
+import { planPrices } from "./schema/catalog.ts";
 import {
   currentSubscriptionStatuses,
   entitlementSnapshots,
   type SubscriptionStatus,
   subscriptions,
-} from "@edge-platform/shared/db/schema/subscriptions";
-import { and, eq, inArray } from "drizzle-orm";
-import type { SnapshotTerms } from "../domain/entitlement-snapshot.ts";
-import type { Database } from "./client.ts";
+} from "./schema/subscriptions.ts";
 
 /** What the entitlement check needs of a tenant: its current subscription and the snapshots. */
 export interface TenantEntitlementState {

@@ -1,6 +1,6 @@
 import { env } from "cloudflare:workers";
+import { addMonthsClamped, MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
 import { beforeAll, describe, expect, it } from "vitest";
-import { addMonthsClamped, MS_PER_DAY } from "../src/domain/billing-period.ts";
 import {
   asTenant,
   atWallClock,

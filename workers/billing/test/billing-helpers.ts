@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
+import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { expect, vi } from "vitest";
 import { signWebhook } from "../src/domain/webhook-signature.ts";
-import { entitlementCounter } from "../src/durable-objects/entitlement-counter-client.ts";
 import { runSubscriptionJobs } from "../src/jobs/subscription-jobs.ts";
 import {
   type DevelopmentOutcome,

@@ -1,13 +1,13 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { resetWindowAt } from "@edge-platform/shared/billing/billing-period";
+import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { usageAggregates, usageFlushes } from "@edge-platform/shared/db/schema/usage-aggregates";
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { describe, expect, it, vi } from "vitest";
 import { applyUsageFlush } from "../src/db/usage-aggregates.ts";
-import { resetWindowAt } from "../src/domain/billing-period.ts";
 import type { EntitlementCounter } from "../src/durable-objects/entitlement-counter.ts";
-import { entitlementCounter } from "../src/durable-objects/entitlement-counter-client.ts";
 import {
   insertSubscription,
   insertTenant,

@@ -1,4 +1,6 @@
 import { env } from "cloudflare:workers";
+import { initialSubscriptionPeriods } from "@edge-platform/shared/billing/billing-period";
+import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
 import { type BillingInterval, planPrices, plans } from "@edge-platform/shared/db/schema/catalog";
 import { tenants } from "@edge-platform/shared/db/schema/identity";
 import {
@@ -7,8 +9,6 @@ import {
   subscriptions,
 } from "@edge-platform/shared/db/schema/subscriptions";
 import { drizzle } from "drizzle-orm/d1";
-import { initialSubscriptionPeriods } from "../src/domain/billing-period.ts";
-import type { SnapshotTerms } from "../src/domain/entitlement-snapshot.ts";
 
 // Direct D1 fixtures for tests of the counter object, which sits below the
 // HTTP layer: a tenant with a current subscription and chosen snapshots.

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
+import { addMonthsClamped } from "@edge-platform/shared/billing/billing-period";
+import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { beforeAll, describe, expect, it } from "vitest";
-import { addMonthsClamped } from "../src/domain/billing-period.ts";
-import { entitlementCounter } from "../src/durable-objects/entitlement-counter-client.ts";
 import {
   type BuiltPlan,
   buildPlan,

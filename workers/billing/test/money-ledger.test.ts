@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
+import { database } from "@edge-platform/shared/db/client";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { database } from "../src/db/client.ts";
 import { insertDraftInvoice, payStatements, voidStatements } from "../src/db/invoices.ts";
 import { ledgerTotals, refundStatement } from "../src/db/ledger.ts";
 import { balanceOf } from "../src/domain/ledger.ts";

@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
+import { resetWindowAt } from "@edge-platform/shared/billing/billing-period";
+import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { describe, expect, it } from "vitest";
-import { resetWindowAt } from "../src/domain/billing-period.ts";
-import { entitlementCounter } from "../src/durable-objects/entitlement-counter-client.ts";
 import { insertSubscription, insertTenant, snapshot } from "./entitlement-fixtures.ts";
 
 // The counter's flush claims the usage_events rows of pipeline entries in

@@ -1,12 +1,11 @@
 import { env } from "cloudflare:workers";
+import { initialSubscriptionPeriods } from "@edge-platform/shared/billing/billing-period";
+import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
+import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
 import { planPrices, plans } from "@edge-platform/shared/db/schema/catalog";
 import { entitlementSnapshots, subscriptions } from "@edge-platform/shared/db/schema/subscriptions";
 import { drizzle } from "drizzle-orm/d1";
 import { expect, vi } from "vitest";
-import { initialSubscriptionPeriods } from "../../billing/src/domain/billing-period.ts";
-import type { SnapshotTerms } from "../../billing/src/domain/entitlement-snapshot.ts";
-import type { EntitlementCounter } from "../../billing/src/durable-objects/entitlement-counter.ts";
-import { entitlementCounter } from "../../billing/src/durable-objects/entitlement-counter-client.ts";
 
 // Fixtures and assertions for pipeline tests: tenants are made through the
 // billing worker's API (register, API key), their plan and subscription
@@ -182,10 +181,7 @@ export async function waitForFinalStatuses(tenantId: string, timeout = 10_000) {
 }
 
 export const counterFor = (tenantId: string) =>
-  entitlementCounter(
-    env.ENTITLEMENT_COUNTER as DurableObjectNamespace<EntitlementCounter>,
-    tenantId,
-  );
+  entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId);
 
 /**
  * The pipeline invariant: events accepted (stored) = aggregated + rejected,

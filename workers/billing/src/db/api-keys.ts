@@ -1,6 +1,6 @@
+import { type Database, nowIso } from "@edge-platform/shared/db/client";
 import { apiKeys, tenants } from "@edge-platform/shared/db/schema/identity";
 import { and, count, desc, eq, isNull, lt, ne, or } from "drizzle-orm";
-import { type Database, nowIso } from "./client.ts";
 
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 

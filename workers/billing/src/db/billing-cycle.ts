@@ -1,9 +1,8 @@
+import type { Database } from "@edge-platform/shared/db/client";
 import { invoices, paymentAttempts } from "@edge-platform/shared/db/schema/billing";
-import { planPrices, plans } from "@edge-platform/shared/db/schema/catalog";
 import { subscriptions } from "@edge-platform/shared/db/schema/subscriptions";
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
-import type { Database } from "./client.ts";
-import type { SubscriptionWithPlan } from "./subscriptions.ts";
+import { type SubscriptionWithPlan, subscriptionsWithPlan } from "./subscriptions.ts";
 
 // The billing cycle's "what is due" queries. `scope` limits them to some
 // tenants: tests that drive their own clock through a database other tests
@@ -15,25 +14,6 @@ const scoped = (
   column: typeof subscriptions.tenantId | typeof invoices.tenantId,
   scope: TenantScope,
 ) => (scope ? inArray(column, [...scope]) : undefined);
-
-const withPlanAndPrice = {
-  subscription: subscriptions,
-  plan: { id: plans.id, name: plans.name, slug: plans.slug },
-  price: {
-    id: planPrices.id,
-    interval: planPrices.interval,
-    amount: planPrices.amount,
-    currency: planPrices.currency,
-  },
-};
-
-function subscriptionsWithPlan(db: Database) {
-  return db
-    .select(withPlanAndPrice)
-    .from(subscriptions)
-    .innerJoin(plans, eq(plans.id, subscriptions.planId))
-    .innerJoin(planPrices, eq(planPrices.id, subscriptions.priceId));
-}
 
 export function dueTrialsIn(db: Database, now: string, scope: TenantScope, limit: number) {
   return subscriptionsWithPlan(db)

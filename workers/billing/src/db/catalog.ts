@@ -1,3 +1,5 @@
+import type { EntitlementTerms } from "@edge-platform/shared/billing/entitlement-rules";
+import { type Database, nowIso } from "@edge-platform/shared/db/client";
 import {
   type CatalogStatus,
   features,
@@ -7,8 +9,6 @@ import {
 } from "@edge-platform/shared/db/schema/catalog";
 import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
-import type { EntitlementTerms } from "../domain/entitlement-rules.ts";
-import { type Database, nowIso } from "./client.ts";
 
 export type PlanRow = typeof plans.$inferSelect;
 export type PlanPriceRow = typeof planPrices.$inferSelect;

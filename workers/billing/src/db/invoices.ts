@@ -1,3 +1,4 @@
+import type { Database } from "@edge-platform/shared/db/client";
 import {
   type InvoiceKind,
   type InvoiceStatus,
@@ -7,7 +8,6 @@ import {
 import { usageAggregates } from "@edge-platform/shared/db/schema/usage-aggregates";
 import { and, asc, count, desc, eq, gte, inArray, lt, ne, sql } from "drizzle-orm";
 import type { InvoiceDraft, InvoiceLineDraft, UsageWindowReading } from "../domain/invoice.ts";
-import type { Database } from "./client.ts";
 
 export type InvoiceRow = typeof invoices.$inferSelect;
 export type InvoiceLineRow = typeof invoiceLineItems.$inferSelect;

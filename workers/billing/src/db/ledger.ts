@@ -1,6 +1,6 @@
+import type { Database } from "@edge-platform/shared/db/client";
 import { type LedgerEntryType, ledgerEntries } from "@edge-platform/shared/db/schema/billing";
 import { and, count, desc, eq, sql } from "drizzle-orm";
-import type { Database } from "./client.ts";
 
 export type LedgerEntryRow = typeof ledgerEntries.$inferSelect;
 

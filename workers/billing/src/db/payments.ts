@@ -1,10 +1,10 @@
+import type { Database } from "@edge-platform/shared/db/client";
 import {
   invoices,
   type PaymentAttemptStatus,
   paymentAttempts,
 } from "@edge-platform/shared/db/schema/billing";
 import { and, count, desc, eq } from "drizzle-orm";
-import type { Database } from "./client.ts";
 
 export type PaymentAttemptRow = typeof paymentAttempts.$inferSelect;
 

@@ -1,10 +1,10 @@
+import { type Database, nowIso } from "@edge-platform/shared/db/client";
 import {
   passwordResetTokens,
   refreshTokens,
   users,
 } from "@edge-platform/shared/db/schema/identity";
 import { and, eq, gt, isNull, sql } from "drizzle-orm";
-import { type Database, nowIso } from "./client.ts";
 
 export function insertRefreshToken(
   db: Database,

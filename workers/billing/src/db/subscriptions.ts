@@ -1,3 +1,5 @@
+import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
+import type { Database } from "@edge-platform/shared/db/client";
 import { planPrices, plans } from "@edge-platform/shared/db/schema/catalog";
 import {
   currentSubscriptionStatuses,
@@ -5,8 +7,6 @@ import {
   subscriptions,
 } from "@edge-platform/shared/db/schema/subscriptions";
 import { and, asc, count, desc, eq, inArray, lte, sql } from "drizzle-orm";
-import type { SnapshotTerms } from "../domain/entitlement-snapshot.ts";
-import type { Database } from "./client.ts";
 
 export type SubscriptionRow = typeof subscriptions.$inferSelect;
 export type EntitlementSnapshotRow = typeof entitlementSnapshots.$inferSelect;
@@ -23,6 +23,15 @@ const withPlanAndPrice = {
     currency: planPrices.currency,
   },
 };
+
+/** Subscriptions joined with their plan and price, shaped as SubscriptionWithPlan. */
+export function subscriptionsWithPlan(db: Database) {
+  return db
+    .select(withPlanAndPrice)
+    .from(subscriptions)
+    .innerJoin(plans, eq(plans.id, subscriptions.planId))
+    .innerJoin(planPrices, eq(planPrices.id, subscriptions.priceId));
+}
 
 export type SubscriptionWithPlan = {
   subscription: SubscriptionRow;
@@ -83,21 +92,13 @@ export function endCurrentSubscriptionsStatement(db: Database, tenantId: string,
 }
 
 export function findSubscription(db: Database, tenantId: string, id: string) {
-  return db
-    .select(withPlanAndPrice)
-    .from(subscriptions)
-    .innerJoin(plans, eq(plans.id, subscriptions.planId))
-    .innerJoin(planPrices, eq(planPrices.id, subscriptions.priceId))
+  return subscriptionsWithPlan(db)
     .where(and(eq(subscriptions.id, id), eq(subscriptions.tenantId, tenantId)))
     .get();
 }
 
 export function findCurrentSubscription(db: Database, tenantId: string) {
-  return db
-    .select(withPlanAndPrice)
-    .from(subscriptions)
-    .innerJoin(plans, eq(plans.id, subscriptions.planId))
-    .innerJoin(planPrices, eq(planPrices.id, subscriptions.priceId))
+  return subscriptionsWithPlan(db)
     .where(and(eq(subscriptions.tenantId, tenantId), inArray(subscriptions.status, CURRENT)))
     .get();
 }
@@ -111,11 +112,7 @@ export async function listSubscriptions(
   // Two statements rather than one db.batch: drizzle maps batched join
   // results by column name, and subscriptions, plans and prices all have `id`.
   const [rows, totals] = await Promise.all([
-    db
-      .select(withPlanAndPrice)
-      .from(subscriptions)
-      .innerJoin(plans, eq(plans.id, subscriptions.planId))
-      .innerJoin(planPrices, eq(planPrices.id, subscriptions.priceId))
+    subscriptionsWithPlan(db)
       .where(eq(subscriptions.tenantId, tenantId))
       .orderBy(desc(subscriptions.createdAt), desc(subscriptions.id))
       .limit(limit)

@@ -1,7 +1,7 @@
+import { type Database, nowIso } from "@edge-platform/shared/db/client";
 import { apiKeys, memberships, tenants, users } from "@edge-platform/shared/db/schema/identity";
 import { and, count, desc, eq, ne, sql } from "drizzle-orm";
 import type { MembershipRole } from "../domain/roles.ts";
-import { type Database, nowIso } from "./client.ts";
 
 export type TenantRow = typeof tenants.$inferSelect;
 export type MembershipRow = typeof memberships.$inferSelect;

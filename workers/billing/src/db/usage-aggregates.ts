@@ -1,9 +1,9 @@
+import type { Database } from "@edge-platform/shared/db/client";
 import {
   type UsageFlushDelta,
   usageAggregates,
 } from "@edge-platform/shared/db/schema/usage-aggregates";
 import { and, eq } from "drizzle-orm";
-import type { Database } from "./client.ts";
 
 /** A flush's units for one window, with the window's bounds for a first insert. */
 export interface UsageFlushWindowDelta extends UsageFlushDelta {

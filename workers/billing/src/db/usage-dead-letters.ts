@@ -1,6 +1,6 @@
+import type { Database } from "@edge-platform/shared/db/client";
 import { deadLetterEvents } from "@edge-platform/shared/db/schema/usage";
 import { and, count, desc, eq, type SQL } from "drizzle-orm";
-import type { Database } from "./client.ts";
 
 export type DeadLetterRow = typeof deadLetterEvents.$inferSelect;
 

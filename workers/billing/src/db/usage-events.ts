@@ -1,9 +1,9 @@
+import type { Database } from "@edge-platform/shared/db/client";
 import { usageAggregates } from "@edge-platform/shared/db/schema/usage-aggregates";
 import { usageEvents } from "@edge-platform/shared/db/schema/usage-events";
 import { USAGE_QUEUES } from "@edge-platform/shared/queues/usage";
 import { and, asc, desc, eq } from "drizzle-orm";
 import type { IncomingUsageEvent } from "../domain/usage-events.ts";
-import type { Database } from "./client.ts";
 
 export type UsageEventRow = typeof usageEvents.$inferSelect;
 

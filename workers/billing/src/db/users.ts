@@ -1,7 +1,7 @@
+import { type Database, nowIso } from "@edge-platform/shared/db/client";
 import { memberships, users } from "@edge-platform/shared/db/schema/identity";
 import { and, eq, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import { type Database, nowIso } from "./client.ts";
 
 export type UserRow = typeof users.$inferSelect;
 export type NewUser = typeof users.$inferInsert;

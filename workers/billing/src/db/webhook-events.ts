@@ -1,6 +1,6 @@
+import type { Database } from "@edge-platform/shared/db/client";
 import { webhookEvents } from "@edge-platform/shared/db/schema/billing";
 import { and, eq } from "drizzle-orm";
-import type { Database } from "./client.ts";
 
 export type WebhookEventRow = typeof webhookEvents.$inferSelect;
 

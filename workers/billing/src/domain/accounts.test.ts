@@ -5,7 +5,18 @@ import { effectiveApiKeyStatus, generateApiKey, looksLikeApiKey } from "./api-ke
 import { PASSWORD_ITERATIONS, verifyPassword } from "./password.ts";
 import { mayManageMembership } from "./roles.ts";
 import { sha256Hex } from "./secrets.ts";
-import { SLUG_PATTERN, slugFromName } from "./slug.ts";
+import { SLUG_MAX, SLUG_PATTERN, slugFromName, withRandomSuffix } from "./slug.ts";
+
+describe("withRandomSuffix", () => {
+  it("keeps a generated slug valid and within bounds, and differs per call", () => {
+    const long = slugFromName("x".repeat(200));
+    const a = withRandomSuffix(long);
+    expect(a).toMatch(SLUG_PATTERN);
+    expect(a.length).toBeLessThanOrEqual(SLUG_MAX);
+    expect(a).toMatch(/^x{90}-[a-z0-9x]{8}$/);
+    expect(withRandomSuffix("acme")).not.toBe(withRandomSuffix("acme"));
+  });
+});
 
 describe("slugFromName", () => {
   it.each([

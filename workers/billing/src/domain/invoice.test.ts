@@ -1,7 +1,7 @@
+import { MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
+import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { MS_PER_DAY } from "./billing-period.ts";
-import type { SnapshotTerms } from "./entitlement-snapshot.ts";
 import {
   baseFeeLine,
   buildInvoiceDraft,

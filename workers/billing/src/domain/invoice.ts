@@ -1,11 +1,11 @@
+import { MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
+import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
 import type {
   InvoiceKind,
   InvoiceStatus,
   LineItemKind,
 } from "@edge-platform/shared/db/schema/billing";
 import type { BillingInterval } from "@edge-platform/shared/db/schema/catalog";
-import { MS_PER_DAY } from "./billing-period.ts";
-import type { SnapshotTerms } from "./entitlement-snapshot.ts";
 import { centsToMicroCents, prorateCents, sumCents, usageAmountCents } from "./money.ts";
 
 // What goes on an invoice, as pure functions of the subscription, its

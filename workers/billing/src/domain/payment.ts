@@ -1,4 +1,4 @@
-import { MS_PER_DAY } from "./billing-period.ts";
+import { MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
 
 // Dunning: how failed payments are retried and when a subscription pays for it.
 //

@@ -1,5 +1,5 @@
+import { MAX_USAGE_AMOUNT } from "@edge-platform/shared/billing/entitlement-counter-protocol";
 import { z } from "zod";
-import { MAX_USAGE_AMOUNT } from "../durable-objects/entitlement-counter-protocol.ts";
 
 // Ingestion rules for one batch of usage events. The batch as a whole must
 // be well formed (the route's body schema: an object with `events`, or a

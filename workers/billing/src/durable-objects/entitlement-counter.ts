@@ -1,25 +1,5 @@
 import { DurableObject } from "cloudflare:workers";
-import { database } from "../db/client.ts";
-import {
-  loadTenantEntitlementState,
-  type TenantEntitlementState,
-} from "../db/entitlement-state.ts";
-import {
-  applyUsageFlushWithClaims,
-  readUsageAggregate,
-  type UsageFlushEventClaim,
-  type UsageFlushWindowDelta,
-} from "../db/usage-aggregates.ts";
-import { type ResetWindow, resetWindowAt } from "../domain/billing-period.ts";
-import {
-  checkOutcome,
-  consumeDecision,
-  deniedCheck,
-  isCounted,
-  lookupEntitlement,
-  subscriptionAccess,
-} from "../domain/entitlement-decision.ts";
-import type { SnapshotTerms } from "../domain/entitlement-snapshot.ts";
+import { type ResetWindow, resetWindowAt } from "@edge-platform/shared/billing/billing-period";
 import {
   type CheckInput,
   type CheckResult,
@@ -27,13 +7,35 @@ import {
   type ConsumeResult,
   checkInput,
   consumeInput,
+  type EntitlementCounterRpc,
   type FlushInput,
   type FlushResult,
   flushInput,
   type RecordInput,
   type RecordResult,
   recordInput,
-} from "./entitlement-counter-protocol.ts";
+} from "@edge-platform/shared/billing/entitlement-counter-protocol";
+import {
+  checkOutcome,
+  consumeDecision,
+  deniedCheck,
+  isCounted,
+  lookupEntitlement,
+  subscriptionAccess,
+} from "@edge-platform/shared/billing/entitlement-decision";
+import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
+import { database } from "@edge-platform/shared/db/client";
+import {
+  loadTenantEntitlementState,
+  type TenantEntitlementState,
+} from "@edge-platform/shared/db/entitlement-state";
+import {
+  applyUsageFlushWithClaims,
+  readUsageAggregate,
+  type UsageFlushEventClaim,
+  type UsageFlushWindowDelta,
+} from "../db/usage-aggregates.ts";
+import { SingleFlight } from "./single-flight.ts";
 
 /*
  * EntitlementCounter: one object per tenant, the single owner of the
@@ -134,14 +136,14 @@ interface WindowKey {
   window: ResetWindow;
 }
 
-export class EntitlementCounter extends DurableObject<Env> {
+export class EntitlementCounter extends DurableObject<Env> implements EntitlementCounterRpc {
   private readonly sql: SqlStorage;
   private cached: CachedEntitlements | null = null;
   private loading: Promise<TenantEntitlementState> | null = null;
   /** Bumped by `refreshEntitlements`, so a load that started earlier is not cached. */
   private generation = 0;
   private readonly seeding = new Map<string, Promise<void>>();
-  private flushing: Promise<FlushResult> | null = null;
+  private readonly flushing = new SingleFlight<FlushResult>();
   private alarmPending = false;
   private tenantId: string | undefined;
 
@@ -520,15 +522,8 @@ export class EntitlementCounter extends DurableObject<Env> {
   }
 
   /** Single-flight: a second caller waits for the running flush, then runs its own pass. */
-  private async flushPending(): Promise<FlushResult> {
-    while (this.flushing) await this.flushing.catch(() => undefined);
-    const run = this.runFlush();
-    this.flushing = run;
-    try {
-      return await run;
-    } finally {
-      if (this.flushing === run) this.flushing = null;
-    }
+  private flushPending(): Promise<FlushResult> {
+    return this.flushing.run(() => this.runFlush());
   }
 
   private async runFlush(): Promise<FlushResult> {

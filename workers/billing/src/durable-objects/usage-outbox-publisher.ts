@@ -9,6 +9,7 @@ import {
   recordOutboxFailure,
 } from "../db/usage-outbox.ts";
 import { sendInChunks } from "../services/usage-publishing.ts";
+import { SingleFlight } from "./single-flight.ts";
 
 /*
  * UsageOutboxPublisher: one object for the whole outbox (usage_outbox).
@@ -46,7 +47,7 @@ export class UsageOutboxPublisher extends DurableObject<Env> {
   private keepAliveUntil = 0;
   private alarmAt: number | null = null;
   private lastPurge = 0;
-  private sweeping: Promise<SweepResult> | null = null;
+  private readonly sweeping = new SingleFlight<SweepResult>();
 
   /** Makes sure a sweep runs within about a second, and keeps sweeping for a while. */
   async arm(): Promise<void> {
@@ -61,15 +62,8 @@ export class UsageOutboxPublisher extends DurableObject<Env> {
   }
 
   /** Publishes every due row now; `nowMs` places the sweep in time (tests). */
-  async sweep(options: { nowMs?: number } = {}): Promise<SweepResult> {
-    while (this.sweeping) await this.sweeping.catch(() => undefined);
-    const run = this.runSweep(options.nowMs ?? Date.now());
-    this.sweeping = run;
-    try {
-      return await run;
-    } finally {
-      if (this.sweeping === run) this.sweeping = null;
-    }
+  sweep(options: { nowMs?: number } = {}): Promise<SweepResult> {
+    return this.sweeping.run(() => this.runSweep(options.nowMs ?? Date.now()));
   }
 
   override async alarm(): Promise<void> {

@@ -1,4 +1,4 @@
-import { database } from "../db/client.ts";
+import { database } from "@edge-platform/shared/db/client";
 import { finishWebhookEvent } from "../db/webhook-events.ts";
 import { type PaymentProviderSettings, paymentProviderFromEnv } from "../providers/index.ts";
 import type { PaymentProvider } from "../providers/payment-provider.ts";

@@ -1,12 +1,12 @@
+import { subscriptionPeriodAt, timelineOf } from "@edge-platform/shared/billing/billing-period";
+import { database } from "@edge-platform/shared/db/client";
 import {
   dueTrialsIn,
   periodsToClose,
   type TenantScope,
   unbilledCancellations,
 } from "../db/billing-cycle.ts";
-import { database } from "../db/client.ts";
 import { activateAfterTrial, endAtPeriodEnd, rollPeriod } from "../db/subscriptions.ts";
-import { subscriptionPeriodAt, timelineOf } from "../domain/billing-period.ts";
 import type { BillingCycle } from "../services/billing-cycle.ts";
 import { refreshEntitlementCounter } from "../services/subscriptions.ts";
 

@@ -1,8 +1,8 @@
+import { database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env.ts";
 import { findApiKeyByHash, touchApiKey } from "../db/api-keys.ts";
-import { database } from "../db/client.ts";
 import { effectiveApiKeyStatus, looksLikeApiKey } from "../domain/api-key.ts";
 import { constantTimeEqual } from "../domain/password.ts";
 import { sha256Hex } from "../domain/secrets.ts";

@@ -1,8 +1,8 @@
+import { database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env.ts";
-import { database } from "../db/client.ts";
 import { findUserById } from "../db/users.ts";
 import { SigningKeyError, signingKey, verifyAccessToken } from "../domain/access-token.ts";
 

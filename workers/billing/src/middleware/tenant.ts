@@ -1,7 +1,7 @@
+import { database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env.ts";
-import { database } from "../db/client.ts";
 import { findMembershipWithTenant } from "../db/tenants.ts";
 import { type MembershipRole, roleRequirementMessage } from "../domain/roles.ts";
 

@@ -1,6 +1,6 @@
+import { database } from "@edge-platform/shared/db/client";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
-import { database } from "../db/client.ts";
 import { EntitlementService } from "../services/entitlements.ts";
 import { FeatureService } from "../services/features.ts";
 import { PlanEntitlementService } from "../services/plan-entitlements.ts";

@@ -1,3 +1,5 @@
+import { MAX_TRIAL_DAYS } from "@edge-platform/shared/billing/billing-period";
+import { MAX_USAGE_AMOUNT } from "@edge-platform/shared/billing/entitlement-counter-protocol";
 import {
   billingIntervals,
   catalogStatuses,
@@ -7,8 +9,6 @@ import {
 } from "@edge-platform/shared/db/schema/catalog";
 import { subscriptionStatuses } from "@edge-platform/shared/db/schema/subscriptions";
 import { z } from "@hono/zod-openapi";
-import { MAX_TRIAL_DAYS } from "../domain/billing-period.ts";
-import { MAX_USAGE_AMOUNT } from "../durable-objects/entitlement-counter-protocol.ts";
 
 // Request and response schemas of the catalog, subscription and
 // entitlement routes.

@@ -1,6 +1,6 @@
+import { database } from "@edge-platform/shared/db/client";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
-import { database } from "../db/client.ts";
 import { requireSigningKey } from "../middleware/auth.ts";
 import { ApiKeyService } from "../services/api-keys.ts";
 import { SessionService } from "../services/sessions.ts";

@@ -1,6 +1,6 @@
+import { database } from "@edge-platform/shared/db/client";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
-import { database } from "../db/client.ts";
 import { configuredPaymentProvider } from "../jobs/billing-cycle.ts";
 import { InvoiceService } from "../services/invoices.ts";
 import { LedgerService } from "../services/ledger.ts";

@@ -1,8 +1,8 @@
+import { database } from "@edge-platform/shared/db/client";
 import { deadLetterStages, deadLetterStatuses } from "@edge-platform/shared/db/schema/usage";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
-import { database } from "../db/client.ts";
 import { authenticate } from "../middleware/auth.ts";
 import { requirePlatformAdmin } from "../middleware/platform-admin.ts";
 import { UsageDeadLetterService } from "../services/usage-dead-letters.ts";

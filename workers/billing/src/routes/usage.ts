@@ -1,9 +1,9 @@
+import { database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env.ts";
-import { database } from "../db/client.ts";
 import { byteLength, MAX_BATCH_BYTES } from "../domain/usage-events.ts";
 import { authenticateApiKey } from "../middleware/api-key.ts";
 import { callerTenant, memberOrApiKey } from "../middleware/entitlement-caller.ts";

@@ -1,3 +1,4 @@
+import type { Database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantContext } from "../app-env.ts";
 import {
@@ -7,7 +8,6 @@ import {
   listApiKeys,
   revokeApiKey,
 } from "../db/api-keys.ts";
-import type { Database } from "../db/client.ts";
 import type { UserRow } from "../db/users.ts";
 import { generateApiKey } from "../domain/api-key.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";

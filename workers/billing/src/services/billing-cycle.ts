@@ -1,3 +1,5 @@
+import { MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
+import { type Database, database } from "@edge-platform/shared/db/client";
 import type { InvoiceKind } from "@edge-platform/shared/db/schema/billing";
 import {
   endedMidPeriod,
@@ -7,7 +9,6 @@ import {
   type TenantScope,
   writeOffStatements,
 } from "../db/billing-cycle.ts";
-import { type Database, database } from "../db/client.ts";
 import {
   findInvoiceForPeriod,
   insertDraftInvoice,
@@ -15,7 +16,6 @@ import {
   voidStatements,
 } from "../db/invoices.ts";
 import type { SubscriptionWithPlan } from "../db/subscriptions.ts";
-import { MS_PER_DAY } from "../domain/billing-period.ts";
 import { GRACE_PERIOD_DAYS } from "../domain/payment.ts";
 import type { PaymentProvider } from "../providers/payment-provider.ts";
 import { draftInvoiceFor, finalizeInvoice, flushUsage } from "./invoices.ts";

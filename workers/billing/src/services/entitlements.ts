@@ -1,9 +1,12 @@
+import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
+import type { CheckResult } from "@edge-platform/shared/billing/entitlement-counter-protocol";
+import {
+  deniedCheck,
+  quotaExceededMessage,
+} from "@edge-platform/shared/billing/entitlement-decision";
 import type { tenantStatuses } from "@edge-platform/shared/db/schema/identity";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { deniedCheck, quotaExceededMessage } from "../domain/entitlement-decision.ts";
 import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
-import { entitlementCounter } from "../durable-objects/entitlement-counter-client.ts";
-import type { CheckResult } from "../durable-objects/entitlement-counter-protocol.ts";
 
 export const BOOLEAN_NOT_CONSUMABLE =
   "Boolean features cannot be consumed. Use the check endpoint instead.";

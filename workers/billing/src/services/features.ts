@@ -1,3 +1,5 @@
+import { featureUnitProblem } from "@edge-platform/shared/billing/entitlement-rules";
+import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db/client";
 import type { CatalogStatus, FeatureType } from "@edge-platform/shared/db/schema/catalog";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import {
@@ -8,8 +10,6 @@ import {
   listFeatures,
   updateFeature,
 } from "../db/catalog.ts";
-import { type Database, nowIso, uniqueViolation } from "../db/client.ts";
-import { featureUnitProblem } from "../domain/entitlement-rules.ts";
 import { featureView } from "./catalog-views.ts";
 
 export const featureNotFound = (id: string) =>

@@ -1,7 +1,13 @@
+import {
+  cyclePeriodOf,
+  MS_PER_DAY,
+  timelineOf,
+} from "@edge-platform/shared/billing/billing-period";
+import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
+import type { Database } from "@edge-platform/shared/db/client";
 import type { InvoiceKind, InvoiceStatus } from "@edge-platform/shared/db/schema/billing";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantContext } from "../app-env.ts";
-import type { Database } from "../db/client.ts";
 import {
   finalizeStatements,
   findInvoice,
@@ -20,7 +26,6 @@ import {
   listSnapshots,
   type SubscriptionWithPlan,
 } from "../db/subscriptions.ts";
-import { cyclePeriodOf, MS_PER_DAY, timelineOf } from "../domain/billing-period.ts";
 import {
   buildInvoiceDraft,
   INVOICE_DUE_DAYS,
@@ -30,7 +35,6 @@ import {
 } from "../domain/invoice.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
 import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
-import { entitlementCounter } from "../durable-objects/entitlement-counter-client.ts";
 import type { PaymentService } from "./payments.ts";
 
 const invoiceNotFound = () =>

@@ -1,6 +1,6 @@
+import type { Database } from "@edge-platform/shared/db/client";
 import type { LedgerEntryType } from "@edge-platform/shared/db/schema/billing";
 import type { TenantContext } from "../app-env.ts";
-import type { Database } from "../db/client.ts";
 import { type LedgerEntryRow, ledgerTotals, listLedgerEntries } from "../db/ledger.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
 

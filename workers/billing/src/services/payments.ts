@@ -1,7 +1,7 @@
+import type { Database } from "@edge-platform/shared/db/client";
 import type { PaymentAttemptStatus } from "@edge-platform/shared/db/schema/billing";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantContext } from "../app-env.ts";
-import type { Database } from "../db/client.ts";
 import { findInvoiceById, payStatements } from "../db/invoices.ts";
 import { refundedSoFar, refundStatement } from "../db/ledger.ts";
 import {

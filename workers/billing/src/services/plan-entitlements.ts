@@ -1,3 +1,9 @@
+import {
+  type EntitlementTerms,
+  type EntitlementTermsInput,
+  resolveEntitlementTerms,
+} from "@edge-platform/shared/billing/entitlement-rules";
+import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import {
   deletePlanEntitlement,
@@ -6,12 +12,6 @@ import {
   listPlanEntitlements,
   updatePlanEntitlement,
 } from "../db/catalog.ts";
-import { type Database, nowIso, uniqueViolation } from "../db/client.ts";
-import {
-  type EntitlementTerms,
-  type EntitlementTermsInput,
-  resolveEntitlementTerms,
-} from "../domain/entitlement-rules.ts";
 import { planEntitlementView } from "./catalog-views.ts";
 import { FeatureService } from "./features.ts";
 import { PlanService } from "./plans.ts";

@@ -1,3 +1,4 @@
+import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db/client";
 import type { BillingInterval, CatalogStatus } from "@edge-platform/shared/db/schema/catalog";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import {
@@ -12,7 +13,6 @@ import {
   type PlanRow,
   updatePlan,
 } from "../db/catalog.ts";
-import { type Database, nowIso, uniqueViolation } from "../db/client.ts";
 import { planView, priceView } from "./catalog-views.ts";
 
 export const planNotFound = (id: string) => new ApiError(404, `Plan with ID "${id}" not found`);

@@ -1,5 +1,10 @@
+import {
+  changedRows,
+  type Database,
+  nowIso,
+  uniqueViolation,
+} from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { changedRows, type Database, nowIso, uniqueViolation } from "../db/client.ts";
 import {
   consumeResetToken,
   findRefreshToken,
@@ -24,7 +29,7 @@ import {
 import { signAccessToken } from "../domain/access-token.ts";
 import { hashPassword, verifyPassword } from "../domain/password.ts";
 import { randomToken, sha256Hex } from "../domain/secrets.ts";
-import { slugFromName } from "../domain/slug.ts";
+import { slugFromName, withRandomSuffix } from "../domain/slug.ts";
 import { sessionUser } from "./views.ts";
 
 export const REFRESH_TOKEN_TTL_MS = 7 * 24 * 60 * 60 * 1000;
@@ -128,9 +133,7 @@ export class SessionService {
         }
         if (violated === "tenants.slug") {
           if (chosenSlug === undefined && attempt === 0) {
-            slug = `${slug.slice(0, 90)}-${randomToken(6)
-              .toLowerCase()
-              .replace(/[^a-z0-9]/g, "x")}`;
+            slug = withRandomSuffix(slug);
             continue;
           }
           throw new ApiError(409, `Tenant with slug "${slug}" already exists`, {

@@ -1,7 +1,14 @@
+import {
+  initialSubscriptionPeriods,
+  planChangeCycleOrigin,
+  timelineOf,
+} from "@edge-platform/shared/billing/billing-period";
+import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
+import { buildEntitlementSnapshots } from "@edge-platform/shared/billing/entitlement-snapshot";
+import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantContext } from "../app-env.ts";
 import { findPlanById, findPlanPrice, listPlanEntitlements } from "../db/catalog.ts";
-import { type Database, nowIso, uniqueViolation } from "../db/client.ts";
 import {
   cancelAtPeriodEnd,
   cancelNow,
@@ -15,15 +22,8 @@ import {
   type SubscriptionWithPlan,
   subscribeStatements,
 } from "../db/subscriptions.ts";
-import {
-  initialSubscriptionPeriods,
-  planChangeCycleOrigin,
-  timelineOf,
-} from "../domain/billing-period.ts";
-import { buildEntitlementSnapshots } from "../domain/entitlement-snapshot.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
 import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
-import { entitlementCounter } from "../durable-objects/entitlement-counter-client.ts";
 import { subscriptionView } from "./catalog-views.ts";
 import { tenantCancellationHooks } from "./tenants.ts";
 

@@ -1,7 +1,7 @@
+import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { TenantContext } from "../app-env.ts";
-import { type Database, nowIso, uniqueViolation } from "../db/client.ts";
 import {
   cancelTenantStatements,
   changeMemberRole,
@@ -23,8 +23,7 @@ import {
   mayManageMembership,
   roleRequirementMessage,
 } from "../domain/roles.ts";
-import { randomToken } from "../domain/secrets.ts";
-import { slugFromName } from "../domain/slug.ts";
+import { slugFromName, withRandomSuffix } from "../domain/slug.ts";
 import { tenantView, tenantWithRole } from "./views.ts";
 
 /**
@@ -77,9 +76,7 @@ export class TenantService {
       } catch (error) {
         if (uniqueViolation(error) !== "tenants.slug") throw error;
         if (input.slug === undefined && attempt === 0) {
-          slug = `${slug.slice(0, 90)}-${randomToken(6)
-            .toLowerCase()
-            .replace(/[^a-z0-9]/g, "x")}`;
+          slug = withRandomSuffix(slug);
           continue;
         }
         throw new ApiError(409, `Tenant with slug "${slug}" already exists`, {

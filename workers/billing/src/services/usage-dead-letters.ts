@@ -1,10 +1,10 @@
+import type { Database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import {
   rawUsageMessage,
   USAGE_QUEUES,
   validatedUsageMessage,
 } from "@edge-platform/shared/queues/usage";
-import type { Database } from "../db/client.ts";
 import {
   type DeadLetterFilter,
   type DeadLetterRow,

@@ -1,10 +1,10 @@
+import { subscriptionAccess } from "@edge-platform/shared/billing/entitlement-decision";
+import { database } from "@edge-platform/shared/db/client";
+import { loadTenantEntitlementState } from "@edge-platform/shared/db/entitlement-state";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { RawUsageMessage } from "@edge-platform/shared/queues/usage";
-import { database } from "../db/client.ts";
-import { loadTenantEntitlementState } from "../db/entitlement-state.ts";
 import { type EventToStore, insertEventsWithOutbox } from "../db/usage-events.ts";
 import { markOutboxPublished, recordOutboxFailure } from "../db/usage-outbox.ts";
-import { subscriptionAccess } from "../domain/entitlement-decision.ts";
 import { type EventOutcome, planBatch, summarise } from "../domain/usage-events.ts";
 import { usageDedupWindow } from "../durable-objects/usage-dedup-window.ts";
 import { usageOutboxPublisher } from "../durable-objects/usage-outbox-publisher-client.ts";

@@ -1,5 +1,5 @@
+import type { Database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import type { Database } from "../db/client.ts";
 import { findUsageEvent, listUsageAggregates, type UsageEventRow } from "../db/usage-events.ts";
 
 export const USAGE_EVENT_NOT_FOUND = "Usage event not found";

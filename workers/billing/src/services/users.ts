@@ -1,6 +1,6 @@
+import { type Database, uniqueViolation } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantContext } from "../app-env.ts";
-import { type Database, uniqueViolation } from "../db/client.ts";
 import { findMembership, findMembershipWithTenant, insertMembership } from "../db/tenants.ts";
 import {
   findUserByEmail,

@@ -1,4 +1,4 @@
-import type { Database } from "../db/client.ts";
+import type { Database } from "@edge-platform/shared/db/client";
 import {
   claimWebhookEvent,
   findWebhookEvent,

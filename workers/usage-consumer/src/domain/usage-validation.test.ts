@@ -1,5 +1,5 @@
+import type { TenantEntitlementState } from "@edge-platform/shared/db/entitlement-state";
 import { describe, expect, it } from "vitest";
-import type { TenantEntitlementState } from "../../../billing/src/db/entitlement-state.ts";
 import { judgeRawMessage, type ValidationLookups } from "./usage-validation.ts";
 
 const received = "2026-11-10T12:00:00.000Z";

@@ -1,3 +1,7 @@
+import { type ResetWindow, resetWindowAt } from "@edge-platform/shared/billing/billing-period";
+import { MAX_USAGE_AMOUNT } from "@edge-platform/shared/billing/entitlement-counter-protocol";
+import { subscriptionAccess } from "@edge-platform/shared/billing/entitlement-decision";
+import type { TenantEntitlementState } from "@edge-platform/shared/db/entitlement-state";
 import type { tenantStatuses } from "@edge-platform/shared/db/schema/identity";
 import type { UsageEventStatus } from "@edge-platform/shared/db/schema/usage-events";
 import {
@@ -5,10 +9,6 @@ import {
   rawUsageMessage,
   type UsageWindow,
 } from "@edge-platform/shared/queues/usage";
-import type { TenantEntitlementState } from "../../../billing/src/db/entitlement-state.ts";
-import { type ResetWindow, resetWindowAt } from "../../../billing/src/domain/billing-period.ts";
-import { subscriptionAccess } from "../../../billing/src/domain/entitlement-decision.ts";
-import { MAX_USAGE_AMOUNT } from "../../../billing/src/durable-objects/entitlement-counter-protocol.ts";
 
 // The validation stage's rules: the eight checks, in order, each failure
 // with a stable code (clients read it from GET /usage/events/:eventId) and

@@ -1,15 +1,14 @@
+import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
+import {
+  type UsageEntry,
+  usageEntry,
+} from "@edge-platform/shared/billing/entitlement-counter-protocol";
 import {
   deadLetterIdFor,
   USAGE_QUEUES,
   type ValidatedUsageMessage,
   validatedUsageMessage,
 } from "@edge-platform/shared/queues/usage";
-import type { EntitlementCounter } from "../../../billing/src/durable-objects/entitlement-counter.ts";
-import { entitlementCounter } from "../../../billing/src/durable-objects/entitlement-counter-client.ts";
-import {
-  type UsageEntry,
-  usageEntry,
-} from "../../../billing/src/durable-objects/entitlement-counter-protocol.ts";
 import {
   type DeadLetterInsert,
   resolveDeadLettersStatement,
@@ -47,7 +46,7 @@ function entryOf(message: ValidatedUsageMessage): UsageEntry {
  */
 export async function runAggregationStage(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const settlement = new Settlement(batch.messages);
-  const counters = env.ENTITLEMENT_COUNTER as DurableObjectNamespace<EntitlementCounter>;
+  const counters = env.ENTITLEMENT_COUNTER;
   const byTenant = new Map<string, { message: Message<unknown>; body: ValidatedUsageMessage }[]>();
   const poison: DeadLetterInsert[] = [];
   const poisonMessages: Message<unknown>[] = [];

@@ -1,3 +1,8 @@
+import { database } from "@edge-platform/shared/db/client";
+import {
+  loadTenantEntitlementState,
+  type TenantEntitlementState,
+} from "@edge-platform/shared/db/entitlement-state";
 import {
   type DuplicateUsageMessage,
   deadLetterIdFor,
@@ -6,11 +11,6 @@ import {
   USAGE_QUEUES,
   type ValidatedUsageMessage,
 } from "@edge-platform/shared/queues/usage";
-import { database } from "../../../billing/src/db/client.ts";
-import {
-  loadTenantEntitlementState,
-  type TenantEntitlementState,
-} from "../../../billing/src/db/entitlement-state.ts";
 import {
   type DeadLetterInsert,
   loadEventRows,
