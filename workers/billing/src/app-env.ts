@@ -4,21 +4,23 @@ import type { TenantRow } from "./db/tenants.ts";
 import type { UserRow } from "./db/users.ts";
 import type { MembershipRole } from "./domain/roles.ts";
 import type { MailSender } from "./mail/mail-sender.ts";
+import type { IdempotencyVariables } from "./middleware/idempotency.ts";
 
 export interface TenantContext {
   tenant: TenantRow;
   role: MembershipRole;
 }
 
-export type AppVariables = CorrelationIdVariables & {
-  /** Set by `authenticate()`: the active user behind a valid access token. */
-  user: UserRow;
-  /** Set by `tenantContext()`: the `x-tenant-id` tenant and the caller's role in it. */
-  tenantContext: TenantContext;
-  /** Set by `authenticateApiKey()`: the key; its tenant is the request's tenant. */
-  apiKey: ApiKeyRow;
-  mailSender: MailSender;
-};
+export type AppVariables = CorrelationIdVariables &
+  IdempotencyVariables & {
+    /** Set by `authenticate()`: the active user behind a valid access token. */
+    user: UserRow;
+    /** Set by `tenantContext()`: the `x-tenant-id` tenant and the caller's role in it. */
+    tenantContext: TenantContext;
+    /** Set by `authenticateApiKey()`: the key; its tenant is the request's tenant. */
+    apiKey: ApiKeyRow;
+    mailSender: MailSender;
+  };
 
 export type AppEnv = {
   Bindings: Env;

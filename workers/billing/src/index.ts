@@ -4,6 +4,7 @@ import {
   isWebhookQueue,
   scheduledBillingCycle,
 } from "./jobs/billing-cycle.ts";
+import { pruneIdempotencyKeys } from "./jobs/idempotency-prune.ts";
 import { runSubscriptionJobs } from "./jobs/subscription-jobs.ts";
 import type { WebhookQueueMessage } from "./services/webhooks.ts";
 
@@ -18,6 +19,7 @@ export default {
   fetch: app.fetch,
   /** Cron Trigger (wrangler.toml [triggers]): subscription transitions and the billing cycle. */
   scheduled(controller, env, ctx) {
+    ctx.waitUntil(pruneIdempotencyKeys(env, controller.scheduledTime));
     ctx.waitUntil(
       runSubscriptionJobs(env, new Date(controller.scheduledTime), {
         billing: scheduledBillingCycle(env),
