@@ -4,6 +4,7 @@ import type { TenantRow } from "./db/tenants.ts";
 import type { UserRow } from "./db/users.ts";
 import type { MembershipRole } from "./domain/roles.ts";
 import type { MailSender } from "./mail/mail-sender.ts";
+import type { AuditReaderVariables } from "./middleware/audit-reader.ts";
 import type { IdempotencyVariables } from "./middleware/idempotency.ts";
 
 export interface TenantContext {
@@ -12,7 +13,8 @@ export interface TenantContext {
 }
 
 export type AppVariables = CorrelationIdVariables &
-  IdempotencyVariables & {
+  IdempotencyVariables &
+  AuditReaderVariables & {
     /** Set by `authenticate()`: the active user behind a valid access token. */
     user: UserRow;
     /** Set by `tenantContext()`: the `x-tenant-id` tenant and the caller's role in it. */

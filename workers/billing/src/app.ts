@@ -8,6 +8,7 @@ import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "./domain/ide
 import { LoggingMailSender, type MailSender } from "./mail/mail-sender.ts";
 import { idempotencyKeys } from "./middleware/idempotency.ts";
 import { apiKeyRoutes } from "./routes/api-keys.ts";
+import { auditEventRoutes } from "./routes/audit-events.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { billingRoutes } from "./routes/billing.ts";
 import { entitlementRoutes } from "./routes/entitlements.ts";
@@ -89,6 +90,7 @@ export function createApp(options: AppOptions = {}) {
   app.route(API_PREFIX, webhookRoutes);
   app.route(API_PREFIX, usageRoutes);
   app.route(API_PREFIX, usageDeadLetterRoutes);
+  app.route(API_PREFIX, auditEventRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
