@@ -50,12 +50,22 @@ export function auditEntry(
  */
 export const ROW_CHANGED = sql`changes() > 0`;
 
-/** `auditEntry` for services that batch raw D1 statements. */
+/** A condition for `auditStatement`: SQL with `?` placeholders and their values. */
+export interface RawCondition {
+  sql: string;
+  params: unknown[];
+}
+
+/**
+ * `auditEntry` for services that batch raw D1 statements. With `when`, the
+ * row is written only if the condition holds at that point of the batch
+ * (the state the change was meant to reach, e.g. `whenInvoiceReached`).
+ */
 export function auditStatement(
   d1: D1Database,
   context: AuditContext,
   record: AuditRecord,
-  options: { onlyIfRowChanged?: boolean; now?: Date } = {},
+  options: { when?: RawCondition; now?: Date } = {},
 ): D1PreparedStatement {
   const row = auditRow(context, record, options.now ?? new Date());
   return d1
@@ -63,7 +73,7 @@ export function auditStatement(
       `INSERT INTO audit_events
          (id, tenant_id, actor_type, actor_id, action, target_type, target_id, changes, correlation_id, created_at)
        SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
-       WHERE ${options.onlyIfRowChanged ? "changes() > 0" : "1"}`,
+       WHERE ${options.when?.sql ?? "1"}`,
     )
     .bind(
       row.id,
@@ -76,7 +86,21 @@ export function auditStatement(
       JSON.stringify(row.changes),
       row.correlationId,
       row.createdAt,
+      ...(options.when?.params ?? []),
     );
+}
+
+/** The invoice reached `status` in this batch: its timestamp column holds this batch's `at`. */
+export function whenInvoiceReached(
+  invoiceId: string,
+  status: "OPEN" | "VOID" | "PAID",
+  at: string,
+): RawCondition {
+  const stamp = { OPEN: "finalized_at", VOID: "voided_at", PAID: "paid_at" }[status];
+  return {
+    sql: `EXISTS (SELECT 1 FROM invoices WHERE id = ? AND status = ? AND ${stamp} = ?)`,
+    params: [invoiceId, status, at],
+  };
 }
 
 export interface AuditFilter {

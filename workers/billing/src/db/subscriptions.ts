@@ -154,8 +154,7 @@ export function cancelNow(db: Database, tenantId: string, id: string, now: strin
     .update(subscriptions)
     .set({ status: "CANCELLED", cancelledAt: now, endedAt: now, updatedAt: now })
     .where(cancellable(tenantId, id))
-    .returning({ id: subscriptions.id })
-    .get();
+    .returning({ id: subscriptions.id, status: subscriptions.status });
 }
 
 export function cancelAtPeriodEnd(db: Database, tenantId: string, id: string, now: string) {
@@ -163,8 +162,7 @@ export function cancelAtPeriodEnd(db: Database, tenantId: string, id: string, no
     .update(subscriptions)
     .set({ cancelAtPeriodEnd: true, cancelledAt: now, updatedAt: now })
     .where(cancellable(tenantId, id))
-    .returning({ id: subscriptions.id })
-    .get();
+    .returning({ id: subscriptions.id, status: subscriptions.status });
 }
 
 export function pause(db: Database, tenantId: string, id: string, now: string) {
@@ -178,8 +176,7 @@ export function pause(db: Database, tenantId: string, id: string, now: string) {
         inArray(subscriptions.status, ["ACTIVE", "TRIALING", "PAST_DUE"]),
       ),
     )
-    .returning({ id: subscriptions.id })
-    .get();
+    .returning({ id: subscriptions.id, status: subscriptions.status });
 }
 
 /** Back to TRIALING while the trial still runs, otherwise ACTIVE. */
@@ -198,8 +195,7 @@ export function resume(db: Database, tenantId: string, id: string, now: string) 
         eq(subscriptions.status, "PAUSED"),
       ),
     )
-    .returning({ id: subscriptions.id })
-    .get();
+    .returning({ id: subscriptions.id, status: subscriptions.status });
 }
 
 // --- scheduled transitions -----------------------------------------------
@@ -258,6 +254,5 @@ export function rollPeriod(
         inArray(subscriptions.status, ["ACTIVE", "PAST_DUE"]),
       ),
     )
-    .returning({ id: subscriptions.id })
-    .get();
+    .returning({ id: subscriptions.id, status: subscriptions.status });
 }

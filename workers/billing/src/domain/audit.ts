@@ -75,18 +75,20 @@ export function isSecretField(name: string): boolean {
 /**
  * The fields that differ between `before` and `after` (null for a row that
  * did not exist, or no longer does), each with its two values; secret-like
- * fields and the bookkeeping timestamp `updatedAt` are left out. With
+ * fields and the bookkeeping timestamps are left out. With
  * `fields`, only those are compared.
  */
 export function fieldChanges(
-  before: Record<string, unknown> | null | undefined,
-  after: Record<string, unknown> | null | undefined,
+  beforeRow: object | null | undefined,
+  afterRow: object | null | undefined,
   fields?: readonly string[],
 ): AuditChanges {
+  const before = beforeRow as Record<string, unknown> | null | undefined;
+  const after = afterRow as Record<string, unknown> | null | undefined;
   const names = fields ?? [...new Set([...Object.keys(before ?? {}), ...Object.keys(after ?? {})])];
   const changes: AuditChanges = {};
   for (const name of names) {
-    if (isSecretField(name) || name === "updatedAt") continue;
+    if (isSecretField(name) || name === "updatedAt" || name === "createdAt") continue;
     const was = before ? before[name] : undefined;
     const now = after ? after[name] : undefined;
     if (JSON.stringify(was) === JSON.stringify(now)) continue;
