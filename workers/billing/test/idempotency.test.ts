@@ -124,6 +124,44 @@ describe("Idempotency-Key", () => {
     expect(await usedOf(apiKey, plan.keys.metered)).toBe(0);
   });
 
+  it("after a request died mid-way, a retry takes over its claim and the counter does not count twice", async () => {
+    const { plan, owner, apiKey } = await subscribedTenant();
+    const key = unique("crashed");
+    const body = JSON.stringify({ amount: 3 });
+    const path = `/api/v1/entitlements/${plan.keys.metered}/consume`;
+    const scope = `tenant:${owner.tenant.id}`;
+    const createdAtMs = Date.now() - 10 * 60_000;
+    // The first request claimed the key and consumed, then its isolate died before storing the answer.
+    await db()
+      .prepare(
+        `INSERT INTO idempotency_keys (scope, key, request_hash, state, created_at_ms, expires_at_ms, locked_until_ms)
+         VALUES (?, ?, ?, 'IN_FLIGHT', ?, ?, ?)`,
+      )
+      .bind(
+        scope,
+        key,
+        await sha256(["POST", path, "", body].join("\n")),
+        createdAtMs,
+        createdAtMs + IDEMPOTENCY_TTL_MS,
+        createdAtMs + 60_000,
+      )
+      .run();
+    const requestId = await sha256(`${scope}\n${key}\n${createdAtMs}`);
+    const counter = entitlementCounter(env.ENTITLEMENT_COUNTER, owner.tenant.id);
+    expect((await counter.consume(plan.keys.metered, 3, undefined, requestId)).status).toBe(
+      "consumed",
+    );
+    expect(await usedOf(apiKey, plan.keys.metered)).toBe(3);
+
+    const retry = await call(path, { ...keyed(key), token: apiKey, rawBody: body });
+    expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.body).toMatchObject({ consumed: 3, used: 3 });
+    expect(await usedOf(apiKey, plan.keys.metered)).toBe(3);
+    // The retry's answer is now the stored one.
+    const replay = await call(path, { ...keyed(key), token: apiKey, rawBody: body });
+    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
+  });
+
   it("counts 20 parallel consumes with one key once", async () => {
     const { plan, apiKey } = await subscribedTenant();
     const key = unique("parallel");
