@@ -49,7 +49,7 @@ describe("OpenAPI documents are valid", () => {
       const response = await fetch(document.url());
       expect(response.status).toBe(200);
       const api = await response.json();
-      const result = await validate(structuredClone(api));
+      const result = await validate(structuredClone(api) as Parameters<typeof validate>[0]);
       expect(result.valid, result.valid ? "" : compileErrors(result)).toBe(true);
       expect(result.warnings).toEqual([]);
     });
