@@ -12,8 +12,9 @@
  * Adding a part is one line in `STEPS`.
  */
 import { spawnSync } from "node:child_process";
-import { existsSync, readFileSync, rmSync } from "node:fs";
+import { readFileSync, rmSync } from "node:fs";
 import path from "node:path";
+import { type Tally, tallyReport } from "./lib/test-report.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "..");
 const REPORTS = path.join(ROOT, ".tmp", "test-results");
@@ -37,50 +38,6 @@ const STEPS: Step[] = [
   { script: "eval:answers", ifPresent: true },
 ];
 
-interface Tally {
-  passed: number;
-  failed: number;
-  skipped: number;
-  notes: string[];
-}
-
-interface VitestReport {
-  numPassedTests: number;
-  numFailedTests: number;
-  numPendingTests: number;
-  numTodoTests: number;
-  testResults: {
-    name: string;
-    status: string;
-    message: string;
-    assertionResults: { status: string }[];
-  }[];
-}
-
-function tallyReport(file: string, exitCode: number): Tally {
-  if (!existsSync(file))
-    return { passed: 0, failed: 1, skipped: 0, notes: [`no report written (${file})`] };
-  const report = JSON.parse(readFileSync(file, "utf8")) as VitestReport;
-  const tally: Tally = {
-    passed: report.numPassedTests,
-    failed: report.numFailedTests,
-    skipped: report.numPendingTests + report.numTodoTests,
-    notes: [],
-  };
-  for (const result of report.testResults) {
-    if (result.status !== "failed") continue;
-    if (result.assertionResults.some((assertion) => assertion.status === "failed")) continue;
-    tally.failed += 1;
-    const reason = result.message.split("\n")[0] || "a hook failed; its tests did not run";
-    tally.notes.push(`${path.relative(ROOT, result.name)}: ${reason}`);
-  }
-  if (exitCode !== 0 && tally.failed === 0) {
-    tally.failed = 1;
-    tally.notes.push(`exited with ${exitCode} with no failed test in its report`);
-  }
-  return tally;
-}
-
 const scripts = (
   JSON.parse(readFileSync(path.join(ROOT, "package.json"), "utf8")) as {
     scripts: Record<string, string>;
@@ -97,7 +54,7 @@ for (const step of STEPS) {
   const result = spawnSync("npm", ["run", step.script], { cwd: ROOT, stdio: "inherit" });
   const exitCode = result.status ?? 1;
   const tally = reportFile
-    ? tallyReport(reportFile, exitCode)
+    ? tallyReport(reportFile, exitCode, ROOT)
     : exitCode === 0
       ? { passed: 1, failed: 0, skipped: 0, notes: [] }
       : {
