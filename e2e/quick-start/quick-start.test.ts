@@ -10,7 +10,8 @@
  * stays the README's.
  */
 import { type ChildProcess, spawn, spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -75,7 +76,7 @@ describe("README quick start on a fresh clone with the machine's Node", () => {
     }
   });
 
-  afterAll(() => {
+  afterAll(async () => {
     if (child?.pid && child.exitCode === null) {
       try {
         process.kill(-child.pid, "SIGKILL");
@@ -90,7 +91,8 @@ describe("README quick start on a fresh clone with the machine's Node", () => {
         // already gone
       }
     }
-    rmSync(cloneDir, { recursive: true, force: true });
+    // A whole node_modules (Node and workerd binaries included): slow on a busy disk.
+    await rm(cloneDir, { recursive: true, force: true });
   });
 
   it("`npm install && npm run dev` serves all three services and stops cleanly", async () => {

@@ -7,6 +7,6 @@ export default defineConfig({
     name: "quick-start",
     include: ["e2e/quick-start/**/*.test.ts"],
     testTimeout: 420_000,
-    hookTimeout: 60_000,
+    hookTimeout: 240_000,
   },
 });
