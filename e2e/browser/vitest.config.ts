@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config";
 
 // Pages in headless Chromium, driven from Node against `wrangler dev`
-// (outside workerd): the portfolio chat page and every documentation page.
+// (outside workerd): the portfolio chat page. (The documentation pages are
+// tested in Chromium inside the end-to-end suite, on its stack.)
 export default defineConfig({
   test: {
     name: "pages",

@@ -48,7 +48,7 @@ describe("tallyReport", () => {
     const tally = tallyReport(reportFile(mixed), 1, "/repo");
     expect(tally).toMatchObject({ passed: 1, failed: 3, skipped: 3 });
     expect(tally.notes).toEqual([
-      "a.test.ts: a hook failed; its tests did not run",
+      "a.test.ts: failed outside its tests (a beforeAll/afterAll hook)",
       "b.test.ts: Cannot find module './does-not-exist.ts'",
     ]);
   });

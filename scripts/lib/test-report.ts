@@ -42,7 +42,8 @@ export function tallyReport(file: string, exitCode: number, root: string): Tally
     if (result.status !== "failed") continue;
     if (result.assertionResults.some((assertion) => assertion.status === "failed")) continue;
     tally.failed += 1;
-    const reason = result.message.split("\n")[0] || "a hook failed; its tests did not run";
+    const reason =
+      result.message.split("\n")[0] || "failed outside its tests (a beforeAll/afterAll hook)";
     tally.notes.push(`${path.relative(root, result.name)}: ${reason}`);
   }
   if (exitCode !== 0 && tally.failed === 0) {

@@ -2,12 +2,14 @@
  * Every documentation page in headless Chromium with the network cut off:
  * only the stack's own origin answers, every other request is refused and
  * recorded. Each page must render one entry per operation of its OpenAPI
- * document, from files the worker serves itself.
+ * document, from files the worker serves itself. Runs against the
+ * end-to-end stack; Chromium as in the page suite (e2e/browser/chromium.ts).
  */
 import type { BrowserContext, Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningStack, startStack } from "../../scripts/lib/stack.ts";
-import { type Browser, launchChromium, skipBrowserTests } from "./chromium.ts";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { type Browser, launchChromium, skipBrowserTests } from "./browser/chromium.ts";
+
+const stack = inject("stack");
 
 const METHODS = ["get", "put", "post", "delete", "patch", "options", "head", "trace"];
 
@@ -55,26 +57,25 @@ function renderedOperations(page: Page, renderer: DocsPage["renderer"]): Promise
 }
 
 describe.skipIf(skipBrowserTests)("documentation pages render offline in Chromium", () => {
-  let stack: RunningStack;
   let chromium: Browser;
   let browser: BrowserContext;
 
   beforeAll(async () => {
-    stack = await startStack({ timeoutMs: 150_000, logLevel: "warn" });
     chromium = await launchChromium();
     browser = chromium.context;
-  }, 180_000);
+  });
 
   afterAll(async () => {
     await chromium?.close();
-    await stack?.stop();
   });
 
   const origin = (service: DocsPage["service"]) =>
     ({ billing: stack.billingUrl, aqi: stack.aqiUrl, portfolio: stack.portfolioUrl })[service];
 
   for (const docs of PAGES) {
-    it(`${docs.service} ${docs.page} (${docs.renderer}) lists every operation`, async () => {
+    it(`${docs.service} ${docs.page} (${docs.renderer}) lists every operation`, {
+      timeout: 60_000,
+    }, async () => {
       const base = origin(docs.service);
       const openapi = (await (await fetch(`${base}${docs.spec}`)).json()) as {
         paths: Record<string, Record<string, unknown>>;
