@@ -26,6 +26,8 @@ export default defineConfig(async () => {
       name: "billing",
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
+      // A local server speaking the payment provider's wire format (payprovider tests).
+      globalSetup: ["./test/support/global-setup.ts"],
     },
   };
 });

@@ -1,6 +1,7 @@
 import { database } from "@edge-platform/shared/db/client";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
+import { scheduledBillingCycle } from "../jobs/billing-cycle.ts";
 import { EntitlementService } from "../services/entitlements.ts";
 import { FeatureService } from "../services/features.ts";
 import { PlanEntitlementService } from "../services/plan-entitlements.ts";
@@ -11,7 +12,11 @@ export const planService = (c: Context<AppEnv>) => new PlanService(database(c.en
 export const featureService = (c: Context<AppEnv>) => new FeatureService(database(c.env.DB));
 export const planEntitlementService = (c: Context<AppEnv>) =>
   new PlanEntitlementService(database(c.env.DB));
-export const subscriptionService = (c: Context<AppEnv>) =>
-  new SubscriptionService(database(c.env.DB), c.env.ENTITLEMENT_COUNTER);
+export const subscriptionService = (c: Context<AppEnv>) => {
+  const cycle = scheduledBillingCycle(c.env);
+  return new SubscriptionService(database(c.env.DB), c.env.ENTITLEMENT_COUNTER, (found, now) =>
+    cycle.closePausedPeriod(found, now),
+  );
+};
 export const entitlementService = (c: Context<AppEnv>) =>
-  new EntitlementService(c.env.ENTITLEMENT_COUNTER);
+  new EntitlementService(c.env.ENTITLEMENT_COUNTER, database(c.env.DB));

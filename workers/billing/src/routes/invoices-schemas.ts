@@ -13,6 +13,23 @@ import { PageMetaSchema, PageQuerySchema } from "./schemas.ts";
 
 const cents = z.number().int().openapi({ description: "Integer cents" });
 
+export const GenerateInvoiceBody = z
+  .object({
+    replacesInvoiceId: z
+      .string({ message: "replacesInvoiceId must be a string" })
+      .regex(
+        /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+        "replacesInvoiceId must be a UUID",
+      )
+      .optional()
+      .openapi({
+        description:
+          "A VOID invoice of the tenant: the replacement covers the same subscription, kind and period, with a new number",
+      }),
+  })
+  .strict()
+  .openapi("GenerateInvoiceRequest");
+
 export const LineItemSchema = z
   .object({
     id: z.string(),
