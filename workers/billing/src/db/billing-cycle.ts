@@ -112,7 +112,7 @@ export function endedMidPeriod(db: Database, scope: TenantScope, limit: number) 
         ),
         sql`NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = ${subscriptions.id}
               AND i.period_start = ${subscriptions.currentPeriodStart}
-              AND (i.kind = 'PRORATION' OR i.status <> 'DRAFT'))`,
+              AND (i.kind = 'PRORATION' OR i.status NOT IN ('DRAFT', 'VOID')))`,
         scoped(subscriptions.tenantId, scope),
       ),
     )

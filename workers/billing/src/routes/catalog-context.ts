@@ -12,11 +12,10 @@ export const planService = (c: Context<AppEnv>) => new PlanService(database(c.en
 export const featureService = (c: Context<AppEnv>) => new FeatureService(database(c.env.DB));
 export const planEntitlementService = (c: Context<AppEnv>) =>
   new PlanEntitlementService(database(c.env.DB));
-export const subscriptionService = (c: Context<AppEnv>) => {
-  const cycle = scheduledBillingCycle(c.env);
-  return new SubscriptionService(database(c.env.DB), c.env.ENTITLEMENT_COUNTER, (found, now) =>
-    cycle.closePausedPeriod(found, now),
+export const subscriptionService = (c: Context<AppEnv>) =>
+  new SubscriptionService(database(c.env.DB), c.env.ENTITLEMENT_COUNTER, (found, now) =>
+    // Built only when a resume has a period to bill (it reads the provider configuration).
+    scheduledBillingCycle(c.env).closePausedPeriod(found, now),
   );
-};
 export const entitlementService = (c: Context<AppEnv>) =>
   new EntitlementService(c.env.ENTITLEMENT_COUNTER, database(c.env.DB));

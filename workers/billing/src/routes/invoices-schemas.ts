@@ -120,6 +120,10 @@ export const BalanceSchema = z
     balance: cents.openapi({ description: "Σdebit − Σcredit; positive means the tenant owes" }),
     totalCharged: cents,
     totalPaid: cents,
+    creditBalance: cents.openapi({
+      description:
+        "Money received that no invoice needed (a payment for a VOID or already PAID invoice), not yet applied; the next finalized invoice uses it",
+    }),
     unit: z.literal("cents"),
     asOf: z.string(),
   })

@@ -48,6 +48,7 @@ export class LedgerService {
       balance: totals.debit - totals.credit,
       totalCharged: totals.debit,
       totalPaid: totals.credit,
+      creditBalance: totals.creditBalance,
       unit: "cents" as const,
       asOf: now.toISOString(),
     };
