@@ -369,7 +369,10 @@ describe("money received that no invoice needs", () => {
       throw new Error("no CREDIT");
     })();
     expect(credit).toMatchObject({ credit: 2900, externalReference: attempt.providerPaymentId });
-    expect((await api("/api/v1/billing/balance")).body.balance).toBe(-2900);
+    expect((await api("/api/v1/billing/balance")).body).toMatchObject({
+      balance: -2900,
+      creditBalance: 2900,
+    });
 
     // The next period's invoice (3,050: 2,900 + 1,000 calls beyond) takes the credit.
     const end = new Date(subscription.currentPeriodEnd);
@@ -387,7 +390,10 @@ describe("money received that no invoice needs", () => {
     expect(adjustments).toEqual([expect.objectContaining({ debit: 2900, invoiceId: next.id })]);
     // Only 150 was charged to the provider for it.
     expect(provider.requests.map((request) => request.amount)).toContain(150);
-    expect((await api("/api/v1/billing/balance")).body.balance).toBe(0);
+    expect((await api("/api/v1/billing/balance")).body).toMatchObject({
+      balance: 0,
+      creditBalance: 0,
+    });
   });
 });
 
