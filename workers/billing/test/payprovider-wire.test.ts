@@ -227,6 +227,39 @@ describe("the payprovider adapter over HTTP", () => {
     });
   });
 
+  it("an attempt whose provider call never happened (the process died after writing it) is made by the reconcile sweep, once", async () => {
+    const { owner, tenantId } = await tenantOnPlan();
+    const platform = asTenant(admin, tenantId);
+    const draft = (await platform("/api/v1/invoices/generate", { method: "POST" })).body;
+    await platform(`/api/v1/invoices/${draft.id}/finalize`, { method: "POST" });
+    // As if the worker died between writing attempt 1 and calling the provider.
+    const wroteAt = new Date(Date.now() - 2 * 60 * MINUTE).toISOString();
+    await env.DB.prepare(
+      "UPDATE payment_attempts SET provider = 'payprovider', provider_payment_id = NULL, status = 'PENDING', updated_at = ? WHERE invoice_id = ?",
+    )
+      .bind(wroteAt, draft.id)
+      .run();
+    const attemptId = (
+      await env.DB.prepare("SELECT id FROM payment_attempts WHERE invoice_id = ?")
+        .bind(draft.id)
+        .first<{ id: string }>()
+    )?.id;
+    await runCycle(new Date(), provider(), [tenantId]);
+    const intents = (await seenBy(tenantId)).requests.filter(
+      (request: { method: string; path: string }) =>
+        request.method === "POST" && request.path === "/v1/payment_intents",
+    );
+    expect(intents.map((intent: { idempotencyKey: string }) => intent.idempotencyKey)).toEqual([
+      attemptId,
+    ]);
+    expect(await attempts(tenantId)).toEqual([
+      expect.objectContaining({ attempt_number: 1, status: "SUCCEEDED" }),
+    ]);
+    expect((await asTenant(owner, tenantId)(`/api/v1/invoices/${draft.id}`)).body.status).toBe(
+      "PAID",
+    );
+  });
+
   it("a customer without a default payment method is a decline, not an outage", async () => {
     const { subscription, tenantId } = await tenantOnPlan();
     // The customer exists already (created on a first attempt) but has no card on file.
