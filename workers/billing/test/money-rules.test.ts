@@ -159,6 +159,21 @@ describe("usage belongs to the tenant and the feature", () => {
     // 2,200 units used, 1,000 included over the whole window (to a unit of rounding).
     expect(byKind.PRORATION + byKind.PERIOD).toBe(2200 - alphaShare - betaShare);
     expect(Math.abs(alphaShare + betaShare - 1000)).toBeLessThanOrEqual(1);
+    console.log(
+      `[money] plan change after 10 of ${Math.round(windowMs / MS_PER_DAY)} days: included ${alphaShare} + ${betaShare}; billed ${JSON.stringify(
+        invoices.map(
+          (invoice: {
+            kind: string;
+            total: number;
+            lineItems: { kind: string; quantity: number; amount: number }[];
+          }) => ({
+            kind: invoice.kind,
+            total: invoice.total,
+            lines: invoice.lineItems.map((line) => [line.kind, line.quantity, line.amount]),
+          }),
+        ),
+      )}`,
+    );
     // Rerunning the cycle bills nothing again.
     const before = await moneySnapshot(tenantId);
     await runCycle(new Date(e1.getTime() + 2 * MINUTE), provider, [tenantId]);
@@ -227,6 +242,15 @@ describe("pause and resume", () => {
       [t0.toISOString(), tenDays],
       [resumeAt.toISOString(), 2900],
     ]);
+    console.log(
+      `[money] paused after 10 days, resumed 3 months + 5 days later: ${JSON.stringify(
+        invoices.map((invoice: { periodStart: string; periodEnd: string; total: number }) => [
+          invoice.periodStart,
+          invoice.periodEnd,
+          invoice.total,
+        ]),
+      )}`,
+    );
   });
 
   it("a resume before the cron closed the paused period bills it first; a plan change from PAUSED never bills the paused time", async () => {
