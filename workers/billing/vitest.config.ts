@@ -26,9 +26,9 @@ export default defineConfig(async () => {
       name: "billing",
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
-      // Scenario tests drive dozens of HTTP calls and billing cycles; on a
-      // shared 2-core machine 5 s is not enough (correctness, not speed, is tested).
-      testTimeout: 20_000,
+      // Room for the generous waits on Durable Object and queue work, and for
+      // scenario tests that drive dozens of HTTP calls and billing cycles.
+      testTimeout: 30_000,
       // A local server speaking the payment provider's wire format (payprovider tests).
       globalSetup: ["./test/support/global-setup.ts"],
     },
