@@ -18,7 +18,8 @@ export const GenerateInvoiceBody = z
     replacesInvoiceId: z
       .string({ message: "replacesInvoiceId must be a string" })
       .regex(
-        /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+        // Both cases without a regex flag (the pattern is published in the OpenAPI document).
+        /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
         "replacesInvoiceId must be a UUID",
       )
       .optional()
