@@ -5,8 +5,10 @@
  */
 import {
   encodeBatch,
+  encodeReadingBatch,
   FEATURE_COUNT,
   type FeatureInput,
+  READING_FEATURE_COUNT,
   resolveStation,
   type StationResolution,
 } from "../domain/features.ts";
@@ -36,18 +38,31 @@ export class LoadedAqiModel {
   // Runs are serialised: one wasm instance, and ort's run is not re-entrant by contract.
   #queue: Promise<unknown> = Promise.resolve();
 
+  /** Columns of the model's input: the weather-only layout, or that plus the reading and its age. */
+  readonly featureCount: number;
+
   constructor(
     readonly artifact: ModelArtifact,
     private readonly session: InferenceSession,
     /** How long creating the session took (the cold-start cost, paid once per isolate). */
     readonly sessionCreateMs: number,
-  ) {}
+  ) {
+    this.featureCount =
+      artifact.variant === "recent-reading" ? READING_FEATURE_COUNT : FEATURE_COUNT;
+  }
+
+  /** The model's input rows for validated requests (row-major float32). */
+  encode(inputs: readonly FeatureInput[]): Float32Array {
+    return this.artifact.variant === "recent-reading"
+      ? encodeReadingBatch(inputs, this.artifact.preprocessing)
+      : encodeBatch(inputs, this.artifact.preprocessing);
+  }
 
   /** Scores validated requests: the shared preprocessing, then one `session.run`. */
   async score(inputs: readonly FeatureInput[]): Promise<ScoredBatch> {
     const spec = this.artifact.preprocessing;
     const encodeStarted = performance.now();
-    const data = encodeBatch(inputs, spec);
+    const data = this.encode(inputs);
     const stations = inputs.map((input) =>
       resolveStation(input.station, input.latitude, input.longitude, spec.stations),
     );
@@ -62,12 +77,12 @@ export class LoadedAqiModel {
     return { rows, inferenceMs, encodeMs };
   }
 
-  /** One `session.run` over encoded rows (row-major float32 [rows, FEATURE_COUNT]). */
+  /** One `session.run` over encoded rows (row-major float32 [rows, featureCount]). */
   async run(
     data: Float32Array,
     rows: number,
   ): Promise<{ outputs: Record<keyof typeof MODEL_OUTPUTS, Float32Array>; inferenceMs: number }> {
-    const tensor = new ort.Tensor("float32", data, [rows, FEATURE_COUNT]);
+    const tensor = new ort.Tensor("float32", data, [rows, this.featureCount]);
     const run = this.#queue.then(async () => {
       const started = performance.now();
       const outputs = await this.session.run({ [MODEL_INPUT]: tensor });
