@@ -12,14 +12,25 @@ import {
   resolveStation,
   type StationResolution,
 } from "../domain/features.ts";
+import { aqiFromReadingZ } from "../domain/prediction.ts";
 import type { ModelArtifact, ModelSource } from "./model-artifact.ts";
 import { createOrtSession, type InferenceSession, ort } from "./onnx-runtime.ts";
 
 export const MODEL_INPUT = "input";
 export const MODEL_OUTPUTS = { point: "aqi", low: "aqi_low", high: "aqi_high" } as const;
+/** The recent-reading model's outputs: z of the point and the interval ends (see aqiFromReadingZ). */
+export const READING_MODEL_OUTPUTS = { point: "z", low: "z_low", high: "z_high" } as const;
+
+export function outputNames(
+  variant: ModelArtifact["variant"],
+): typeof MODEL_OUTPUTS | typeof READING_MODEL_OUTPUTS {
+  return variant === "recent-reading" ? READING_MODEL_OUTPUTS : MODEL_OUTPUTS;
+}
+
+type OutputColumns = Record<keyof typeof MODEL_OUTPUTS, Float32Array | Float64Array>;
 
 export interface ScoredRow {
-  /** The three model outputs on the AQI scale (float32 widened to number). */
+  /** The three model outputs on the AQI scale. */
   readonly point: number;
   readonly low: number;
   readonly high: number;
@@ -81,15 +92,15 @@ export class LoadedAqiModel {
   async run(
     data: Float32Array,
     rows: number,
-  ): Promise<{ outputs: Record<keyof typeof MODEL_OUTPUTS, Float32Array>; inferenceMs: number }> {
+  ): Promise<{ outputs: OutputColumns; inferenceMs: number }> {
     const tensor = new ort.Tensor("float32", data, [rows, this.featureCount]);
+    let started = 0;
     const run = this.#queue.then(async () => {
-      const started = performance.now();
-      const outputs = await this.session.run({ [MODEL_INPUT]: tensor });
-      return { outputs, inferenceMs: performance.now() - started };
+      started = performance.now();
+      return this.session.run({ [MODEL_INPUT]: tensor });
     });
     this.#queue = run.catch(() => undefined);
-    const { outputs, inferenceMs } = await run;
+    const outputs = await run;
     const column = (name: string): Float32Array => {
       const output = outputs[name];
       if (!output || !(output.data instanceof Float32Array) || output.data.length !== rows) {
@@ -99,14 +110,30 @@ export class LoadedAqiModel {
       }
       return output.data;
     };
-    return {
-      outputs: {
-        point: column(MODEL_OUTPUTS.point),
-        low: column(MODEL_OUTPUTS.low),
-        high: column(MODEL_OUTPUTS.high),
-      },
-      inferenceMs,
+    const names = outputNames(this.artifact.variant);
+    const columns: OutputColumns = {
+      point: column(names.point),
+      low: column(names.low),
+      high: column(names.high),
     };
+    if (this.artifact.variant === "recent-reading") {
+      // z back to AQI, from each row's reading and age as the model saw them (float32).
+      const width = this.featureCount;
+      for (const key of ["point", "low", "high"] as const) {
+        const z = columns[key];
+        const aqi = new Float64Array(rows);
+        for (let row = 0; row < rows; row += 1) {
+          aqi[row] = aqiFromReadingZ(
+            z[row]!,
+            data[row * width + width - 2]!,
+            data[row * width + width - 1]!,
+          );
+        }
+        columns[key] = aqi;
+      }
+    }
+    // The inference time includes that transform: it is part of running this model.
+    return { outputs: columns, inferenceMs: performance.now() - started };
   }
 }
 
@@ -155,7 +182,9 @@ export class ModelHost {
     const sessionCreateMs = performance.now() - started;
     const missing = [
       ...[MODEL_INPUT].filter((name) => !session.inputNames.includes(name)),
-      ...Object.values(MODEL_OUTPUTS).filter((name) => !session.outputNames.includes(name)),
+      ...Object.values(outputNames(artifact.variant)).filter(
+        (name) => !session.outputNames.includes(name),
+      ),
     ];
     if (missing.length > 0) {
       return this.#failed(
