@@ -40,6 +40,12 @@
  *    wasm with explicit bounds checks on every memory access (forcing them
  *    on changes nothing there, switching them off removes most of the gap),
  *    and tree traversal is almost all dependent loads.
+ *    Steps 3's steady state runs for both bundled models: the weather-only
+ *    model (aqi-1.0.0, 100 rows x 14 columns) and the recent-reading model
+ *    (aqi-reading-1.1.0, 100 rows with readings x 16 columns; its `run`
+ *    includes turning z into AQI in JavaScript, which onnxruntime-node does
+ *    not do, so the Worker side carries that work). The autocannon table has
+ *    a batch of 100 rows with readings too.
  * 4. Cold session creation: what the service's isolate measured when it
  *    created its session (GET /v1/model/info `session_create_ms`), what the
  *    probe's fresh isolate measured, and onnxruntime-node's creation time.
