@@ -90,7 +90,8 @@ export function summarize(outcomes: AnswerOutcome[]): SplitReport {
   const notStated = outcomes.filter((o) => o.question.answer === "not_stated");
   const byKind: SplitReport["byKind"] = {};
   for (const outcome of outcomes) {
-    const row = (byKind[outcome.question.kind] ??= { total: 0, correct: 0 });
+    const row = byKind[outcome.question.kind] ?? { total: 0, correct: 0 };
+    byKind[outcome.question.kind] = row;
     row.total += 1;
     if (outcome.correct) row.correct += 1;
   }
