@@ -59,6 +59,19 @@ function printMisses(name: string, report: SplitReport) {
   }
 }
 
+// `--ask "question" ...`: answers ad-hoc questions through the same pipeline (no scoring).
+const askIndex = process.argv.indexOf("--ask");
+if (askIndex >= 0) {
+  const answerer = await createAnswerer();
+  for (const question of process.argv.slice(askIndex + 1)) {
+    const answer = await answerer.ask(question);
+    console.log(
+      `Q: ${question}\nA: ${answer.text}\n   [${answer.route}${answer.gateReason ? ` ${answer.gateReason}` : ""}; sources: ${answer.sources.map((s) => s.title).join(", ") || "none"}]\n`,
+    );
+  }
+  process.exit(0);
+}
+
 const dev = loadSplit("dev");
 const test = loadSplit("test");
 
@@ -124,10 +137,11 @@ else {
     }
   for (const [kind, row] of [...kinds].sort())
     console.log(`  ${kind.padEnd(18)} ${row.correct}/${row.total}`);
-  if (args.has("--misses")) {
+  if (args.has("--misses") || args.has("--misses=all")) {
     console.log("\nwrong answers:");
     printMisses("dev", reports.dev);
-    printMisses("test", reports.test);
+    // Tuning looks at dev only; `--misses=all` also lists the held-out split.
+    if (process.argv.includes("--misses=all")) printMisses("test", reports.test);
   }
 }
 
