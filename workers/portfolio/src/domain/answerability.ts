@@ -310,16 +310,19 @@ export interface KeyTerm {
 interface QuestionToken {
   raw: string;
   term: string;
+  start: number;
+  end: number;
 }
 
 function questionTokens(question: string): QuestionToken[] {
   const out: QuestionToken[] = [];
   // Walk the original text so each token keeps its surface form.
   const pattern = /[A-Za-z0-9][A-Za-z0-9+#./'-]*/g;
-  for (const match of question.normalize("NFKC").matchAll(pattern)) {
+  for (const match of question.matchAll(pattern)) {
     const raw = match[0].replace(/'s$/i, "").replace(/[.'/-]+$/, "");
     for (const token of tokenize(raw))
-      if (token.length > 1 || /^[a-z0-9]$/.test(token)) out.push({ raw, term: stem(token) });
+      if (token.length > 1 || /^[a-z0-9]$/.test(token))
+        out.push({ raw, term: stem(token), start: match.index, end: match.index + raw.length });
   }
   return out;
 }
@@ -336,8 +339,10 @@ export function keyTerms(
     !STOP_WORDS.has(token.raw.toLowerCase()) &&
     !STOP_WORDS.has(token.term) &&
     !ignoredTerms.has(token.term) &&
-    !FRAME_TERMS.has(token.term) &&
-    !(timeQuestion && TIME_FRAME_TERMS.has(token.term));
+    !variants(token.term).some((variant) => FRAME_TERMS.has(variant)) &&
+    !(timeQuestion && variants(token.term).some((variant) => TIME_FRAME_TERMS.has(variant))) &&
+    // "go to university" is not the Go language.
+    !(token.term === "go" && tokens[tokens.indexOf(token) + 1]?.term === "to");
   const keys: KeyTerm[] = [];
   const seen = new Set<string>();
   tokens.forEach((token, index) => {
@@ -359,21 +364,26 @@ export function keyTerms(
       // Rightwards the name may belong to the thing ("Ask Avery").
       while (end < tokens.length - 1 && capitalised(tokens[end + 1])) end++;
     }
-    const surface = tokens
-      .slice(start, end + 1)
-      .map((t) => t.raw)
-      .join(" ");
+    // The question's own text for the run, so "Parcel & Pine" keeps its ampersand.
+    const surface = question.slice(tokens[start]!.start, tokens[end]!.end);
     keys.push({ term: token.term, surface });
   });
   return keys;
 }
 
 /** Endings stripped when comparing words ("owned" meets "own", "mentoring" meets "mentor"). */
+const SUFFIXES = ["ship", "ment", "ing", "ed", "es", "er", "s", "d", "ly"];
+
+/** Up to two endings stripped ("leadership" → "leader" → "lead"). */
 function variants(term: string): string[] {
   const out = [term];
-  for (const suffix of ["ing", "ed", "es", "er", "s", "d", "ly"])
-    if (term.endsWith(suffix) && term.length - suffix.length >= 3)
-      out.push(term.slice(0, -suffix.length));
+  for (let round = 0; round < 2; round++)
+    for (const word of [...out])
+      for (const suffix of SUFFIXES)
+        if (word.endsWith(suffix) && word.length - suffix.length >= 3) {
+          const shorter = word.slice(0, -suffix.length);
+          if (!out.includes(shorter)) out.push(shorter);
+        }
   return out;
 }
 
@@ -484,6 +494,42 @@ function typeSatisfied(type: QuestionType, evidence: EvidenceTerms): boolean {
  * key term and hold the kind of fact asked for. `itemIds` lists them, best
  * retrieved first.
  */
+/** Does the question ask what people say (or who someone is), rather than about the person? */
+export function asksAboutPeople(question: string, type = questionType(question)): boolean {
+  return (
+    type === "who_said" ||
+    type === "who" ||
+    /\b(say|said|says|think|thinks|describe[sd]?|feedback|quotes?|testimonials?|recommend\w*|wrote|colleagues?|references?|praise[sd]?|endorse\w*)\b/i.test(
+      question,
+    )
+  );
+}
+
+const AUTHOR_LINE = /^(From|Role|Recommendation from|Their role|Company):/;
+
+/**
+ * The evidence an item gives about the person. A testimonial's author line
+ * ("Role: Engineering Manager") describes the author, not the person: it
+ * counts only for questions about what people say or who someone is, or for
+ * questions naming the author.
+ */
+export function personEvidence(
+  content: string,
+  question: string,
+  ignoredTerms: ReadonlySet<string>,
+): string {
+  if (!/^(From|Recommendation from):/m.test(content) || asksAboutPeople(question)) return content;
+  const authorLines = content.split("\n").filter((line) => AUTHOR_LINE.test(line.trim()));
+  const author = evidenceTerms(
+    authorLines.filter((line) => /^(From|Recommendation from):/.test(line.trim())).join("\n"),
+  );
+  if (keyTerms(question, ignoredTerms).some((key) => supports(author, key.term))) return content;
+  return content
+    .split("\n")
+    .filter((line) => !AUTHOR_LINE.test(line.trim()))
+    .join("\n");
+}
+
 export function checkAnswerability(
   question: string,
   chunks: EvidenceItem[],
@@ -494,7 +540,7 @@ export function checkAnswerability(
   const items = new Map<string, string[]>();
   for (const chunk of chunks) {
     const contents = items.get(chunk.itemId) ?? [];
-    contents.push(chunk.content);
+    contents.push(personEvidence(chunk.content, question, ignoredTerms));
     items.set(chunk.itemId, contents);
   }
   let best: { supported: KeyTerm[]; missing: KeyTerm[] } | null = null;

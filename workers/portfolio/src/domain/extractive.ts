@@ -4,6 +4,7 @@ import {
   evidenceTerms,
   type KeyTerm,
   META_LINE,
+  personEvidence,
   type QuestionType,
   questionType,
   supports,
@@ -196,10 +197,17 @@ function bestUnits(record: EvidenceRecord, question: Question, accept: (unit: st
 }
 
 /** The record a question is about: it must support every key term; then the best match. */
-function focusRecord(records: EvidenceRecord[], question: Question): EvidenceRecord | null {
-  const candidates = records.filter((record) =>
-    question.keys.every((key) => supports(record.evidence, key.term)),
-  );
+function focusRecord(
+  records: EvidenceRecord[],
+  question: Question,
+  ignored: ReadonlySet<string>,
+): EvidenceRecord | null {
+  const candidates = records.filter((record) => {
+    const evidence = isQuote(record)
+      ? evidenceTerms(personEvidence(record.text, question.text, ignored))
+      : record.evidence;
+    return question.keys.every((key) => supports(evidence, key.term));
+  });
   if (candidates.length === 0) return null;
   const current = /\b(now|current|currently|still|today|present)\b/.test(question.lower);
   const scored = candidates.map((record) => {
@@ -213,6 +221,15 @@ function focusRecord(records: EvidenceRecord[], question: Question): EvidenceRec
     if (isQuote(record) && !asksAboutQuotes(question, record)) score -= 4;
     // "Does Avery know Docker?", "Which databases…": the skills list answers for the whole career.
     if (isSkills(record) && TECH_QUESTION.test(question.lower)) score += 2;
+    // The person's own links, unless the question names a project (then only it is a candidate).
+    if (
+      record.fields.has("Websites") &&
+      /\b(github|website|site|links?|online|homepage)\b/.test(question.lower)
+    )
+      score += 1.5;
+    // "Who is Avery?": the introduction, not a colleague.
+    if (question.type === "who" && question.keys.length === 0)
+      score += /introduction/i.test(record.title) || record.fields.has("Headline") ? 4 : -4;
     if (current && isJob(record))
       score += /present/i.test(record.fields.get("Dates") ?? "") ? 3 : -1;
     if (/\b(stud(y|ied)|graduat|degree|universit|thesis|education)/.test(question.lower))
@@ -312,6 +329,16 @@ function answerFrom(
   const name = persona.personName.split(/\s+/)[0] || persona.personName;
   const q = question.lower;
   const type = question.type;
+
+  if (type === "who" && !isQuote(record) && question.keys.length === 0) {
+    const headline = record.fields.get("Headline");
+    const intro = record.units
+      .filter((unit) => unit !== persona.personName)
+      .slice(0, 2)
+      .map(sentence)
+      .join(" ");
+    return `${persona.personName}: ${headline ? sentence(headline) : intro}`;
+  }
 
   if (
     type === "who_said" ||
@@ -567,7 +594,7 @@ export function extractiveAnswer(
   };
   const list = timelineAnswer(records, parsed, persona) ?? listAnswer(records, parsed, persona);
   if (list) return list;
-  const focus = focusRecord(records, parsed);
+  const focus = focusRecord(records, parsed, ignored);
   if (!focus)
     return notInPortfolioAnswer(
       question,
@@ -575,8 +602,11 @@ export function extractiveAnswer(
       chunks,
       persona,
     );
+  const answer = answerFrom(focus, records, parsed, persona);
+  // Every key term of a yes/no question is supported by this item: the answer is yes.
+  if (answer && type === "yes_no" && !/^(Yes|No)\b/.test(answer)) return `Yes: ${answer}`;
   return (
-    answerFrom(focus, records, parsed, persona) ??
+    answer ??
     notInPortfolioAnswer(
       question,
       { reason: "answer_type_not_found", type, missing: [], found: decision.keyTerms },
