@@ -179,6 +179,9 @@ describe("chat with Workers AI and Vectorize", () => {
     expect(messages[0]!.role).toBe("system");
     expect(messages[0]!.content).toContain("--- CONTEXT ---");
     expect(messages[0]!.content).toContain('"Ask Avery", the AI assistant on Avery Quinn');
+    expect(messages[0]!.content).toContain(
+      "say plainly that the portfolio does not mention it, naming it",
+    );
     expect(messages.at(-1)).toEqual({ role: "user", content: "What projects has Avery built?" });
   });
 

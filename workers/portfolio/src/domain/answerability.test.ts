@@ -1,0 +1,104 @@
+import { describe, expect, it } from "vitest";
+import { AVERY_QUINN_PORTFOLIO } from "../content/avery-quinn.ts";
+import { checkAnswerability, keyTerms, questionType } from "./answerability.ts";
+import { chunkDocument } from "./chunking.ts";
+import { buildDocuments } from "./documents.ts";
+
+const chunks = buildDocuments(AVERY_QUINN_PORTFOLIO).flatMap((doc) => chunkDocument(doc, 500, 50));
+const person = new Set(["avery", "quinn"]);
+const check = (question: string) => checkAnswerability(question, chunks, person);
+
+describe("question types", () => {
+  it.each([
+    ["When did Avery start at Northwind Health?", "when"],
+    ["What year did Avery graduate?", "when"],
+    ["How long was Avery at Brightlane Labs?", "duration"],
+    ["How many hospitals use Signal Canvas?", "count"],
+    ["By how much did conversion rise?", "count"],
+    ["Who said Avery is patient?", "who_said"],
+    ["Who described working with Avery as a joy?", "who_said"],
+    ["Who is Morgan Ellis?", "who"],
+    ["Where is Avery based?", "where"],
+    ["Has Avery used Kubernetes?", "yes_no"],
+    ["Why did Avery leave Brightlane Labs?", "why"],
+    ["What is Signal Canvas?", "what"],
+  ])("%s -> %s", (question, type) => {
+    expect(questionType(question)).toBe(type);
+  });
+});
+
+describe("key terms", () => {
+  it("drops frame words and the person's name, keeps named things with their own words", () => {
+    expect(keyTerms("Which database did Avery use at Brightlane Labs?", person)).toEqual([
+      { term: "brightlane", surface: "Brightlane Labs" },
+      { term: "lab", surface: "Brightlane Labs" },
+    ]);
+    expect(keyTerms("Has Avery deployed to Google Cloud?", person).map((k) => k.surface)).toContain(
+      "Google Cloud",
+    );
+    expect(keyTerms("What was Avery's role at Parcel & Pine?", person)[0]!.surface).toBe(
+      "Parcel & Pine",
+    );
+  });
+
+  it("start/join/leave frame a when-question but are the point of a why-question", () => {
+    expect(keyTerms("When did Avery leave Parcel & Pine?", person).map((k) => k.term)).toEqual([
+      "parcel",
+      "pine",
+    ]);
+    expect(keyTerms("Why did Avery leave Parcel & Pine?", person).map((k) => k.term)).toContain(
+      "leave",
+    );
+  });
+});
+
+describe("answerability against the development portfolio", () => {
+  it.each([
+    "What did Avery do at Brightlane Labs?",
+    "When did Avery join Parcel & Pine?",
+    "Where did Avery work in 2017?",
+    "How many engineers did Avery mentor at Northwind Health?",
+    "Which testing tools does Avery use?",
+    "Is Avery open to remote work?",
+    "What did Priya Raman say about Avery?",
+  ])("answerable: %s", (question) => {
+    expect(check(question)).toMatchObject({ answerable: true });
+  });
+
+  it("a technology the portfolio never mentions is entity_not_found, named as asked", () => {
+    expect(check("Has Avery used Kubernetes?")).toMatchObject({
+      answerable: false,
+      reason: "entity_not_found",
+      missing: [expect.objectContaining({ surface: "Kubernetes" })],
+    });
+  });
+
+  it("terms must meet in one item: Go and Northwind Health both exist, never together", () => {
+    const decision = check("Did Avery use Go at Northwind Health?");
+    expect(decision).toMatchObject({ answerable: false, reason: "entity_not_found" });
+    if (decision.answerable) return;
+    expect(decision.missing.map((k) => k.surface)).toEqual(["Go"]);
+    expect(decision.found.map((k) => k.surface)).toContain("Northwind Health");
+  });
+
+  it("the item must hold the kind of fact asked for", () => {
+    expect(check("When was Ask Avery launched?")).toMatchObject({
+      answerable: false,
+      reason: "answer_type_not_found",
+    });
+    expect(check("How many people worked at Brightlane Labs?")).toMatchObject({
+      answerable: false,
+    });
+  });
+
+  it("a testimonial author's job title is not evidence about the person", () => {
+    expect(check("Is Avery a manager?")).toMatchObject({ answerable: false });
+    expect(check("Who is Morgan Ellis?")).toMatchObject({ answerable: true });
+  });
+
+  it("a number the portfolio does not state is not supported", () => {
+    expect(check("Did Avery mentor 10 engineers at Northwind Health?")).toMatchObject({
+      answerable: false,
+    });
+  });
+});
