@@ -10,6 +10,7 @@ export default defineConfig({
       "workers/usage-consumer/vitest.config.ts",
       "workers/aqi/vitest.config.ts",
       "workers/portfolio/vitest.config.ts",
+      "workers/portfolio/eval/vitest.config.ts",
     ],
   },
 });

@@ -83,11 +83,15 @@ if (args.has("--remote")) {
     );
     process.exit(0);
   }
+  // Thresholds from the environment (e.g. the values in [env.production.vars]), else the defaults.
   const answerer = await createAnswerer({
     ai: new RestAiRunner(account.accountId, account.apiToken),
+    env: process.env,
   });
   const configured = { dev: await evaluate(answerer, dev), test: await evaluate(answerer, test) };
-  console.log("Workers AI embeddings, configured thresholds:");
+  console.log(
+    `Workers AI embeddings (${process.env.EMBEDDING_MODEL ?? "@cf/baai/bge-base-en-v1.5"}), configured thresholds:`,
+  );
   printReport("dev", configured.dev);
   printReport("test", configured.test);
   // Sweep on dev only; the test split reports the chosen pair.

@@ -36,10 +36,27 @@ export interface Answerer {
   withThresholds(thresholds: Partial<RetrievalSettings>): Answerer;
 }
 
-export async function createAnswerer(options: { ai?: AiRunner } = {}): Promise<Answerer> {
+/** The embedding model and relevance settings an evaluation run may take from its environment. */
+const RETRIEVAL_VARIABLES = [
+  "EMBEDDING_MODEL",
+  "TOP_K_RESULTS",
+  "RETRIEVAL_MIN_SIMILARITY",
+  "RETRIEVAL_STRONG_SIMILARITY",
+  "RETRIEVAL_MIN_QUERY_COVERAGE",
+] as const;
+
+export async function createAnswerer(
+  options: { ai?: AiRunner; env?: Record<string, string | undefined> } = {},
+): Promise<Answerer> {
   const d1 = new SqliteD1().applyMigrations(MIGRATIONS);
   const binding = d1 as unknown as D1Database;
-  const base = readSettings({ DEV_MODE: "true", API_TOKEN: "answer-eval" });
+  const retrievalEnv = Object.fromEntries(
+    RETRIEVAL_VARIABLES.filter((name) => options.env?.[name] !== undefined).map((name) => [
+      name,
+      options.env![name],
+    ]),
+  );
+  const base = readSettings({ ...retrievalEnv, DEV_MODE: "true", API_TOKEN: "answer-eval" });
   // Workers AI providers are chosen only outside development mode; the content stays Avery's.
   const settings = options.ai ? { ...base, devMode: false, persona: DEV_PERSONA } : base;
   const providers = selectProviders(options.ai ? { AI: options.ai } : {}, settings, binding);
