@@ -140,6 +140,23 @@ const FRAME_TERMS = new Set(
     "accomplished",
     "hire",
     "hiring",
+    "increase",
+    "increased",
+    "decrease",
+    "decreased",
+    "grow",
+    "rise",
+    "rose",
+    "boost",
+    "boosted",
+    "lift",
+    "percentage",
+    "highest",
+    "lowest",
+    "best",
+    "biggest",
+    "largest",
+    "most",
     "available",
     "connect",
     "message",
@@ -318,7 +335,7 @@ function questionTokens(question: string): QuestionToken[] {
   const out: QuestionToken[] = [];
   // Walk the original text so each token keeps its surface form.
   const pattern = /[A-Za-z0-9][A-Za-z0-9+#./'-]*/g;
-  for (const match of question.matchAll(pattern)) {
+  for (const match of question.replace(/(\d),(?=\d{3}\b)/g, "$1").matchAll(pattern)) {
     const raw = match[0].replace(/'s$/i, "").replace(/[.'/-]+$/, "");
     for (const token of tokenize(raw))
       if (token.length > 1 || /^[a-z0-9]$/.test(token))
@@ -409,7 +426,8 @@ const NUMBER_WORDS =
 
 export function evidenceTerms(text: string): EvidenceTerms {
   const lines = text.split("\n").filter((line) => !META_LINE.test(line.trim()));
-  const body = lines.join("\n");
+  // "20,000" is one number, so it does not support a question about 20.
+  const body = lines.join("\n").replace(/(\d),(?=\d{3}\b)/g, "$1");
   const terms = new Set<string>();
   for (const term of contentTerms(body)) {
     terms.add(term);

@@ -393,10 +393,20 @@ function answerFrom(
   }
 
   if (isQuote(record)) {
-    if (type === "where" || /\b(work|company|employer)\b/.test(q)) {
-      const company = record.fields.get("Company") ?? record.fields.get("Role");
-      return `${quoteAuthor(record)} works at ${company}.`;
-    }
+    const author = record.fields.get("From") ?? record.fields.get("Recommendation from") ?? "";
+    const role = record.fields.get("Their role");
+    const company = record.fields.get("Company");
+    // A testimonial's Role line already names the company ("Engineering Manager, Northwind Health").
+    const position = role
+      ? [role, company].filter(Boolean).join(" at ")
+      : record.fields.get("Role");
+    if (
+      position &&
+      (type === "where" ||
+        /\b(work|works|company|employer|do|does|role|job|title|position)\b/.test(q)) &&
+      !/\b(say|said|says|think|wrote|describe)\b/.test(q)
+    )
+      return `${author} is ${position}.`;
     return `${quoteAuthor(record)} wrote about ${name}: "${quoteOf(record)}"`;
   }
 
@@ -531,8 +541,16 @@ function listAnswer(
   if (question.keys.length > 0) return null;
   if (/\b(companies|employers|where has .* worked|jobs|roles)\b/.test(q)) {
     const jobs = records.filter(isJob);
+    const listed = listOf(
+      jobs.map(
+        (job) =>
+          `${job.fields.get("Company")} (${job.fields.get("Role")}, ${job.fields.get("Dates")})`,
+      ),
+    );
     if (jobs.length > 1)
-      return `${name} has worked at ${listOf(jobs.map((job) => `${job.fields.get("Company")} (${job.fields.get("Role")}, ${job.fields.get("Dates")})`))}.`;
+      return question.type === "count"
+        ? `The portfolio lists ${jobs.length} employers: ${listed}.`
+        : `${name} has worked at ${listed}.`;
   }
   if (/\bprojects?\b|\bbuilt\b|\bbuild\b/.test(q) && question.type !== "when") {
     const projects = records.filter(isProject);
@@ -545,7 +563,10 @@ function listAnswer(
         projects.flatMap((p) => (p.fields.get("Technologies") ?? "").split(",")),
         8,
       );
-      let answer = `${name} has built projects like ${listOf(titles)}.`;
+      let answer =
+        question.type === "count"
+          ? `The portfolio lists ${titles.length} projects: ${listOf(titles)}.`
+          : `${name} has built projects like ${listOf(titles)}.`;
       if (technologies.length > 0)
         answer += ` Technologies used across them include ${listOf(technologies)}.`;
       return answer;

@@ -165,7 +165,7 @@ export const SYNONYM_GROUPS: readonly (readonly string[])[] = [
   ["ml", "machine-learning", "ai", "deep-learning", "model", "llm", "rag"],
   ["devops", "ci/cd", "docker", "kubernetes", "deployment", "deploy", "infrastructure"],
   ["job", "role", "position", "employment", "title"],
-  ["feedback", "testimonial", "recommendation", "review", "endorsement"],
+  ["feedback", "testimonial", "recommendation", "review", "endorsement", "reference"],
   ["project", "portfolio", "product", "app", "build"],
   ["experience", "career", "work", "employer", "history"],
   ["company", "employer", "organization", "organisation", "firm"],
