@@ -102,3 +102,24 @@ describe("answerability against the development portfolio", () => {
     });
   });
 });
+
+describe("compounds and numbers", () => {
+  it("'open source' is one term: Tidepool is, Ask Avery (a 'source id') is not", () => {
+    expect(check("Is Tidepool open source?")).toMatchObject({ answerable: true });
+    expect(check("Is Ask Avery open source?")).toMatchObject({
+      answerable: false,
+      reason: "entity_not_found",
+    });
+  });
+
+  it("'20,000' does not support a question about 20", () => {
+    expect(check("Did Avery lead a team of 20 engineers?")).toMatchObject({ answerable: false });
+    expect(check("Does Signal Canvas handle 20,000 events per second?")).toMatchObject({
+      answerable: true,
+    });
+  });
+
+  it("'Who is Avery's manager?' is not answered by a colleague's job title", () => {
+    expect(check("Who is Avery's manager?")).toMatchObject({ answerable: false });
+  });
+});

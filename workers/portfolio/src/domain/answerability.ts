@@ -314,6 +314,27 @@ const TIME_FRAME_TERMS = new Set(
   ].map(stem),
 );
 
+/**
+ * Two-word terms that mean something neither word does ("open source" is not
+ * "source id"), joined into one term in questions and evidence alike.
+ */
+const COMPOUNDS: [string, string][] = [
+  ["open", "source"],
+  ["machine", "learning"],
+  ["deep", "learning"],
+  ["react", "native"],
+  ["sql", "server"],
+  ["google", "cloud"],
+  ["full", "stack"],
+];
+
+export function joinCompounds(text: string): string {
+  let out = text;
+  for (const [first, second] of COMPOUNDS)
+    out = out.replace(new RegExp(`\\b(${first})[\\s-]+(${second})\\b`, "gi"), "$1-$2");
+  return out;
+}
+
 /** Lines that describe a chunk rather than state a fact about the person. */
 export const META_LINE = /^(Evidence Type|Useful for queries about|Resume Section):/;
 
@@ -331,11 +352,16 @@ interface QuestionToken {
   end: number;
 }
 
+/** "20,000" as one number and compounds joined; token offsets and surfaces refer to this text. */
+function normalizedQuestion(question: string): string {
+  return joinCompounds(question.replace(/(\d),(?=\d{3}\b)/g, "$1"));
+}
+
 function questionTokens(question: string): QuestionToken[] {
   const out: QuestionToken[] = [];
   // Walk the original text so each token keeps its surface form.
   const pattern = /[A-Za-z0-9][A-Za-z0-9+#./'-]*/g;
-  for (const match of question.replace(/(\d),(?=\d{3}\b)/g, "$1").matchAll(pattern)) {
+  for (const match of normalizedQuestion(question).matchAll(pattern)) {
     const raw = match[0].replace(/'s$/i, "").replace(/[.'/-]+$/, "");
     for (const token of tokenize(raw))
       if (token.length > 1 || /^[a-z0-9]$/.test(token))
@@ -382,7 +408,7 @@ export function keyTerms(
       while (end < tokens.length - 1 && capitalised(tokens[end + 1])) end++;
     }
     // The question's own text for the run, so "Parcel & Pine" keeps its ampersand.
-    const surface = question.slice(tokens[start]!.start, tokens[end]!.end);
+    const surface = normalizedQuestion(question).slice(tokens[start]!.start, tokens[end]!.end);
     keys.push({ term: token.term, surface });
   });
   return keys;
@@ -427,7 +453,7 @@ const NUMBER_WORDS =
 export function evidenceTerms(text: string): EvidenceTerms {
   const lines = text.split("\n").filter((line) => !META_LINE.test(line.trim()));
   // "20,000" is one number, so it does not support a question about 20.
-  const body = lines.join("\n").replace(/(\d),(?=\d{3}\b)/g, "$1");
+  const body = joinCompounds(lines.join("\n").replace(/(\d),(?=\d{3}\b)/g, "$1"));
   const terms = new Set<string>();
   for (const term of contentTerms(body)) {
     terms.add(term);
@@ -514,9 +540,10 @@ function typeSatisfied(type: QuestionType, evidence: EvidenceTerms): boolean {
  */
 /** Does the question ask what people say (or who someone is), rather than about the person? */
 export function asksAboutPeople(question: string, type = questionType(question)): boolean {
+  // Not every "who" question: "Who is Avery's manager?" is about Avery, and a colleague's
+  // title must not answer it ("Who is Morgan Ellis?" names the author, which still counts).
   return (
     type === "who_said" ||
-    type === "who" ||
     /\b(say|said|says|think|thinks|describe[sd]?|feedback|quotes?|testimonials?|recommend\w*|wrote|colleagues?|references?|praise[sd]?|endorse\w*)\b/i.test(
       question,
     )

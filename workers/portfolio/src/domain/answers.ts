@@ -160,7 +160,9 @@ export function notInPortfolioAnswer(
   persona: Persona,
 ): string {
   const missing = [...new Set(decision.missing.map((key) => key.surface))];
-  const found = [...new Set(decision.found.map((key) => key.surface))];
+  const found = [...new Set(decision.found.map((key) => key.surface))].filter(
+    (surface) => !missing.includes(surface),
+  );
   const context = found.length > 0 ? ` in connection with ${listOf(found)}` : "";
   let statement: string;
   if (decision.reason === "answer_type_not_found" || missing.length === 0)

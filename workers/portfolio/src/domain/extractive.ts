@@ -221,6 +221,9 @@ function focusRecord(
     if (isQuote(record) && !asksAboutQuotes(question, record)) score -= 4;
     // "Does Avery know Docker?", "Which databases…": the skills list answers for the whole career.
     if (isSkills(record) && TECH_QUESTION.test(question.lower)) score += 2;
+    // "What did Avery do at Northwind?": the job there, before a project there.
+    if (isJob(record) && /\b(do|did|work|worked|working)\b.*\bat\b/.test(question.lower))
+      score += 1.5;
     // The person's own links, unless the question names a project (then only it is a candidate).
     if (
       record.fields.has("Websites") &&
