@@ -335,6 +335,14 @@ export function joinCompounds(text: string): string {
   return out;
 }
 
+/** Back to the question's spacing for display ("Google Cloud", not "Google-Cloud"). */
+function splitCompounds(text: string): string {
+  let out = text;
+  for (const [first, second] of COMPOUNDS)
+    out = out.replace(new RegExp(`\\b(${first})-(${second})\\b`, "gi"), "$1 $2");
+  return out;
+}
+
 /** Lines that describe a chunk rather than state a fact about the person. */
 export const META_LINE = /^(Evidence Type|Useful for queries about|Resume Section):/;
 
@@ -408,7 +416,9 @@ export function keyTerms(
       while (end < tokens.length - 1 && capitalised(tokens[end + 1])) end++;
     }
     // The question's own text for the run, so "Parcel & Pine" keeps its ampersand.
-    const surface = normalizedQuestion(question).slice(tokens[start]!.start, tokens[end]!.end);
+    const surface = splitCompounds(
+      normalizedQuestion(question).slice(tokens[start]!.start, tokens[end]!.end),
+    );
     keys.push({ term: token.term, surface });
   });
   return keys;
