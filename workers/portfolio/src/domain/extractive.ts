@@ -365,6 +365,7 @@ function answerFrom(
       NUMBER.test(unit.replace(/https?:\/\/\S+/g, "")),
     );
     if (!numbered[0]) return null;
+    if (isQuote(record)) return `${quoteAuthor(record)} wrote: "${sentence(numbered[0])}"`;
     const where = isJob(record)
       ? `At ${record.fields.get("Company")}`
       : isProject(record)

@@ -129,6 +129,8 @@ const IRREGULAR_STEMS: Record<string, string> = {
   projects: "project",
   roles: "role",
   graduated: "graduate",
+  grew: "grow",
+  grown: "grow",
   graduation: "graduate",
   graduating: "graduate",
   recommended: "recommendation",
