@@ -123,3 +123,26 @@ describe("compounds and numbers", () => {
     expect(check("Who is Avery's manager?")).toMatchObject({ answerable: false });
   });
 });
+
+describe("what the portfolio only counts, orders or half-names", () => {
+  it("'Which hospitals…' asks for names; '40 hospitals' only gives a count", () => {
+    expect(check("Which hospitals use Signal Canvas?")).toMatchObject({
+      answerable: false,
+      reason: "answer_type_not_found",
+      type: "names",
+    });
+    expect(check("How many hospitals use Signal Canvas?")).toMatchObject({ answerable: true });
+  });
+
+  it("order words frame job questions only", () => {
+    expect(check("Who was Avery's first employer?")).toMatchObject({ answerable: true });
+    expect(check("What was Avery's first programming language?")).toMatchObject({
+      answerable: false,
+    });
+  });
+
+  it("a question word may extend a portfolio word, not the reverse ('intern' is not 'internal')", () => {
+    expect(check("Did Avery intern at Brightlane Labs?")).toMatchObject({ answerable: false });
+    expect(check("Did Avery work on healthcare products?")).toMatchObject({ answerable: true });
+  });
+});

@@ -176,9 +176,6 @@ const FRAME_TERMS = new Set(
     "opinion",
     // quantities and time
     "since",
-    "prior",
-    "earliest",
-    "next",
     "many",
     "much",
     "number",
@@ -205,12 +202,6 @@ const FRAME_TERMS = new Set(
     "exactly",
     "recent",
     "recently",
-    "latest",
-    "last",
-    "first",
-    "previous",
-    "before",
-    "after",
     "each",
     "every",
     "per",
@@ -285,6 +276,28 @@ const FRAME_TERMS = new Set(
     "education",
   ].map(stem),
 );
+
+/**
+ * Order words frame a question about jobs ("Avery's first employer", "before
+ * Northwind Health": the dates answer it); elsewhere the portfolio does not
+ * order things ("Avery's first programming language" is not stated).
+ */
+const ORDER_TERMS = new Set(
+  [
+    "first",
+    "earliest",
+    "latest",
+    "last",
+    "previous",
+    "prior",
+    "next",
+    "before",
+    "after",
+    "recent",
+  ].map(stem),
+);
+const JOB_QUESTION =
+  /\b(work|worked|job|jobs|employer|employers|company|companies|role|roles|position|title)\b/i;
 
 /** Frame words only when the question asks when or how long ("when did Avery leave X"). */
 const TIME_FRAME_TERMS = new Set(
@@ -395,6 +408,7 @@ export function keyTerms(
     !ignoredTerms.has(token.term) &&
     !variants(token.term).some((variant) => FRAME_TERMS.has(variant)) &&
     !(timeQuestion && variants(token.term).some((variant) => TIME_FRAME_TERMS.has(variant))) &&
+    !(ORDER_TERMS.has(token.term) && JOB_QUESTION.test(question)) &&
     // "go to university" is not the Go language.
     !(token.term === "go" && tokens[tokens.indexOf(token) + 1]?.term === "to");
   const keys: KeyTerm[] = [];
@@ -428,7 +442,7 @@ export function keyTerms(
 }
 
 /** Endings stripped when comparing words ("owned" meets "own", "mentoring" meets "mentor"). */
-const SUFFIXES = ["ship", "ment", "ing", "ed", "es", "er", "s", "d", "ly"];
+const SUFFIXES = ["ship", "ment", "ions", "ion", "ing", "ed", "es", "er", "s", "d", "ly"];
 
 /** Up to two endings stripped ("leadership" → "leader" → "lead"). */
 function variants(term: string): string[] {
@@ -511,9 +525,12 @@ function supportsTerm(evidence: EvidenceTerms, term: string): boolean {
   if (evidence.terms.has(term)) return true;
   if (variants(term).some((variant) => evidence.variants.has(variant))) return true;
   if (term.length < 5 || /[^a-z-]/.test(term)) return false;
+  // A longer question word may extend a portfolio word ("healthcare" → "health",
+  // "postgresql" → "postgres"), not the other way: "intern" is not "internal".
   for (const candidate of evidence.terms) {
+    if (candidate.length > term.length) continue;
     const shared = commonPrefix(term, candidate);
-    if (shared >= 5 && shared >= 0.8 * Math.min(term.length, candidate.length)) return true;
+    if (shared >= 5 && shared >= 0.8 * candidate.length) return true;
   }
   return false;
 }
@@ -530,13 +547,39 @@ export type Answerability =
   | {
       answerable: false;
       reason: AnswerabilityReason;
-      type: QuestionType;
+      /** "names": the question asks which ones, the portfolio only says how many. */
+      type: QuestionType | "names";
       keyTerms: KeyTerm[];
       /** Key terms no single retrieved item supports together with the rest. */
       missing: KeyTerm[];
       /** Key terms the best item does support (what the decline can say it found). */
       found: KeyTerm[];
     };
+
+/** "Which hospitals use…?": the plural noun the question wants named, if it is a key term. */
+function namesAskedFor(question: string, keys: KeyTerm[]): KeyTerm | null {
+  const match = /^\s*(?:which|what)\s+([a-z]+s)\b/i.exec(question);
+  if (!match) return null;
+  const term = stem(match[1]!.toLowerCase());
+  return keys.find((key) => key.term === term) ?? null;
+}
+
+const QUANTITY =
+  /^(\d[\d,.]*\+?|one|two|three|four|five|six|seven|eight|nine|ten|dozens?|hundreds?|thousands?|millions?|few|several|many)$/i;
+
+/** Every mention of the term is a count ("40 hospitals", "a few hundred teams"), never a name. */
+function onlyCounted(text: string, term: string): boolean {
+  const words = text.split(/[^A-Za-z0-9,.+]+/).filter(Boolean);
+  let mentions = 0;
+  for (let i = 0; i < words.length; i++) {
+    const word = words[i]!.replace(/[.,]+$/, "").toLowerCase();
+    if (stem(word) !== term) continue;
+    mentions++;
+    const before = [words[i - 1], words[i - 2]].map((w) => (w ?? "").replace(/[.,]+$/, ""));
+    if (!before.some((w) => QUANTITY.test(w))) return false;
+  }
+  return mentions > 0;
+}
 
 function typeSatisfied(type: QuestionType, evidence: EvidenceTerms): boolean {
   if (type === "when") return evidence.hasYear;
@@ -604,17 +647,30 @@ export function checkAnswerability(
   let best: { supported: KeyTerm[]; missing: KeyTerm[] } | null = null;
   const itemIds: string[] = [];
   let typeMissing = false;
+  let namesMissing: KeyTerm | null = null;
+  const named = namesAskedFor(question, keys);
   for (const [itemId, contents] of items) {
-    const evidence = evidenceTerms(contents.join("\n"));
+    const text = contents.join("\n");
+    const evidence = evidenceTerms(text);
     const supported = keys.filter((key) => supports(evidence, key.term));
     const missing = keys.filter((key) => !supports(evidence, key.term));
     if (missing.length === 0) {
-      if (typeSatisfied(type, evidence)) itemIds.push(itemId);
+      if (named && onlyCounted(text, named.term)) namesMissing = named;
+      else if (typeSatisfied(type, evidence)) itemIds.push(itemId);
       else typeMissing = true;
     }
     if (!best || supported.length > best.supported.length) best = { supported, missing };
   }
   if (itemIds.length > 0) return { answerable: true, type, keyTerms: keys, itemIds };
+  if (namesMissing)
+    return {
+      answerable: false,
+      reason: "answer_type_not_found",
+      type: "names",
+      keyTerms: keys,
+      missing: [namesMissing],
+      found: keys.filter((key) => key !== namesMissing),
+    };
   if (!best)
     return {
       answerable: false,

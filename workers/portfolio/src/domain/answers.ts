@@ -165,12 +165,14 @@ export function notInPortfolioAnswer(
   );
   const context = found.length > 0 ? ` in connection with ${listOf(found)}` : "";
   let statement: string;
-  if (decision.reason === "answer_type_not_found" || missing.length === 0)
+  if (decision.type === "names")
+    statement = `The portfolio doesn't name the ${listOf(missing)}${found.length > 0 ? ` for ${listOf(found)}` : ""}; it only gives how many.`;
+  else if (decision.reason === "answer_type_not_found" || missing.length === 0)
     statement = `The portfolio doesn't give ${TYPE_GAPS[decision.type] ?? "that detail"}${found.length > 0 ? ` for ${listOf(found)}` : " for that"}.`;
   else statement = `The portfolio doesn't mention ${listOf(missing)}${context}.`;
   if (decision.type === "yes_no")
     statement = `No, not according to the portfolio: ${statement.charAt(0).toLowerCase()}${statement.slice(1)}`;
-  const listing = relatedListing(question, chunks);
+  const listing = decision.type === "names" ? "" : relatedListing(question, chunks);
   return [
     statement,
     listing,

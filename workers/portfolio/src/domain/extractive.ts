@@ -454,7 +454,11 @@ function answerFrom(
   }
 
   if (isProject(record)) {
-    if (/\b(technolog|stack|tech|framework|language|tools?|built with|written in)\b/.test(q)) {
+    if (
+      /\b(technolog\w*|stack|tech|frameworks?|languages?|tools?|databases?|platforms?|clouds?|librar\w*|built with|written in)\b/.test(
+        q,
+      )
+    ) {
       const technologies = record.fields.get("Technologies");
       if (technologies)
         return `${record.fields.get("Project")} uses ${technologies}.${type === "yes_no" ? "" : ` ${name}'s role: ${record.fields.get("Role") ?? "not stated"}.`}`;
