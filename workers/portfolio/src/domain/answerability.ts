@@ -142,6 +142,19 @@ const FRAME_TERMS = new Set(
     "hiring",
     "url",
     "link",
+    "online",
+    "themselves",
+    "themself",
+    "himself",
+    "herself",
+    "yourself",
+    "process",
+    "besides",
+    "except",
+    "other",
+    "apart",
+    "provider",
+    "vendor",
     "graduate",
     "graduated",
     "increase",
@@ -442,7 +455,21 @@ export function keyTerms(
 }
 
 /** Endings stripped when comparing words ("owned" meets "own", "mentoring" meets "mentor"). */
-const SUFFIXES = ["ship", "ment", "ions", "ion", "ing", "ed", "es", "er", "s", "d", "ly"];
+const SUFFIXES = [
+  "ship",
+  "ment",
+  "ions",
+  "ion",
+  "ors",
+  "or",
+  "ing",
+  "ed",
+  "es",
+  "er",
+  "s",
+  "d",
+  "ly",
+];
 
 /** Up to two endings stripped ("leadership" → "leader" → "lead"). */
 function variants(term: string): string[] {

@@ -219,6 +219,9 @@ function focusRecord(
     // Someone else's words about the person answer only questions about what people say,
     // or questions that name the author; facts about jobs and projects come from those items.
     if (isQuote(record) && !asksAboutQuotes(question, record)) score -= 4;
+    // "How does Avery describe themselves?": their own summary, not a colleague's words.
+    if (/\b(themselves|themself|himself|herself|own words)\b/.test(question.lower))
+      score += record.fields.has("Summary") ? 6 : isQuote(record) ? -6 : 0;
     // "Does Avery know Docker?", "Which databases…": the skills list answers for the whole career.
     if (isSkills(record) && TECH_QUESTION.test(question.lower)) score += 2;
     // "What did Avery do at Northwind?": the job there, before a project there.
@@ -309,7 +312,7 @@ function projectSummary(record: EvidenceRecord, name: string): string {
 const FIELD_QUESTIONS: [RegExp, string[]][] = [
   [/\b(live|demo|url|try it|try)\b/, ["Live URL"]],
   [/\b(github|source code|repo|repository|code)\b/, ["GitHub", "Websites"]],
-  [/\b(website|site|homepage|links?)\b/, ["Websites", "Live URL"]],
+  [/\b(website|site|homepage|links?|online)\b/, ["Websites", "Live URL"]],
   [/\bheadline\b/, ["Headline"]],
   [/\bindustry\b/, ["Industry"]],
   [/\b(vision|goal|aim|purpose|problems?|solves?|why)\b/, ["Vision"]],

@@ -130,6 +130,7 @@ const IRREGULAR_STEMS: Record<string, string> = {
   roles: "role",
   graduated: "graduate",
   grew: "grow",
+  ran: "run",
   grown: "grow",
   graduation: "graduate",
   graduating: "graduate",
