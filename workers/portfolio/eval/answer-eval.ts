@@ -123,7 +123,9 @@ if (args.has("--remote")) {
   process.exit(0);
 }
 
-const answerer = await createAnswerer();
+// `--cache`: the response cache on (clients' default), so a cached answer to one question
+// that another question reaches semantically would show up as a wrong answer.
+const answerer = await createAnswerer({ useCache: args.has("--cache") });
 const reports = { dev: await evaluate(answerer, dev), test: await evaluate(answerer, test) };
 if (args.has("--json")) console.log(JSON.stringify(reports, null, 2));
 else {

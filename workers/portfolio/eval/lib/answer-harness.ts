@@ -46,7 +46,12 @@ const RETRIEVAL_VARIABLES = [
 ] as const;
 
 export async function createAnswerer(
-  options: { ai?: AiRunner; env?: Record<string, string | undefined> } = {},
+  options: {
+    ai?: AiRunner;
+    env?: Record<string, string | undefined>;
+    /** Ask with the response cache on, as a client does by default (answers then depend on order). */
+    useCache?: boolean;
+  } = {},
 ): Promise<Answerer> {
   const d1 = new SqliteD1().applyMigrations(MIGRATIONS);
   const binding = d1 as unknown as D1Database;
@@ -93,7 +98,7 @@ export async function createAnswerer(
       for await (const chatEvent of runChat(deps, {
         question,
         sessionId: `answer-eval-${sessions}`,
-        useCache: false,
+        useCache: options.useCache ?? false,
       })) {
         if (chatEvent.type === "token") text += chatEvent.content;
         else sources = chatEvent.sources;
