@@ -3,6 +3,8 @@
  * by default, Workers AI providers when given an AI runner (here a fake that
  * embeds with the lexical vectors, so no network is needed).
  */
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
 import { lexicalVector } from "../../src/providers/lexical-embedder.ts";
 import type { AiRunner } from "../../src/providers/workers-ai.ts";
@@ -20,6 +22,21 @@ class LexicalAi implements AiRunner {
 }
 
 describe("answer evaluation harness", () => {
+  it("every question of both splits gets a non-empty answer", async () => {
+    const answerer = await createAnswerer();
+    for (const split of ["dev", "test"]) {
+      const file = path.join(import.meta.dirname, `../answer-questions.${split}.json`);
+      const { questions } = JSON.parse(readFileSync(file, "utf8")) as {
+        questions: { question: string }[];
+      };
+      for (const { question } of questions) {
+        const answer = await answerer.ask(question);
+        expect(answer.text.trim(), question).not.toBe("");
+        expect(answer.route, question).not.toBe("error_fallback");
+      }
+    }
+  });
+
   it("runs the local pipeline: a stated fact with its source, a decline without", async () => {
     const answerer = await createAnswerer();
     const fact = await answerer.ask("When did Avery start at Northwind Health?");

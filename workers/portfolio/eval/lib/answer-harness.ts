@@ -91,6 +91,8 @@ export async function createAnswerer(
           event = recorded;
         },
         now: () => performance.now(),
+        // Pipeline warnings (a failed generation, a failed write) with EVAL_DEBUG=1.
+        log: process.env.EVAL_DEBUG ? (entry) => console.error(JSON.stringify(entry)) : undefined,
       };
       let text = "";
       let sources: Source[] = [];

@@ -146,3 +146,22 @@ describe("what the portfolio only counts, orders or half-names", () => {
     expect(check("Did Avery work on healthcare products?")).toMatchObject({ answerable: true });
   });
 });
+
+describe("a relation, not just two words", () => {
+  it.each([
+    "Did Avery graduate in 2018?",
+    "Is Avery based in Porto?",
+    "Did Avery use Kafka at Parcel & Pine?",
+    "Did Priya Raman work at Northwind Health?",
+  ])("%s -> not answerable", (question) => {
+    expect(check(question)).toMatchObject({ answerable: false });
+  });
+
+  it.each([
+    "Did Avery graduate in 2016?",
+    "Is Avery based in Lisbon?",
+    "Which country is Avery in?",
+  ])("%s -> answerable", (question) => {
+    expect(check(question)).toMatchObject({ answerable: true });
+  });
+});

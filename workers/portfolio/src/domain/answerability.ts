@@ -155,8 +155,6 @@ const FRAME_TERMS = new Set(
     "apart",
     "provider",
     "vendor",
-    "graduate",
-    "graduated",
     "increase",
     "increased",
     "decrease",
@@ -274,11 +272,6 @@ const FRAME_TERMS = new Set(
     "anyone",
     "open",
     // places and contact
-    "country",
-    "city",
-    "located",
-    "location",
-    "based",
     "contact",
     "reach",
     "touch",
@@ -536,9 +529,22 @@ export function evidenceTerms(text: string): EvidenceTerms {
   };
 }
 
+/**
+ * Words that stand for one another when checking evidence ("graduate" is
+ * supported by the education entry, "country" by the location). Narrower than
+ * the retrieval synonyms: Kubernetes must not be "supported" by Docker.
+ */
+const SUPPORT_SYNONYMS: readonly (readonly string[])[] = [
+  ["education", "degree", "university", "college", "school", "study", "graduate", "thesis", "b.sc"],
+  // Not "live": a "Live URL" says nothing about where the person is.
+  ["location", "located", "based", "country", "city", "town", "region"],
+].map((group) => group.map(stem));
+
 export function supports(evidence: EvidenceTerms, term: string): boolean {
   const members = TECHNOLOGY_CATEGORIES[term];
   if (members?.some((member) => supportsTerm(evidence, stem(member)))) return true;
+  const group = SUPPORT_SYNONYMS.find((candidate) => candidate.includes(term));
+  if (group?.some((member) => supportsTerm(evidence, member))) return true;
   return supportsTerm(evidence, term);
 }
 

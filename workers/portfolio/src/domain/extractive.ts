@@ -310,7 +310,7 @@ function projectSummary(record: EvidenceRecord, name: string): string {
 
 /** Field labels a question can ask for by name. */
 const FIELD_QUESTIONS: [RegExp, string[]][] = [
-  [/\b(live|demo|url|try it|try)\b/, ["Live URL"]],
+  [/\b(demo|url|try it|try)\b|\blive\b(?!\s+in\b)/, ["Live URL"]],
   [/\b(github|source code|repo|repository|code)\b/, ["GitHub", "Websites"]],
   [/\b(website|site|homepage|links?|online)\b/, ["Websites", "Live URL"]],
   [/\bheadline\b/, ["Headline"]],
@@ -476,7 +476,9 @@ function answerFrom(
     );
     const summary = projectSummary(record, name);
     const extra = specific[0] && !summary.includes(specific[0]) ? ` ${sentence(specific[0])}` : "";
-    return type === "yes_no" && extra ? `Yes:${extra} ${summary}` : `${summary}${extra}`;
+    // A links-only chunk has no overview: fall through to the general answer.
+    if (summary || extra)
+      return type === "yes_no" && extra ? `Yes:${extra} ${summary}` : `${summary}${extra}`.trim();
   }
 
   if (type === "where" || /\b(based|located|location|country|city)\b/.test(q)) {
@@ -634,7 +636,7 @@ export function extractiveAnswer(
       chunks,
       persona,
     );
-  const answer = answerFrom(focus, records, parsed, persona);
+  const answer = answerFrom(focus, records, parsed, persona)?.trim() || null;
   // Every key term of a yes/no question is supported by this item: the answer is yes.
   if (answer && type === "yes_no" && !/^(Yes|No)\b/.test(answer)) return `Yes: ${answer}`;
   return (

@@ -272,7 +272,7 @@ export async function* runChat(deps: ChatDeps, request: ChatRequest): AsyncGener
       if (streamed.trim()) fallback = `${/\s$/.test(streamed) ? "" : " "}${PARTIAL_ANSWER_TAIL}`;
       else
         fallback =
-          extractiveAnswer(request.question, chunks, persona) ?? pipelineFallbackAnswer(persona);
+          extractiveAnswer(request.question, chunks, persona) || pipelineFallbackAnswer(persona);
       yield* tokens(fallback);
       await storeTurn(streamed);
       await record({ route: "error_fallback", fallbackReason: "generation_failure" });
