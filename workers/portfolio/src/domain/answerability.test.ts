@@ -119,6 +119,11 @@ describe("compounds and numbers", () => {
     });
   });
 
+  it("single digits count, number words meet digits, '1.2' is not '1'", () => {
+    expect(check("Did Avery cut load time to 1 second?")).toMatchObject({ answerable: false });
+    expect(check("Did Avery lead a team of 5 engineers?")).toMatchObject({ answerable: true });
+  });
+
   it("'Who is Avery's manager?' is not answered by a colleague's job title", () => {
     expect(check("Who is Avery's manager?")).toMatchObject({ answerable: false });
   });

@@ -408,7 +408,7 @@ export function keyTerms(
   const tokens = questionTokens(question);
   const timeQuestion = type === "when" || type === "duration";
   const isKey = (token: QuestionToken) =>
-    token.term.length > 1 &&
+    (token.term.length > 1 || /^\d$/.test(token.term)) &&
     !STOP_WORDS.has(token.raw.toLowerCase()) &&
     !STOP_WORDS.has(token.term) &&
     !ignoredTerms.has(token.term) &&
@@ -494,6 +494,22 @@ export interface EvidenceTerms {
   hasReason: boolean;
 }
 
+/** "four engineers" supports a question about 4 engineers. */
+const NUMBER_VALUES: Record<string, string> = {
+  one: "1",
+  two: "2",
+  three: "3",
+  four: "4",
+  five: "5",
+  six: "6",
+  seven: "7",
+  eight: "8",
+  nine: "9",
+  ten: "10",
+  eleven: "11",
+  twelve: "12",
+};
+
 const NUMBER_WORDS =
   /\b(one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|dozen|dozens|hundred|hundreds|thousand|thousands|million|millions|billion|few)\b/i;
 
@@ -505,8 +521,11 @@ export function evidenceTerms(text: string): EvidenceTerms {
   for (const term of contentTerms(body)) {
     terms.add(term);
     // "open-source", "remote-friendly", URLs: the parts count too.
-    if (/[-./]/.test(term))
+    // (Not numbers: "1.2 seconds" says nothing about 1 second.)
+    if (/[-./]/.test(term) && /[a-z]/.test(term))
       for (const part of term.split(/[-./]+/)) if (part.length > 1) terms.add(stem(part));
+    const digits = NUMBER_VALUES[term];
+    if (digits) terms.add(digits);
   }
   const variantSet = new Set<string>();
   for (const term of terms) for (const variant of variants(term)) variantSet.add(variant);
