@@ -94,12 +94,12 @@ function intentAdjustment(chunk: CandidateChunk, intents: Set<Intent>): number {
 }
 
 const SOURCE_CAPS: Record<Intent | "none", Record<string, number>> = {
-  project: { resume: 2, project: 4, profile: 1, testimonial: 1 },
-  skill: { resume: 3, project: 3, profile: 2, testimonial: 1 },
+  project: { resume: 3, project: 4, profile: 1, testimonial: 1 },
+  skill: { resume: 4, project: 3, profile: 2, testimonial: 1 },
   // Jobs are one chunk each, so a career question needs room for every one of them.
   experience: { resume: 5, project: 2, profile: 2, testimonial: 1 },
   feedback: { resume: 1, project: 1, profile: 3, testimonial: 3 },
-  none: { resume: 2, project: 3, profile: 2, testimonial: 2 },
+  none: { resume: 4, project: 3, profile: 2, testimonial: 2 },
 };
 
 function capsFor(intents: Set<Intent>): Record<string, number> {
@@ -122,14 +122,17 @@ export function bm25Scores(
 ): number[] {
   const docs = candidates.map((candidate) => {
     const frequencies = new Map<string, number>();
-    const tokens = contentTerms(candidate.content);
+    const tokens = contentTerms(candidate.content).map(baseForm);
     for (const term of tokens) frequencies.set(term, (frequencies.get(term) ?? 0) + 1);
     return { frequencies, length: tokens.length };
   });
   if (docs.length === 0) return [];
   const averageLength = docs.reduce((sum, doc) => sum + doc.length, 0) / docs.length || 1;
   const weights = new Map<string, number>();
-  for (const term of expanded) weights.set(term, terms.has(term) ? 1 : SYNONYM_WEIGHT);
+  for (const term of expanded) {
+    const base = baseForm(term);
+    weights.set(base, Math.max(weights.get(base) ?? 0, terms.has(term) ? 1 : SYNONYM_WEIGHT));
+  }
   const idf = new Map<string, number>();
   for (const term of weights.keys()) {
     const df = docs.filter((doc) => doc.frequencies.has(term)).length;
@@ -145,6 +148,14 @@ export function bm25Scores(
     }
     return score;
   });
+}
+
+/** "mentored", "mentoring" and "mentor" count as one term for BM25. */
+function baseForm(term: string): string {
+  for (const suffix of ["ing", "ed", "es", "s"])
+    if (term.endsWith(suffix) && term.length - suffix.length >= 4 && /^[a-z]+$/.test(term))
+      return term.slice(0, -suffix.length);
+  return term;
 }
 
 const BM25_K1 = 1.2;
