@@ -314,6 +314,7 @@ const FIELD_QUESTIONS: [RegExp, string[]][] = [
   [/\b(github|source code|repo|repository|code)\b/, ["GitHub", "Websites"]],
   [/\b(website|site|homepage|links?|online)\b/, ["Websites", "Live URL"]],
   [/\bheadline\b/, ["Headline"]],
+  [/\b(full )?name\b/, ["Name"]],
   [/\bindustry\b/, ["Industry"]],
   [/\b(vision|goal|aim|purpose|problems?|solves?|why)\b/, ["Vision"]],
 ];
