@@ -13,7 +13,10 @@ export function auditContext(c: Context<AppEnv>): AuditContext {
   if (apiKey) return { actor: { type: "api_key", id: apiKey.id }, correlationId };
   const user = c.get("user");
   if (user) {
-    const inTenant = c.get("tenantContext") !== undefined;
+    // A platform administrator on a money route of a tenant they are not a member of acts as such.
+    const billing = c.get("billingContext");
+    const inTenant =
+      c.get("tenantContext") !== undefined || (billing !== undefined && billing.role !== null);
     const type = user.isPlatformAdmin && !inTenant ? "platform_admin" : "user";
     return { actor: { type, id: user.id }, correlationId };
   }

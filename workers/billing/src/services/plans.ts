@@ -5,7 +5,6 @@ import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { SQL } from "drizzle-orm";
 import { auditEntry, ROW_CHANGED } from "../db/audit-events.ts";
 import {
-  deactivatePlanPrice,
   findPlanById,
   findPlanBySlug,
   findPlanPrice,
@@ -15,6 +14,7 @@ import {
   listPlans,
   type PlanRow,
   updatePlan,
+  updatePlanPrice,
 } from "../db/catalog.ts";
 import {
   type AuditAction,
@@ -132,7 +132,12 @@ export class PlanService {
 
   async createPrice(
     planId: string,
-    input: { interval: BillingInterval; amount: number; currency: string },
+    input: {
+      interval: BillingInterval;
+      amount: number;
+      currency: string;
+      trialDays?: number | undefined;
+    },
   ) {
     const plan = await this.require(planId);
     if (plan.status !== "ACTIVE") {
@@ -149,6 +154,7 @@ export class PlanService {
       interval: input.interval,
       amount: input.amount,
       currency,
+      trialDays: input.trialDays ?? null,
       createdAt: now,
       updatedAt: now,
     };
@@ -176,18 +182,36 @@ export class PlanService {
     return { data: prices.map(priceView) };
   }
 
-  /** Permanent; deactivating an inactive price again answers with it unchanged. */
-  async deactivatePrice(planId: string, id: string) {
+  /**
+   * Deactivates (permanent; again on an inactive price answers with it
+   * unchanged) and/or sets the trial. No body at all deactivates, as the
+   * contract's body-less PATCH does.
+   */
+  async updatePrice(
+    planId: string,
+    id: string,
+    changes: { isActive?: false | undefined; trialDays?: number | null | undefined } = {
+      isActive: false,
+    },
+  ) {
     const existing = await findPlanPrice(this.db, planId, id);
     if (!existing) throw new ApiError(404, "Price not found or does not belong to this plan");
-    if (!existing.isActive) return priceView(existing);
+    const deactivate = changes.isActive === false && existing.isActive;
+    if (!deactivate && changes.trialDays === undefined) return priceView(existing);
+    const after = {
+      isActive: deactivate ? false : existing.isActive,
+      trialDays: changes.trialDays !== undefined ? changes.trialDays : existing.trialDays,
+    };
     const [[updated]] = await this.db.batch([
-      deactivatePlanPrice(this.db, planId, id),
+      updatePlanPrice(this.db, planId, id, {
+        isActive: deactivate ? false : undefined,
+        trialDays: changes.trialDays,
+      }),
       this.catalogEntry(
         "price.updated",
         "price",
         id,
-        { isActive: { before: true, after: false } },
+        fieldChanges(existing, after, ["isActive", "trialDays"]),
         ROW_CHANGED,
       ),
     ]);
