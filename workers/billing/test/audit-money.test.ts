@@ -174,7 +174,8 @@ describe("audit trail: subscriptions", () => {
 async function openInvoice() {
   const owner = await register();
   await subscribe(owner, plan.planId, plan.priceId);
-  const api = asTenant(owner, owner.tenant.id);
+  // The platform administrator settles (issue 12); the tenant only reads.
+  const api = asTenant(admin, owner.tenant.id);
   const draft = (await api(`${API}/invoices/generate`, { method: "POST" })).body;
   const invoice = (await api(`${API}/invoices/${draft.id}/finalize`, { method: "POST" })).body;
   const attempt = (await api(`${API}/billing/payments`)).body.data[0];
@@ -187,8 +188,8 @@ describe("audit trail: invoices and payments", () => {
     const finalized = await onlyAuditRow(invoice.id, "invoice.finalized");
     expect(finalized).toMatchObject({
       tenant_id: owner.tenant.id,
-      actor_type: "user",
-      actor_id: owner.user.id,
+      actor_type: "platform_admin",
+      actor_id: admin.user.id,
     });
     expect(finalized.changes.status).toEqual({ before: "DRAFT", after: "OPEN" });
     expect((await api(`${API}/invoices/${invoice.id}/void`, { method: "POST" })).status).toBe(201);
@@ -213,12 +214,12 @@ describe("audit trail: invoices and payments", () => {
   });
 
   it("invoice.marked_paid", async () => {
-    const { owner, api, invoice } = await openInvoice();
+    const { api, invoice } = await openInvoice();
     expect((await api(`${API}/invoices/${invoice.id}/mark-paid`, { method: "POST" })).status).toBe(
       201,
     );
     const paid = await onlyAuditRow(invoice.id, "invoice.marked_paid");
-    expect(paid).toMatchObject({ actor_id: owner.user.id });
+    expect(paid).toMatchObject({ actor_type: "platform_admin", actor_id: admin.user.id });
     expect(paid.changes).toMatchObject({
       status: { before: "OPEN", after: "PAID" },
       amount: { after: 2900 },
@@ -260,6 +261,26 @@ describe("audit trail: invoices and payments", () => {
     await signedWebhook(again);
     await waitForWebhook(again.id);
     expect(await auditRowsFor(retryId, "payment.succeeded")).toHaveLength(1);
+  });
+});
+
+describe("audit trail: money received for an invoice that no longer needs it", () => {
+  it("a payment for a VOID invoice is credited and recorded once as payment.succeeded", async () => {
+    const { api, invoice, attempt } = await openInvoice();
+    expect((await api(`${API}/invoices/${invoice.id}/void`, { method: "POST" })).status).toBe(201);
+    const event = paymentIntentEvent("payment_intent.succeeded", attempt.providerPaymentId);
+    await signedWebhook(event);
+    await waitForWebhook(event.id);
+    const row = await onlyAuditRow(attempt.id, "payment.succeeded");
+    expect(row).toMatchObject({ actor_type: "provider" });
+    expect(row.changes).toMatchObject({
+      credited: { after: invoice.total },
+      invoiceStatus: { before: "VOID", after: "VOID" },
+    });
+    const again = { ...event, id: `evt_${crypto.randomUUID()}` };
+    await signedWebhook(again);
+    await waitForWebhook(again.id);
+    expect(await auditRowsFor(attempt.id, "payment.succeeded")).toHaveLength(1);
   });
 });
 
