@@ -325,7 +325,8 @@ export function rollPeriod(
         inArray(subscriptions.status, ["ACTIVE", "PAST_DUE"]),
       ),
     )
-    .returning({ id: subscriptions.id, status: subscriptions.status });
+    .returning({ id: subscriptions.id })
+    .get();
 }
 
 /** Whether the tenant ever had a trial (one per tenant, for its lifetime). */
