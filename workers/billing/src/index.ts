@@ -5,6 +5,7 @@ import {
   scheduledBillingCycle,
 } from "./jobs/billing-cycle.ts";
 import { runSubscriptionJobs } from "./jobs/subscription-jobs.ts";
+import { armUsageReconciler } from "./services/usage-reconciler-arming.ts";
 import type { WebhookQueueMessage } from "./services/webhooks.ts";
 
 export { RateLimiter } from "@edge-platform/shared/rate-limit/rate-limiter";
@@ -15,9 +16,16 @@ export { UsageOutboxPublisher } from "./durable-objects/usage-outbox-publisher.t
 const app = createApp();
 
 export default {
-  fetch: app.fetch,
-  /** Cron Trigger (wrangler.toml [triggers]): subscription transitions and the billing cycle. */
+  fetch(request, env, ctx) {
+    armUsageReconciler.once(env, ctx);
+    return app.fetch(request, env, ctx);
+  },
+  /**
+   * Cron Trigger (wrangler.toml [triggers]): subscription transitions, the
+   * billing cycle, and arming the usage reconciler.
+   */
   scheduled(controller, env, ctx) {
+    ctx.waitUntil(armUsageReconciler.now(env));
     ctx.waitUntil(
       runSubscriptionJobs(env, new Date(controller.scheduledTime), {
         billing: scheduledBillingCycle(env),

@@ -319,7 +319,9 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       }
       recorded++;
     });
-    if (recorded > 0) this.scheduleFlush();
+    // A repeat may be a re-drive of an event whose flush this object still
+    // owes (its alarm lost in a restart): make sure a flush comes.
+    if (recorded > 0 || duplicates > 0) this.scheduleFlush();
     return { recorded, duplicates };
   }
 

@@ -1,3 +1,4 @@
+import type { RedriveResult } from "../services/usage-redrive.ts";
 import type { SweepResult, UsageOutboxPublisher } from "./usage-outbox-publisher.ts";
 
 /** The one publisher of the usage outbox. */
@@ -6,5 +7,6 @@ export function usageOutboxPublisher(namespace: DurableObjectNamespace<UsageOutb
   return {
     arm: (): Promise<void> => stub.arm(),
     sweep: (nowMs?: number): Promise<SweepResult> => stub.sweep({ nowMs }),
+    redrive: (nowMs?: number): Promise<RedriveResult> => stub.redrive({ nowMs }),
   };
 }
