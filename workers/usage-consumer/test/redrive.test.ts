@@ -1,6 +1,10 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import type { RawUsageMessage, ValidatedUsageMessage } from "@edge-platform/shared/queues/usage";
+import {
+  envelopeItems,
+  type RawUsageMessage,
+  type ValidatedUsageMessage,
+} from "@edge-platform/shared/queues/usage";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index.ts";
 import {
@@ -72,18 +76,33 @@ async function deliver(queue: string, stageEnv: Env, bodies: unknown[]) {
   }
 }
 
-/** The validation stage with its forward to usage-validated lost (captured, never delivered). */
+/**
+ * The validation stage with its counter unavailable (so it forwards) and
+ * its forward to usage-validated lost (captured, never delivered).
+ */
 function validationLosingForwards() {
   const lost: ValidatedUsageMessage[] = [];
+  const keep = (body: unknown) => lost.push(...(envelopeItems(body) as ValidatedUsageMessage[]));
   const sink = {
-    send: async (body: ValidatedUsageMessage) => {
-      lost.push(body);
+    send: async (body: unknown) => {
+      keep(body);
     },
-    sendBatch: async (messages: { body: ValidatedUsageMessage }[]) => {
-      lost.push(...messages.map((message) => message.body));
+    sendBatch: async (messages: { body: unknown }[]) => {
+      for (const message of messages) keep(message.body);
     },
   } as unknown as Queue;
-  return { env: { ...env, USAGE_VALIDATED_QUEUE: sink } as Env, lost };
+  const counterDown = {
+    idFromName: (name: string) => env.ENTITLEMENT_COUNTER.idFromName(name),
+    get: () => ({ record: async () => Promise.reject(new Error("counter unavailable")) }),
+  };
+  return {
+    env: {
+      ...env,
+      USAGE_VALIDATED_QUEUE: sink,
+      ENTITLEMENT_COUNTER: counterDown,
+    } as unknown as Env,
+    lost,
+  };
 }
 
 const units = (messages: { amount: number }[]) =>
