@@ -72,7 +72,7 @@ const services = [
 
 const drainSeconds = Number(process.env.DEV_DRAIN_SECONDS ?? 10);
 /** Give up waiting when the in-flight count has not gone down for this long. */
-const DRAIN_STALL_MS = 3000;
+const DRAIN_STALL_MS = 5000;
 
 const children = new Map<string, ChildProcess>();
 let stopping = false;
