@@ -6,6 +6,7 @@ export function usageOutboxPublisher(namespace: DurableObjectNamespace<UsageOutb
   const stub = namespace.get(namespace.idFromName("usage-outbox"));
   return {
     arm: (): Promise<void> => stub.arm(),
+    ensureRunning: (): Promise<boolean> => stub.ensureRunning(),
     sweep: (nowMs?: number): Promise<SweepResult> => stub.sweep({ nowMs }),
     redrive: (nowMs?: number): Promise<RedriveResult> => stub.redrive({ nowMs }),
   };

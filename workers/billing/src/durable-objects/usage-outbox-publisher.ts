@@ -72,6 +72,24 @@ export class UsageOutboxPublisher extends DurableObject<Env> {
     }
   }
 
+  /**
+   * Starts the alarm if there is work for it (an unpublished outbox row or
+   * an unfinished event) and it is not already set; unlike arm(), no
+   * keep-alive. The Cron Trigger and each isolate's first request call it.
+   */
+  async ensureRunning(): Promise<boolean> {
+    if (this.alarmAt !== null && this.alarmAt > Date.now() - SWEEP_INTERVAL_MS) return true;
+    this.alarmAt = (await this.ctx.storage.getAlarm()) ?? null;
+    if (this.alarmAt !== null) return true;
+    const work =
+      (await hasPendingOutbox(this.env.DB).catch(() => true)) ||
+      (await hasUnfinishedEvents(this.env.DB).catch(() => true));
+    if (!work) return false;
+    this.alarmAt = Date.now() + SWEEP_INTERVAL_MS;
+    await this.ctx.storage.setAlarm(this.alarmAt);
+    return true;
+  }
+
   /** Publishes every due row now; `nowMs` places the sweep in time (tests). */
   sweep(options: { nowMs?: number } = {}): Promise<SweepResult> {
     return this.sweeping.run(() => this.runSweep(options.nowMs ?? Date.now()));

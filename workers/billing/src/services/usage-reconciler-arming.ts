@@ -4,7 +4,8 @@ let armedInThisIsolate = false;
 
 function arm(env: Pick<Env, "USAGE_OUTBOX_PUBLISHER">): Promise<void> {
   return usageOutboxPublisher(env.USAGE_OUTBOX_PUBLISHER)
-    .arm()
+    .ensureRunning()
+    .then(() => undefined)
     .catch((error: unknown) => {
       armedInThisIsolate = false;
       console.error(
@@ -14,8 +15,9 @@ function arm(env: Pick<Env, "USAGE_OUTBOX_PUBLISHER">): Promise<void> {
 }
 
 /**
- * Starts the outbox publisher's alarm, which re-drives stranded usage
- * events and keeps running while any event is unfinished. The Cron Trigger
+ * Starts the outbox publisher's alarm when there is work for it (it
+ * re-drives stranded usage events and keeps running while any event is
+ * unfinished). The Cron Trigger
  * arms it every minute; the first request of each isolate arms it too, so
  * that after a restart (locally, where cron triggers do not fire by
  * themselves) whatever was left in flight is picked up again.
