@@ -120,7 +120,7 @@ async function main(): Promise<void> {
           "x trivial (done p50)",
         ],
         [
-          summarise("GET /v1/health (trivial route; first byte)", trivial, baseline),
+          summarise("GET /v1/health (baseline, no I/O; first byte)", trivial, baseline),
           summarise("pre-routed question (canned)", preRouted, baseline),
           summarise("cache hit", cacheHits, baseline),
           summarise("full dev-mode answer (use_cache:false)", full, baseline),

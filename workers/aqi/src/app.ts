@@ -1,9 +1,8 @@
 import { correlationId } from "@edge-platform/shared/http/correlation-id";
+import { redocPage, swaggerUiPage } from "@edge-platform/shared/http/docs-pages";
 import { bufferRequestBody, installErrorHandling } from "@edge-platform/shared/http/error-handling";
 import { renderFastApiProblem } from "@edge-platform/shared/http/error-shapes/fastapi";
-import { redocPage } from "@edge-platform/shared/http/redoc";
 import { requestId } from "@edge-platform/shared/http/request-id";
-import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import type { AppEnv } from "./app-env.ts";
@@ -16,11 +15,14 @@ export const API_TITLE = "AirSense AQI API";
 export const API_VERSION = "1.0.0";
 
 export interface AppDependencies {
-  /** This isolate's model (index.ts: the bundled artifact; tests: their own). */
+  /** This isolate's weather-only model (index.ts: the bundled artifact; tests: their own). */
   model: ModelHost;
+  /** The recent-reading model, answering requests that carry recent_aqi (none: such requests get 503). */
+  readingModel?: ModelHost | null;
 }
 
-export function createApp({ model }: AppDependencies) {
+export function createApp({ model, readingModel = null }: AppDependencies) {
+  const models = { weatherOnly: model, reading: readingModel };
   const app = new OpenAPIHono<AppEnv>();
   app.use(requestId());
   app.use(correlationId());
@@ -35,8 +37,8 @@ export function createApp({ model }: AppDependencies) {
   installErrorHandling(app, renderFastApiProblem);
 
   app.route("/v1", healthRoutes(model));
-  app.route("/v1", modelInfoRoutes(model));
-  app.route("/v1", predictRoutes(model));
+  app.route("/v1", modelInfoRoutes(models));
+  app.route("/v1", predictRoutes(models));
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
@@ -44,10 +46,10 @@ export function createApp({ model }: AppDependencies) {
       title: API_TITLE,
       version: API_VERSION,
       description:
-        "Hourly national (CPCB) AQI at a Delhi station from weather and calendar, with an 80% interval. FastAPI-compatible wire format.",
+        "Hourly national (CPCB) AQI at a Delhi station from weather and calendar, or from the station's latest AQI reading when the request carries one, with an 80% interval. FastAPI-compatible wire format.",
     },
   });
-  app.get("/docs", swaggerUI({ url: "/openapi.json", title: API_TITLE }));
+  app.get("/docs", swaggerUiPage("/openapi.json", API_TITLE));
   app.get("/redoc", redocPage("/openapi.json", API_TITLE));
   return app;
 }

@@ -1,50 +1,35 @@
 /**
  * The chat page in headless Chromium (Debian's chromium + playwright-core):
- * ask a question, watch the answer stream in, see its sources.
+ * ask a question, watch the answer stream in, see its sources; ask about
+ * something the portfolio never mentions and see a plain decline without a
+ * sources line.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { type BrowserContext, chromium } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Browser,
+  launchChromium,
+  skipBrowserTests,
+} from "../../../../e2e/browser/chromium.ts";
 import { type LocalWorker, startPortfolioWorker } from "./local-worker.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const available = existsSync(CHROMIUM);
-if (!available)
-  console.warn(`[page test] skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
-
-describe.skipIf(!available)("chat page in Chromium", () => {
+describe.skipIf(skipBrowserTests)("chat page in Chromium", () => {
   let worker: LocalWorker;
+  let chromium: Browser;
   let browser: BrowserContext;
-  let profileDir: string;
 
   beforeAll(async () => {
     worker = await startPortfolioWorker();
-    profileDir = mkdtempSync(path.join(tmpdir(), "portfolio-chromium-"));
-    browser = await chromium.launchPersistentContext(profileDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    chromium = await launchChromium();
+    browser = chromium.context;
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
+    await chromium?.close();
     await worker?.stop();
-    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
   });
 
-  it("streams an answer with its sources", async () => {
+  it("streams an answer with its sources; declines plainly, without a sources line", async () => {
     const page = await browser.newPage();
     const problems: string[] = [];
     page.on("console", (message) => {
@@ -94,5 +79,28 @@ describe.skipIf(!available)("chat page in Chromium", () => {
     await second.locator("footer").waitFor({ timeout: 30_000 });
     await expect(second.locator(".timing").textContent()).resolves.toMatch(/^cached · /);
     await expect(second.locator("p").textContent()).resolves.toBe(text);
-  }, 60_000);
+
+    // Something the portfolio never mentions: a plain decline, with no sources line.
+    await page.fill("#question", "Has Avery used Kubernetes?");
+    await page.click("#send");
+    const declined = page.locator("article.answer").nth(2);
+    await declined.locator("footer").waitFor({ timeout: 30_000 });
+    const declinedText = (await declined.locator("p").textContent()) ?? "";
+    expect(declinedText).toMatch(
+      /^No, not according to the portfolio: the portfolio doesn't mention Kubernetes\./,
+    );
+    expect(await declined.locator(".sources").count()).toBe(0);
+    await expect(declined.locator("footer").textContent()).resolves.not.toContain("Sources");
+    await expect(declined.getAttribute("class")).resolves.toContain("unsupported");
+    // A stated fact keeps its source.
+    await page.fill("#question", "When did Avery start at Northwind Health?");
+    await page.click("#send");
+    const fact = page.locator("article.answer").nth(3);
+    await fact.locator("footer").waitFor({ timeout: 30_000 });
+    await expect(fact.locator("p").textContent()).resolves.toContain("since 2021");
+    await expect(fact.locator(".sources li").allTextContents()).resolves.toContain(
+      "Resume: Staff Engineer at Northwind Health",
+    );
+    expect(problems, problems.join("\n")).toEqual([]);
+  }, 90_000);
 });

@@ -14,4 +14,5 @@ CREATE TABLE `usage_archive_parts` (
 --> statement-breakpoint
 CREATE UNIQUE INDEX `usage_archive_parts_tenant_day_part_unique` ON `usage_archive_parts` (`tenant_id`,`day`,`part`);--> statement-breakpoint
 CREATE INDEX `usage_archive_parts_status_idx` ON `usage_archive_parts` (`status`);--> statement-breakpoint
-CREATE INDEX `usage_events_received_idx` ON `usage_events` (`received_at`);
+CREATE INDEX `usage_events_received_idx` ON `usage_events` (`received_at`);--> statement-breakpoint
+CREATE INDEX `usage_events_unfinished_idx` ON `usage_events` (`updated_at`) WHERE status IN ('PENDING', 'VALIDATED');

@@ -1,1 +1,0 @@
-CREATE INDEX `usage_events_unfinished_idx` ON `usage_events` (`updated_at`) WHERE status IN ('PENDING', 'VALIDATED');
