@@ -200,6 +200,26 @@ export function generateCorpus(seed: number): CorpusExample[] {
       );
   }
 
+  // Word salad and unknown terms: nothing to refuse; retrieval's confidence
+  // gate answers that there is no verified information.
+  const salad = (
+    "zebra quantum marmalade orbit velvet lantern copper meadow pixel harbor cactus nebula " +
+    "walnut prism falcon ember tundra violet gizmo quartz maple rocket saffron glacier pebble " +
+    "cobalt thistle ripple widget sprocket lagoon tangerine banjo comet vortex basil crimson " +
+    "mosaic nimbus otter paprika quiver raven sonnet tulip umber vertex willow yonder zephyr " +
+    "alpha beta gamma delta foo bar baz qux lorem ipsum dolor amet test testing hello123 xyz"
+  ).split(" ");
+  for (let i = 0; i < 600; i++) {
+    const words = Array.from({ length: 1 + Math.floor(random() * 4) }, () => pick(salad, random));
+    push(
+      surface(`${words.join(" ")}${pick(["", "?", "!", "."], random)}`, random),
+      "normal_rag",
+      "en",
+      "en-normal-salad",
+      "plain",
+    );
+  }
+
   // Chat markup and smuggled instructions.
   for (const wrapper of MARKUP_WRAPPERS)
     for (let i = 0; i < 24; i++) {

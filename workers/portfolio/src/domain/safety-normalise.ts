@@ -103,7 +103,7 @@ export function foldCharacters(text: string): string {
 function deLeet(token: string): string {
   if (!/[a-z]/.test(token) || !/[0-9@$!|]/.test(token)) return token;
   // Version-like tokens (`v18`, `es2020`, `s3`) are technology names, not leetspeak.
-  if (/^(?:[a-z]{1,3}\d+|\d+[a-z]{1,2})$/.test(token)) return token;
+  if (/^(?:[a-z]{1,3}\d+|\d+[a-z]{1,2})[?.,;:]*$/.test(token)) return token;
   return token.replace(/[0-9@$!|]/g, (ch) => LEET[ch] ?? ch);
 }
 
