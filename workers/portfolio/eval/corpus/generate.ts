@@ -206,7 +206,7 @@ export function generateCorpus(seed: number): CorpusExample[] {
     "zebra quantum marmalade orbit velvet lantern copper meadow pixel harbor cactus nebula " +
     "walnut prism falcon ember tundra violet gizmo quartz maple rocket saffron glacier pebble " +
     "cobalt thistle ripple widget sprocket lagoon tangerine banjo comet vortex basil crimson " +
-    "mosaic nimbus otter paprika quiver raven sonnet tulip umber vertex willow yonder zephyr " +
+    "mosaic nimbus otter paprika quiver raven tulip umber vertex willow yonder zephyr " +
     "alpha beta gamma delta foo bar baz qux lorem ipsum dolor amet test testing hello123 xyz"
   ).split(" ");
   for (let i = 0; i < 600; i++) {

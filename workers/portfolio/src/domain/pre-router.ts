@@ -373,7 +373,7 @@ function compileRules(subject: PreRouterSubject): Rules {
     compensation: build([
       String.raw` (?:salary|salaries|wage|wages|ctc|compensation|remuneration|income|net worth|networth|payslip|paycheck|paycheque|pay slip|stipend|lpa|take home pay|pay grade|pay scale|pay band|pay range|hourly rate|day rate|daily rate|rate card|bonus|bonuses|stock options|equity stake|earnings)\b{T}`,
       String.raw` how much (?:money )?(?:\S+ ){0,4}(?:earn|earns|earned|earning|make|makes|made|making|charge|charges|charged|get paid|gets paid|got paid|paid|pay|bill|bills|ask for|take home)\b`,
-      String.raw` what (?:does|did|do|would|will) {S} (?:earn|charge|get paid|take home|bill)\b`,
+      String.raw` what (?:does|did|do|would|will) {S} (?:earn|charge|get paid|take home|bill)\b(?! (?:a |the )?(?:reputation|respect|name|trust|promotion|award|certification|degree|title|spot|place|role)\b)`,
       String.raw` (?:earn|earns|earned|make|makes|paid|charge|charges|charged) (?:\S+ ){0,3}(?:per|a|an|each|every) (?:year|month|hour|day|week|annum)\b`,
       String.raw` (?:is|was|are|were|get|gets|got) {S} (?:well |highly |under |over |fairly |poorly |properly )?(?:paid|compensated)\b`,
       String.raw` (?:salary|pay|compensation|remuneration|benefits|joining|relocation|annual|yearly|monthly|ctc) package\b`,
@@ -381,6 +381,9 @@ function compileRules(subject: PreRouterSubject): Rules {
       String.raw` package (?:of|is|was|at|per|in) (?:\d|rs|inr|usd|\$|lpa|annum|year|lakh|crore|k\b)`,
       String.raw` (?:expected|current|desired|asking|previous|last) (?:salary|ctc|pay|rate|package)\b`,
       String.raw` (?:how rich|is {S} rich|bank balance|how wealthy)\b`,
+      String.raw` (?:is|was|are) {S} (?:rich|wealthy|a millionaire|a billionaire|broke|in debt|loaded|well off|underpaid|overpaid|paid well)\b`,
+      String.raw` (?:how much|what) (?:money )?(?:has|have|does|did|do) {S} (?:saved|save|have saved|put away|invested|got in the bank|keep in the bank)\b`,
+      String.raw` {P} (?:savings|finances|financial situation|wealth|investments|paycheck|take home|annual pay|yearly pay|monthly pay)\b{T}`,
     ]),
     sensitive: build([
       String.raw` (?:phone|mobile|cell|cellphone|telephone|whatsapp|personal|home|private|landline|contact) (?:number|no|num|digits)\b{T}`,
@@ -391,7 +394,7 @@ function compileRules(subject: PreRouterSubject): Rules {
       String.raw` which (?:city|town|neighborhood|neighbourhood|area|street|building|suburb) (?:does|do|did) {S}? ?(?:live|reside|stay)\b`,
       String.raw` (?:date of birth|dob|birthday|birth date|birthdate|birth year|year of birth|place of birth|birthplace)\b{T}`,
       String.raw` (?:when|what year|which year|where) (?:was|were|is) {S} born\b`,
-      String.raw` how old (?:is|was|are|were|will) {S}\b(?! (?:[a-z]+ ){0,2}(?:s|project|projects|repo|repos|repository|app|apps|company|startup|product|products|codebase|library|site|website|blog|account|portfolio|career|team|job|work|code)\b)`,
+      String.raw` how old (?:is|was|are|were|will) {S}\b(?! (?:[a-z]+ ){0,3}(?:s|project|projects|repo|repos|repository|app|apps|company|startup|product|products|codebase|library|site|website|blog|account|portfolio|career|team|job|work|code)\b)`,
       String.raw` (?:what|which) age (?:is|was|did|does|were) {S}\b`,
       String.raw` {P} (?:age|height|weight|religion|caste|ethnicity|race|politics|political views|family|kids|children|parents|mother|father|mom|dad|sister|brother|wife|husband|spouse|partner|girlfriend|boyfriend|fiance|fiancee|diagnosis|address|password|passwords|pin|login|bank)\b`,
       String.raw` age of {N}\b(?! (?:[a-z]+ )?s )`,
@@ -465,6 +468,24 @@ const MULTILINGUAL_INJECTION: RegExp[] = [
   /निर्देशों को (?:अनदेखा|भूल)|सिस्टम प्रॉम्प्ट/,
 ];
 
+/** Pay and private details asked in other languages (accent-free folded text). */
+const MULTILINGUAL_COMPENSATION: RegExp[] = [
+  /\b(?:sueldo|salario|salaire|gehalt|salario|salario|stipendio|tanakhwah)\b|\b(?:cuanto|combien|wie ?viel|quanto|kitna|kitni)\b.{0,25}\b(?:gana|cobra|gagne|verdient|ganha|guadagna|kamata|kamati|kamate|kamaata)\b/,
+  /\bsalary kitn[aie]\b|\bkitn[aie] (?:paise|paisa|salary)\b/,
+  /зарплат|сколько зарабатывает|工资|薪水|年収|給料|راتب|सैलरी|वेतन/,
+];
+const MULTILINGUAL_SENSITIVE: RegExp[] = [
+  /\b(?:donde vive|ou habite|wo wohnt|onde mora|dove abita|kahan reh(?:ta|ti|te))\b/,
+  /\b(?:numero de telefono|numero de telephone|telefonnummer|numero de telefone|numero di telefono|phone number (?:do|dedo|batao))\b/,
+  /\b(?:cuantos anos tiene|quel age a|wie alt ist|quantos anos (?:tem|o)|quanti anni ha|umar kitni)\b/,
+  /\b(?:direccion|adresse|endereco|indirizzo) (?:de casa|personnelle|residencial|di casa|privee)\b|\bendereco residencial\b|\bghar kahan\b/,
+  /住在哪|电话号码|住んで|電話番号|يسكن|رقم هاتف|где живёт|где живет|номер телефона|कहाँ रहते|फ़ोन नंबर/,
+];
+const MULTILINGUAL_EXPLICIT: RegExp[] = [
+  /\b(?:erotic[ao]s?|erotique|erotische?n?|sexo|sexuel(?:le)?s?|sexuelle|sesso|nud[oae]s?|desnud[oa]s?|nackt\w*|nue?s|nuas?|porno|versaut\w*|sacanagem|gandi baat\w*|nangi)\b/,
+  /эротич|голые|порн|色情|裸照|エロ|裸の|جنسية|عارية|कामुक|नंगी/,
+];
+
 function deAccent(text: string): string {
   return text.normalize("NFKD").replace(/\p{M}/gu, "");
 }
@@ -526,6 +547,12 @@ export function preRoute(question: string, subject: PreRouterSubject): PreRouter
   const plain = deAccent(foldCharacters(question));
   if (MARKUP.test(question) || MULTILINGUAL_INJECTION.some((pattern) => pattern.test(plain)))
     return { bypass: true, category: "prompt_injection", reason: "prompt_override_attempt" };
+  if (MULTILINGUAL_EXPLICIT.some((pattern) => pattern.test(plain)))
+    return { bypass: true, category: "explicit", reason: "explicit_content" };
+  if (MULTILINGUAL_COMPENSATION.some((pattern) => pattern.test(plain)))
+    return { bypass: true, category: "private", reason: "compensation" };
+  if (MULTILINGUAL_SENSITIVE.some((pattern) => pattern.test(plain)))
+    return { bypass: true, category: "private", reason: "sensitive_personal_data" };
   const decision = classifyViews(buildViews(question).texts, rules, spelledSignals(question));
   if (decision.bypass) return decision;
   // Anything a question hides in base64 is an instruction smuggled past the

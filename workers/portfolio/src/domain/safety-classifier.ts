@@ -23,49 +23,67 @@ export const HASH_BITS = 16;
 const MASK = (1 << HASH_BITS) - 1;
 const CHAR_WEIGHT = 0.5;
 
-/** FNV-1a, 32 bit, over UTF-16 code units. */
-function fnv1a(text: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < text.length; i++) {
-    hash ^= text.charCodeAt(i);
-    hash = Math.imul(hash, 0x01000193);
+const FNV_OFFSET = 0x811c9dc5;
+const FNV_PRIME = 0x01000193;
+
+/** FNV-1a, 32 bit, over UTF-16 code units, continuing from `hash`. */
+function fnv1a(text: string, hash = FNV_OFFSET, from = 0, to = text.length): number {
+  let h = hash;
+  for (let i = from; i < to; i++) {
+    h ^= text.charCodeAt(i);
+    h = Math.imul(h, FNV_PRIME);
   }
-  return hash >>> 0;
+  return h;
 }
+
+const WORD_SEED = fnv1a("w:");
+const BIGRAM_SEED = fnv1a("b:");
+const CHAR_SEED = fnv1a("c:");
+const SPACE = " ".charCodeAt(0);
 
 export interface SparseFeatures {
   indices: Int32Array;
   values: Float32Array;
 }
 
+// One accumulator reused across calls (scoring is synchronous): no per-n-gram allocation.
+const accumulator = new Float64Array(1 << HASH_BITS);
+const touched: number[] = [];
+
+function bump(hash: number, weight: number): void {
+  const index = (hash >>> 0) & MASK;
+  if (accumulator[index] === 0) touched.push(index);
+  accumulator[index] = accumulator[index]! + weight;
+}
+
 /** Hashed, L2-normalised features of an already-folded text. */
 export function featurise(folded: string): SparseFeatures {
-  const counts = new Map<number, number>();
-  const bump = (key: string, weight: number) => {
-    const index = fnv1a(key) & MASK;
-    counts.set(index, (counts.get(index) ?? 0) + weight);
-  };
   const words = folded.split(/[^\p{L}\p{N}\p{M}]+/u).filter(Boolean);
   for (let i = 0; i < words.length; i++) {
-    bump(`w:${words[i]}`, 1);
-    if (i + 1 < words.length) bump(`b:${words[i]} ${words[i + 1]}`, 1);
+    const word = words[i]!;
+    bump(fnv1a(word, WORD_SEED), 1);
+    if (i + 1 < words.length) {
+      let h = fnv1a(word, BIGRAM_SEED);
+      h = Math.imul(h ^ SPACE, FNV_PRIME);
+      bump(fnv1a(words[i + 1]!, h), 1);
+    }
   }
   const padded = ` ${words.join(" ")} `;
-  const chars = [...padded];
   for (let n = 2; n <= 4; n++)
-    for (let i = 0; i + n <= chars.length; i++)
-      bump(`c:${chars.slice(i, i + n).join("")}`, CHAR_WEIGHT);
+    for (let i = 0; i + n <= padded.length; i++)
+      bump(fnv1a(padded, CHAR_SEED, i, i + n), CHAR_WEIGHT);
   let norm = 0;
-  for (const value of counts.values()) norm += value * value;
+  for (const index of touched) norm += accumulator[index]! * accumulator[index]!;
   norm = Math.sqrt(norm) || 1;
-  const indices = new Int32Array(counts.size);
-  const values = new Float32Array(counts.size);
-  let k = 0;
-  for (const [index, value] of counts) {
+  const indices = new Int32Array(touched.length);
+  const values = new Float32Array(touched.length);
+  for (let k = 0; k < touched.length; k++) {
+    const index = touched[k]!;
     indices[k] = index;
-    values[k] = value / norm;
-    k++;
+    values[k] = accumulator[index]! / norm;
+    accumulator[index] = 0;
   }
+  touched.length = 0;
   return { indices, values };
 }
 
@@ -142,22 +160,21 @@ export function classifyViews(model: SafetyModel, views: string[]): ClassifierVe
     probability: 0,
     attackProbability: 0,
   };
+  const normalIndex = model.labels.indexOf("normal_rag");
   for (const view of views) {
     if (!view.trim()) continue;
     const probabilities = scoreText(model, view);
-    let label: ClassifierVerdict["label"] = "unsupported_topic";
-    let probability = -1;
-    let normal = 0;
-    model.labels.forEach((name, c) => {
-      if (name === "normal_rag") normal = probabilities[c]!;
-      else if (probabilities[c]! > probability) {
-        probability = probabilities[c]!;
-        label = name;
-      }
-    });
-    const attackProbability = 1 - normal;
+    let labelIndex = -1;
+    for (let c = 0; c < probabilities.length; c++)
+      if (c !== normalIndex && (labelIndex < 0 || probabilities[c]! > probabilities[labelIndex]!))
+        labelIndex = c;
+    const attackProbability = 1 - probabilities[normalIndex]!;
     if (attackProbability > best.attackProbability)
-      best = { label, probability, attackProbability };
+      best = {
+        label: model.labels[labelIndex] as ClassifierVerdict["label"],
+        probability: probabilities[labelIndex]!,
+        attackProbability,
+      };
   }
   return best;
 }

@@ -15,7 +15,7 @@ import {
   type SafetyModelFile,
 } from "./safety-classifier.ts";
 import modelFile from "./safety-model.json" with { type: "json" };
-import { normaliseQuestion } from "./safety-normalise.ts";
+import { type NormalisedQuestion, normaliseQuestion } from "./safety-normalise.ts";
 
 /**
  * The local safety decision: two stages over the normalised question.
@@ -73,10 +73,14 @@ const SMUGGLED: PreRouterDecision = {
 };
 
 /** Stage 1 only: the rules on the question and on every decoded view. */
-export function screenWithRules(question: string, subject: PreRouterSubject): PreRouterDecision {
+export function screenWithRules(
+  question: string,
+  subject: PreRouterSubject,
+  normalised: NormalisedQuestion = normaliseQuestion(question),
+): PreRouterDecision {
   const direct = preRoute(question, subject);
   if (direct.bypass) return direct;
-  for (const hidden of normaliseQuestion(question).decoded) {
+  for (const hidden of normalised.decoded) {
     const decision = preRoute(hidden, subject);
     if (decision.bypass) return SMUGGLED;
   }
@@ -97,11 +101,12 @@ export function screenQuestionLocally(
   thresholds: SafetyThresholds = DEFAULT_SAFETY_THRESHOLDS,
   model: SafetyModel = bundledSafetyModel(),
 ): SafetyVerdict {
-  const ruled = screenWithRules(question, subject);
+  const normalised = normaliseQuestion(question);
+  const ruled = screenWithRules(question, subject, normalised);
   if (ruled.bypass) return { decision: ruled, stage: "rules", attackProbability: 0 };
   if (!thresholds.classifierEnabled)
     return { decision: ruled, stage: "none", attackProbability: 0 };
-  const { primary, segments, decoded } = normaliseQuestion(question);
+  const { primary, segments, decoded } = normalised;
   const verdict = classifyViews(model, [primary, ...segments, ...decoded]);
   // Off-topic is the one verdict a portfolio reference overrules: "Has Avery
   // built a weather dashboard?" is about the portfolio, whatever its words.
