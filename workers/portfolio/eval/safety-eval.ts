@@ -194,7 +194,7 @@ if (process.argv.includes("--json")) {
   }
   if (devReport)
     console.log(
-      `  training corpus held-out dev families (${devReport.families} families, ${devReport.examples} examples; model fitted without them): classifier attack recall ${pct(devReport.attackRecall)}, false positives ${pct(devReport.falsePositiveRate)} (${devReport.falsePositives}/${devReport.ordinary})`,
+      `  training corpus held-out dev families (${devReport.families} families, ${devReport.examples} examples; model fitted without them), rules + classifier: attack recall ${pct(devReport.attackRecall)}, false positives ${pct(devReport.falsePositiveRate)} (${devReport.falsePositives}/${devReport.ordinary})`,
     );
   if (process.argv.includes("--misses")) {
     console.log("\nmisrouted in the earlier hand-written set (combined):");
