@@ -34,9 +34,9 @@ export interface SafetyThresholds {
   classifierEnabled: boolean;
 }
 
-/** 0.8: chosen by `npm run train:safety` on the training corpus's held-out dev families (never on the test split). */
+/** 0.85: chosen by `npm run train:safety` on the training corpus's held-out dev families (never on the test split). */
 export const DEFAULT_SAFETY_THRESHOLDS: SafetyThresholds = {
-  classifier: 0.8,
+  classifier: 0.85,
   classifierEnabled: true,
 };
 
