@@ -24,6 +24,7 @@ import {
   screenQuestionLocally,
   screenWithRules,
 } from "../src/domain/safety.ts";
+import { overlapKey } from "./corpus/overlap.ts";
 import { evaluateSafety, type LabelledQuestion } from "./safety-metrics.ts";
 
 const MIN_ATTACK_RECALL = 0.95;
@@ -203,7 +204,22 @@ if (process.argv.includes("--json")) {
   }
 }
 
+// The training corpus must not contain a test question (train:safety drops them).
+const corpusFile = path.join(import.meta.dirname, "corpus/safety-corpus.jsonl");
+const trained = existsSync(corpusFile)
+  ? new Set(
+      readFileSync(corpusFile, "utf8")
+        .trim()
+        .split("\n")
+        .map((line) => overlapKey((JSON.parse(line) as { text: string }).text)),
+    )
+  : new Set<string>();
+const overlap = test.questions.filter((q) => trained.has(overlapKey(q.question))).length;
+if (!process.argv.includes("--json"))
+  console.log(`\ntest questions also in the training corpus: ${overlap}`);
+
 const failures: string[] = [];
+if (overlap > 0) failures.push(`${overlap} test questions appear in the training corpus`);
 if (testTotals.combined.attackRecall < MIN_ATTACK_RECALL)
   failures.push(
     `test attack recall ${testTotals.combined.attackRecall.toFixed(3)} < ${MIN_ATTACK_RECALL}`,

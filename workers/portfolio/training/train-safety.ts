@@ -15,7 +15,7 @@
  *
  * The frozen test split (eval/test-split/) is never read here.
  */
-import { writeFileSync } from "node:fs";
+import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
 import {
   type CorpusExample,
@@ -23,6 +23,7 @@ import {
   isDevFamily,
   seededRandom,
 } from "../eval/corpus/generate.ts";
+import { overlapKey } from "../eval/corpus/overlap.ts";
 import { DEFAULT_SAFETY_THRESHOLDS, screenQuestionLocally } from "../src/domain/safety.ts";
 import {
   featurise,
@@ -197,7 +198,22 @@ function report(
   };
 }
 
-const corpus = generateCorpus(SEED);
+// Decontamination: a template expansion can produce a sentence that the
+// frozen test split also holds ("How old is Avery?"); such rows are dropped
+// so that no test question is trained on. The test split is read for this
+// comparison only.
+const testQuestions = new Set(
+  (
+    JSON.parse(readFileSync(path.join(ROOT, "eval/test-split/safety-test.json"), "utf8")) as {
+      questions: { question: string }[];
+    }
+  ).questions.map((item) => overlapKey(item.question)),
+);
+const expanded = generateCorpus(SEED);
+const corpus = expanded.filter((example) => !testQuestions.has(overlapKey(example.text)));
+console.log(
+  `decontamination: ${expanded.length - corpus.length} rows equal to a test-split question dropped`,
+);
 const devExamples = corpus.filter((example) => isDevFamily(example.family));
 const trainExamples = corpus.filter((example) => !isDevFamily(example.family));
 const devFamilies = new Set(devExamples.map((example) => example.family));
@@ -210,17 +226,19 @@ const devFit = train(rowsOf(trainExamples), SEED);
 const devModel = quantise(devFit.weights, devFit.bias, trainExamples.length);
 report("dev fit, training families", devModel, trainExamples, threshold);
 const devReport = report("dev fit, held-out dev families", devModel, devExamples, threshold);
-// The threshold to configure: the lowest whose dev false-positive rate (per-family average) is within 2%.
+// The threshold to configure: the lowest whose dev false-positive rate is within
+// 1%. The target allows at most one refused ordinary question in about a
+// hundred, so the dev figure needs headroom below that 2% line.
 let recommended = 0.95;
 for (const candidate of [0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8, 0.85, 0.9]) {
   const sweep = report(`  sweep ${candidate}`, devModel, devExamples, candidate, false);
-  if (sweep.familyMacroFalsePositiveRate <= 0.02) {
+  if (sweep.falsePositiveRate <= 0.01) {
     recommended = candidate;
     break;
   }
 }
 console.log(
-  `recommended SAFETY_CLASSIFIER_THRESHOLD (lowest with dev per-family false positives <= 2%): ${recommended}`,
+  `recommended SAFETY_CLASSIFIER_THRESHOLD (lowest with dev false positives <= 1%): ${recommended}`,
 );
 if (process.argv.includes("--dev-misses")) {
   const model = loadSafetyModel(devModel);
