@@ -1,7 +1,8 @@
 import { defineConfig } from "vitest/config";
 
 // `npm run test:unit` runs every worker's suite inside workerd
-// (@cloudflare/vitest-plugin); each project has its own vitest.config.ts.
+// (@cloudflare/vitest-plugin), each project with its own vitest.config.ts,
+// and the scripts' own unit tests in Node.
 export default defineConfig({
   test: {
     projects: [
@@ -10,6 +11,7 @@ export default defineConfig({
       "workers/usage-consumer/vitest.config.ts",
       "workers/aqi/vitest.config.ts",
       "workers/portfolio/vitest.config.ts",
+      { test: { name: "scripts", include: ["scripts/**/*.test.ts"] } },
     ],
   },
 });

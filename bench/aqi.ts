@@ -379,7 +379,7 @@ async function main(): Promise<void> {
 
     log(`autocannon: ${CONNECTIONS} connections, ${SECONDS} s per route`);
     const results = [
-      { rows: 1, ...(await load("GET /v1/health (trivial)", `${base}/v1/health`)) },
+      { rows: 1, ...(await load("GET /v1/health (baseline, no I/O)", `${base}/v1/health`)) },
       {
         rows: 1,
         ...(await load("POST /v1/predict (1 row), one client", `${base}/v1/predict`, {

@@ -183,7 +183,7 @@ async function main(): Promise<void> {
         ],
         [
           summarise(
-            "GET /v1/health (trivial route; first byte)",
+            "GET /v1/health (baseline, no I/O; first byte)",
             trivial,
             baseline,
             firstByteBaseline,

@@ -7,12 +7,13 @@
  *    queues and Durable Objects.
  * 2. Registers BENCH_CLIENTS tenants on the demo Pro plan, each with its
  *    own API key (one client per tenant).
- * 3. Trivial route: autocannon GET /health for BENCH_SECONDS, as the
- *    machine's baseline in this run.
+ * 3. Baseline: autocannon GET /health/live (the worker answers, no I/O) for
+ *    BENCH_SECONDS, the machine's baseline in this run; then GET /health
+ *    (readiness: D1 and a Durable Object) as a second reference row.
  * 4. Ingestion throughput: each client posts 1000-event batches (fresh
  *    eventIds) back to back for BENCH_SECONDS; events accepted per second,
  *    request p50/p99, and the ratio of batch requests per second to the
- *    trivial route's. Then the pipeline is drained and checked exactly: the
+ *    baseline's. Then the pipeline is drained and checked exactly: the
  *    tenants' aggregates must equal the accepted amounts.
  * 5. End-to-end latency at BENCH_RATE events/s (default 1000) for
  *    BENCH_LATENCY_SECONDS (default 30): a batch of rate/10 events every
@@ -130,10 +131,17 @@ async function main(): Promise<void> {
     }
 
     log("warm-up");
+    await autocannon({ url: `${base}/health/live`, connections: 20, duration: 2 });
     await autocannon({ url: `${base}/health`, connections: 20, duration: 2 });
     for (const key of keys) await postBatch(base, key, events(BATCH));
 
-    log(`trivial route: autocannon GET /health, 20 connections, ${SECONDS} s`);
+    log(`baseline: autocannon GET /health/live, then GET /health, 20 connections, ${SECONDS} s`);
+    const live = await autocannon({
+      url: `${base}/health/live`,
+      connections: 20,
+      duration: SECONDS,
+    });
+    const liveRps = live.requests.total / SECONDS;
     const health = await autocannon({ url: `${base}/health`, connections: 20, duration: SECONDS });
     const healthRps = health.requests.total / SECONDS;
 
@@ -225,10 +233,11 @@ async function main(): Promise<void> {
     const ms = (value: number) => `${value.toFixed(0)} ms`;
     process.stdout.write(
       `\nUsage pipeline benchmark (${process.arch}, Node ${process.version}; one stack, one run)\n\n` +
-        `trivial route   GET /health: ${healthRps.toFixed(0)} req/s (p50 ${health.latency.p50} ms, p99 ${health.latency.p99} ms, 20 connections)\n` +
+        `baseline        GET /health/live (no I/O): ${liveRps.toFixed(0)} req/s (p50 ${live.latency.p50} ms, p99 ${live.latency.p99} ms, 20 connections)\n` +
+        `readiness       GET /health (D1 + DO): ${healthRps.toFixed(0)} req/s = ${(healthRps / liveRps).toFixed(2)} x baseline (p50 ${health.latency.p50} ms, p99 ${health.latency.p99} ms)\n` +
         `ingestion       ${CLIENTS} clients x ${BATCH}-event batches, ${ingestSeconds.toFixed(1)} s: ${accepted} events accepted, ${failures} failed requests\n` +
         `                ${eventsPerSecond.toFixed(0)} events/s accepted (target >= ${TARGETS.eventsPerSecond}: ${eventsPerSecond >= TARGETS.eventsPerSecond ? "met" : "NOT met"})\n` +
-        `                ${batchRps.toFixed(1)} batch requests/s = ${(batchRps / healthRps).toFixed(4)} x trivial route req/s; ${(eventsPerSecond / healthRps).toFixed(2)} events per trivial request\n` +
+        `                ${batchRps.toFixed(1)} batch requests/s = ${(batchRps / liveRps).toFixed(4)} x baseline req/s; ${(eventsPerSecond / liveRps).toFixed(2)} events per baseline request (${(eventsPerSecond / healthRps).toFixed(2)} per GET /health)\n` +
         `                request p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}\n` +
         `drain           pipeline caught up ${drainSeconds.toFixed(1)} s after the last batch; aggregates ${exact ? "exactly equal" : "DO NOT equal"} the accepted units; pipeline ~${pipelineRate.toFixed(0)} events/s end to end\n` +
         `latency         offered ${offered.toFixed(0)} events/s for ${LATENCY_SECONDS} s (${late} ticks late), ${endToEnd.length} sampled events (${notAggregated} not aggregated 3 s after the run)\n` +

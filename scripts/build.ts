@@ -7,6 +7,7 @@
 import { readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import path from "node:path";
 import { gzipSync } from "node:zlib";
+import { writeDocsAssets } from "./docs-assets.ts";
 import { ROOT, runWrangler } from "./lib/wrangler.ts";
 
 const workers = [
@@ -25,6 +26,7 @@ function filesUnder(dir: string): string[] {
 
 const kib = (bytes: number) => `${(bytes / 1024).toFixed(1)} KiB`.padStart(12);
 
+writeDocsAssets();
 const outRoot = path.join(ROOT, "dist");
 rmSync(outRoot, { recursive: true, force: true });
 console.log(

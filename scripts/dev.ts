@@ -15,6 +15,7 @@
 import type { ChildProcess } from "node:child_process";
 import path from "node:path";
 import { loadDemoData } from "./demo-data.ts";
+import { writeDocsAssets } from "./docs-assets.ts";
 import { devVarsFile } from "./lib/dev-vars.ts";
 import { freePort } from "./lib/stack.ts";
 import { applyLocalMigrations, ROOT, startWrangler } from "./lib/wrangler.ts";
@@ -142,6 +143,7 @@ async function waitUntilHealthy(url: string, child: ChildProcess): Promise<void>
 async function main() {
   const started = Date.now();
   log(`state in ${path.relative(ROOT, stateDir) || stateDir}`);
+  writeDocsAssets();
   log("applying D1 migrations (billing database)");
   applyLocalMigrations("wrangler.toml", services[0].persistTo);
   log("applying D1 migrations (portfolio database)");

@@ -26,6 +26,8 @@ export default defineConfig(async () => {
       name: "billing",
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
+      // Room for the generous waits on Durable Object and queue work.
+      testTimeout: 30_000,
     },
   };
 });

@@ -1,9 +1,8 @@
 import { correlationId } from "@edge-platform/shared/http/correlation-id";
+import { redocPage, swaggerUiPage } from "@edge-platform/shared/http/docs-pages";
 import { bufferRequestBody, installErrorHandling } from "@edge-platform/shared/http/error-handling";
 import { renderFastApiProblem } from "@edge-platform/shared/http/error-shapes/fastapi";
-import { redocPage } from "@edge-platform/shared/http/redoc";
 import { requestId } from "@edge-platform/shared/http/request-id";
-import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import type { AppEnv } from "./app-env.ts";
@@ -47,7 +46,7 @@ export function createApp({ model }: AppDependencies) {
         "Hourly national (CPCB) AQI at a Delhi station from weather and calendar, with an 80% interval. FastAPI-compatible wire format.",
     },
   });
-  app.get("/docs", swaggerUI({ url: "/openapi.json", title: API_TITLE }));
+  app.get("/docs", swaggerUiPage("/openapi.json", API_TITLE));
   app.get("/redoc", redocPage("/openapi.json", API_TITLE));
   return app;
 }

@@ -1,7 +1,7 @@
 import { correlationId } from "@edge-platform/shared/http/correlation-id";
+import { swaggerUiPage } from "@edge-platform/shared/http/docs-pages";
 import { bufferRequestBody, installErrorHandling } from "@edge-platform/shared/http/error-handling";
 import { renderBillingProblem } from "@edge-platform/shared/http/error-shapes/billing";
-import { swaggerUI } from "@hono/swagger-ui";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
 import { LoggingMailSender, type MailSender } from "./mail/mail-sender.ts";
@@ -89,6 +89,6 @@ export function createApp(options: AppOptions = {}) {
     openapi: "3.1.0",
     info: { title: "Billing and usage API", version: API_VERSION },
   });
-  app.get("/api/docs", swaggerUI({ url: "/api/docs-json", title: "Billing and usage API" }));
+  app.get("/api/docs", swaggerUiPage("/api/docs-json", "Billing and usage API"));
   return app;
 }

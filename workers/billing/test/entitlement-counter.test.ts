@@ -256,7 +256,7 @@ describe("EntitlementCounter: the single path into usage_aggregates", () => {
     const counter = counterFor(fixture.tenantId);
     await counter.consume("projects", 7);
     await vi.waitFor(async () => expect(await storedAmount(fixture, "projects")).toBe(7), {
-      timeout: 5_000,
+      timeout: 15_000,
       interval: 50,
     });
   });

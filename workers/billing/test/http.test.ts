@@ -48,6 +48,32 @@ describe("GET /health", () => {
   });
 });
 
+describe("GET /health/live", () => {
+  it("answers ok without touching any binding", async () => {
+    const untouchable = new Proxy(
+      {},
+      {
+        get(_, key) {
+          throw new Error(`liveness touched a binding (${String(key)})`);
+        },
+      },
+    );
+    const response = await createApp().fetch(new Request("http://billing/health/live"), {
+      DB: untouchable as D1Database,
+      RATE_LIMITER: untouchable as DurableObjectNamespace,
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: "ok" });
+  });
+
+  it("is served by the deployed worker too", async () => {
+    const response = await exports.default.fetch("http://billing/health/live");
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({ status: "ok" });
+    expect(response.headers.get("x-correlation-id")).toMatch(/^[0-9a-f-]{36}$/);
+  });
+});
+
 describe("correlation id", () => {
   it("reuses a client UUID and echoes it", async () => {
     const id = "0b4c7d2e-1f3a-4b5c-8d6e-7f8091a2b3c4";

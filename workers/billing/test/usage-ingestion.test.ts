@@ -9,6 +9,11 @@ import { insertSubscription, snapshot } from "./entitlement-fixtures.ts";
 import { type Account, call, db, expectError, register } from "./helpers.ts";
 
 const EVENTS = "/api/v1/usage/events";
+/**
+ * Waiting for Durable Object and queue work: a correctness bound, generous
+ * for a loaded machine (vi.waitFor's default is 1 s); speed is bench/'s job.
+ */
+const SETTLED = { timeout: 15_000, interval: 50 };
 
 interface Customer {
   owner: Account;
@@ -149,7 +154,7 @@ describe("POST /usage/events: per-event outcomes, outbox and duplicates", () => 
             }))
             .sort((a, b) => a.eventId.localeCompare(b.eventId)),
         ),
-      { timeout: 5_000, interval: 50 },
+      SETTLED,
     );
     const view = await call(`/api/v1/usage/events/${good[1]?.eventId}`, { token: key });
     expect(view.status).toBe(200);
@@ -175,7 +180,10 @@ describe("POST /usage/events: per-event outcomes, outbox and duplicates", () => 
     ]);
     // The window remembers committed ids (after the commit, asynchronously).
     const window = env.USAGE_DEDUP_WINDOW.get(env.USAGE_DEDUP_WINDOW.idFromName(tenantId));
-    await vi.waitFor(async () => expect(await window.seen([a.eventId, b.eventId])).toHaveLength(2));
+    await vi.waitFor(
+      async () => expect(await window.seen([a.eventId, b.eventId])).toHaveLength(2),
+      SETTLED,
+    );
     const again = await call(EVENTS, { token: key, body: [a, b] });
     expect(again.body.events.map((e: { status: string }) => e.status)).toEqual([
       "duplicate",
@@ -247,7 +255,7 @@ describe("the outbox publisher", () => {
         .bind(row.id)
         .first();
       expect(published).toEqual({ status: "PUBLISHED" });
-    });
+    }, SETTLED);
     const start = Date.now();
     await db()
       .prepare("UPDATE usage_outbox SET status = 'PENDING', next_attempt_at = ? WHERE id = ?")

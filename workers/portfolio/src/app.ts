@@ -1,9 +1,8 @@
 import { correlationId } from "@edge-platform/shared/http/correlation-id";
+import { redocPage, swaggerUiPage } from "@edge-platform/shared/http/docs-pages";
 import { bufferRequestBody, installErrorHandling } from "@edge-platform/shared/http/error-handling";
 import { renderPortfolioProblem } from "@edge-platform/shared/http/error-shapes/portfolio";
-import { redocPage } from "@edge-platform/shared/http/redoc";
 import { requestId } from "@edge-platform/shared/http/request-id";
-import { swaggerUI } from "@hono/swagger-ui";
 import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
@@ -66,7 +65,7 @@ export function createApp() {
     type: "http",
     scheme: "bearer",
   });
-  app.get("/docs", swaggerUI({ url: "/openapi.json", title: API_TITLE }));
+  app.get("/docs", swaggerUiPage("/openapi.json", API_TITLE));
   app.get("/redoc", redocPage("/openapi.json", API_TITLE));
   return app;
 }

@@ -50,7 +50,9 @@ export const UuidParam = (name: string) =>
   z
     .string()
     .regex(
-      /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i,
+      // Both cases without a regex flag: the pattern is published in the OpenAPI document,
+      // where a JavaScript flag would become part of the JSON Schema pattern.
+      /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
       `${name} must be a valid UUID`,
     )
     .transform((value) => value.toLowerCase())

@@ -2,46 +2,29 @@
  * The chat page in headless Chromium (Debian's chromium + playwright-core):
  * ask a question, watch the answer stream in, see its sources.
  */
-import { existsSync, mkdtempSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
-import { type BrowserContext, chromium } from "playwright-core";
+import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import {
+  type Browser,
+  launchChromium,
+  skipBrowserTests,
+} from "../../../../e2e/browser/chromium.ts";
 import { type LocalWorker, startPortfolioWorker } from "./local-worker.ts";
 
-const CHROMIUM = "/usr/bin/chromium";
-const available = existsSync(CHROMIUM);
-if (!available)
-  console.warn(`[page test] skipped: ${CHROMIUM} not found (apt-get install -y chromium)`);
-
-describe.skipIf(!available)("chat page in Chromium", () => {
+describe.skipIf(skipBrowserTests)("chat page in Chromium", () => {
   let worker: LocalWorker;
+  let chromium: Browser;
   let browser: BrowserContext;
-  let profileDir: string;
 
   beforeAll(async () => {
     worker = await startPortfolioWorker();
-    profileDir = mkdtempSync(path.join(tmpdir(), "portfolio-chromium-"));
-    browser = await chromium.launchPersistentContext(profileDir, {
-      executablePath: CHROMIUM,
-      headless: true,
-      args: [
-        "--headless",
-        "--no-sandbox",
-        "--disable-gpu",
-        "--disable-quic",
-        "--no-first-run",
-        "--disable-background-networking",
-        "--disable-component-update",
-        "--disable-sync",
-      ],
-    });
+    chromium = await launchChromium();
+    browser = chromium.context;
   }, 120_000);
 
   afterAll(async () => {
-    await browser?.close();
+    await chromium?.close();
     await worker?.stop();
-    if (profileDir) rmSync(profileDir, { recursive: true, force: true });
   });
 
   it("streams an answer with its sources", async () => {
