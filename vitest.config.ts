@@ -11,6 +11,7 @@ export default defineConfig({
       "workers/usage-consumer/vitest.config.ts",
       "workers/aqi/vitest.config.ts",
       "workers/portfolio/vitest.config.ts",
+      "workers/portfolio/eval/vitest.config.ts",
       { test: { name: "scripts", include: ["scripts/**/*.test.ts"] } },
     ],
   },

@@ -40,6 +40,12 @@
  *    wasm with explicit bounds checks on every memory access (forcing them
  *    on changes nothing there, switching them off removes most of the gap),
  *    and tree traversal is almost all dependent loads.
+ *    Steps 3's steady state runs for both bundled models: the weather-only
+ *    model (aqi-1.0.0, 100 rows x 14 columns) and the recent-reading model
+ *    (aqi-reading-1.1.0, 100 rows with readings x 16 columns; its `run`
+ *    includes turning z into AQI in JavaScript, which onnxruntime-node does
+ *    not do, so the Worker side carries that work). The autocannon table has
+ *    a batch of 100 rows with readings too.
  * 4. Cold session creation: what the service's isolate measured when it
  *    created its session (GET /v1/model/info `session_create_ms`), what the
  *    probe's fresh isolate measured, and onnxruntime-node's creation time.
@@ -60,10 +66,13 @@ import { startStack } from "../scripts/lib/stack.ts";
 import { ROOT } from "../scripts/lib/wrangler.ts";
 import {
   encodeBatch,
-  FEATURE_COUNT,
+  encodeReadingBatch,
   type FeatureInput,
   type PreprocessingSpec,
 } from "../workers/aqi/src/domain/features.ts";
+
+type Variant = "weather-only" | "recent-reading";
+
 import { autocannon } from "./lib/autocannon.ts";
 import { quantile, table } from "./lib/report.ts";
 
@@ -146,25 +155,24 @@ function probeSource(): string {
   const inference = path.join(ROOT, "workers/aqi/src/inference");
   return `
 import { ModelHost } from ${JSON.stringify(path.join(inference, "model-host.ts"))};
-import { shippedModel } from ${JSON.stringify(path.join(inference, "shipped-model.ts"))};
-import { encodeBatch } from ${JSON.stringify(path.join(ROOT, "workers/aqi/src/domain/features.ts"))};
+import { shippedModel, shippedReadingModel } from ${JSON.stringify(path.join(inference, "shipped-model.ts"))};
 
 export default {
   async fetch(request) {
-    const { rows, iterations } = await request.json();
-    const host = new ModelHost(shippedModel);
+    const { rows, iterations, variant } = await request.json();
+    const host = new ModelHost(variant === "recent-reading" ? shippedReadingModel : shippedModel);
     const created = performance.now();
     const state = await host.state();
     const sessionCreateMs = performance.now() - created;
     if (state.status !== "ready") return Response.json(state, { status: 503 });
     const model = state.model;
-    const data = encodeBatch(rows, model.artifact.preprocessing);
+    const data = model.encode(rows);
     for (let i = 0; i < ${WARM_UP}; i += 1) await model.run(data, rows.length);
     const runStarted = performance.now();
     for (let i = 0; i < iterations; i += 1) await model.run(data, rows.length);
     const runMs = (performance.now() - runStarted) / iterations;
     const encodeStarted = performance.now();
-    for (let i = 0; i < iterations; i += 1) encodeBatch(rows, model.artifact.preprocessing);
+    for (let i = 0; i < iterations; i += 1) model.encode(rows);
     const encodeMs = (performance.now() - encodeStarted) / iterations;
     return Response.json({ sessionCreateMs, runMs, encodeMs, iterations });
   },
@@ -181,7 +189,7 @@ interface ProbeResult {
 
 interface ProbeHandle {
   /** One request: a fresh ModelHost (session creation timed), warm-up, then `iterations` runs. */
-  round(rows: FeatureInput[], iterations: number): Promise<ProbeResult>;
+  round(rows: FeatureInput[], iterations: number, variant: Variant): Promise<ProbeResult>;
   stop(): Promise<void>;
 }
 
@@ -219,10 +227,10 @@ async function startProbe(v8Flags?: string): Promise<ProbeHandle> {
     throw error;
   }
   return {
-    async round(rows, iterations) {
+    async round(rows, iterations, variant) {
       const response = await worker.fetch("http://probe/", {
         method: "POST",
-        body: JSON.stringify({ rows, iterations }),
+        body: JSON.stringify({ rows, iterations, variant }),
       });
       if (response.status !== 200)
         throw new Error(`probe answered ${response.status}: ${await response.text()}`);
@@ -270,6 +278,7 @@ async function nodeSession(
   rows: number,
   threads: number | undefined,
 ): Promise<SteadySession & { singleRuns(samples: number): Promise<number[]> }> {
+  const columns = tensorData.length / rows;
   const created = performance.now();
   const session = await ortNode.InferenceSession.create(modelBytes, {
     executionProviders: ["cpu"],
@@ -277,7 +286,7 @@ async function nodeSession(
     ...(threads ? { intraOpNumThreads: threads, interOpNumThreads: 1 } : {}),
   });
   const createMs = performance.now() - created;
-  const feeds = { input: new ortNode.Tensor("float32", tensorData, [rows, FEATURE_COUNT]) };
+  const feeds = { input: new ortNode.Tensor("float32", tensorData, [rows, columns]) };
   const run = () => session.run(feeds);
   const steady = await steadySession(createMs, run, () => session.release());
   return {
@@ -319,12 +328,82 @@ async function webInNodeSession(
     graphOptimizationLevel: "all",
   });
   const createMs = performance.now() - created;
-  const feeds = { input: new ortWeb.Tensor("float32", tensorData, [rows, FEATURE_COUNT]) };
+  const feeds = {
+    input: new ortWeb.Tensor("float32", tensorData, [rows, tensorData.length / rows]),
+  };
   return steadySession(
     createMs,
     () => session.run(feeds),
     () => session.release(),
   );
+}
+
+/** The bundled recent-reading model's holdout rows (requests with readings). */
+const READING_HOLDOUT = "aqi-reading-1.1.0.holdout.json";
+
+/**
+ * Steady state of one model: the probe in workerd, onnxruntime-node (1 thread
+ * and default threads) and onnxruntime-web in Node on the same file and the
+ * same 100 encoded rows, ROUNDS rounds interleaved; then, for diagnosis, the
+ * probe with wasm bounds checks off.
+ */
+async function compareSteady(
+  variant: Variant,
+  modelBytes: Uint8Array,
+  rows: FeatureInput[],
+  tensorData: Float32Array,
+) {
+  log(
+    `steady state (${variant}): ${ROUNDS} rounds of ${PROBE_ITERATIONS} back-to-back runs, interleaved: probe in workerd, onnxruntime-node, onnxruntime-web in Node`,
+  );
+  // Interleaved round by round, so that load from elsewhere on the machine
+  // falls on all sides alike; each round also yields a paired ratio.
+  const probe = await startProbe();
+  const nodeOneThread = await nodeSession(modelBytes, tensorData, rows.length, 1);
+  const webInNode = await webInNodeSession(modelBytes, tensorData, rows.length);
+  const probeRounds: ProbeResult[] = [];
+  const nodeRounds: number[] = [];
+  const webRounds: number[] = [];
+  try {
+    for (let round = 0; round < ROUNDS; round += 1) {
+      probeRounds.push(await probe.round(rows, PROBE_ITERATIONS, variant));
+      nodeRounds.push(await nodeOneThread.round());
+      webRounds.push(await webInNode.round());
+    }
+  } finally {
+    await probe.stop();
+    await webInNode.release();
+  }
+  const nodeSingleRuns = await nodeOneThread.singleRuns(SAMPLES);
+  await nodeOneThread.release();
+  const nodeDefault = await nodeSession(modelBytes, tensorData, rows.length, undefined);
+  const nodeDefaultRounds: number[] = [];
+  for (let round = 0; round < ROUNDS; round += 1) nodeDefaultRounds.push(await nodeDefault.round());
+  await nodeDefault.release();
+  let unguardedRunMs = Number.NaN;
+  if (DIAGNOSE) {
+    log(`diagnosis only (${variant}): the same probe with V8's wasm bounds checks off`);
+    const unguarded = await startProbe("--no-wasm-bounds-checks");
+    const unguardedRounds: number[] = [];
+    try {
+      for (let round = 0; round < ROUNDS; round += 1) {
+        unguardedRounds.push((await unguarded.round(rows, PROBE_ITERATIONS, variant)).runMs);
+      }
+    } finally {
+      await unguarded.stop();
+    }
+    unguardedRunMs = quantile(unguardedRounds, 0.5);
+  }
+  return {
+    probeRounds,
+    nodeRounds,
+    webRounds,
+    nodeSingleRuns,
+    nodeDefaultRounds,
+    unguardedRunMs,
+    nodeOneThread,
+    webInNode,
+  };
 }
 
 async function main(): Promise<void> {
@@ -366,6 +445,14 @@ async function main(): Promise<void> {
     );
     const single = JSON.stringify(rows[0]);
     const batch = JSON.stringify({ requests: rows });
+    const readingHoldout = JSON.parse(
+      readFileSync(path.join(ROOT, "models", READING_HOLDOUT), "utf8"),
+    ) as { onnx: string; modelVersion: string; rows: { request: FeatureInput }[] };
+    const readingRows = Array.from(
+      { length: 100 },
+      (_, index) => readingHoldout.rows[index % readingHoldout.rows.length]!.request,
+    );
+    const readingBatch = JSON.stringify({ requests: readingRows });
 
     const check = await fetch(`${base}/v1/predict/batch`, {
       method: "POST",
@@ -409,6 +496,14 @@ async function main(): Promise<void> {
       {
         rows: 100,
         ...(await load(
+          "POST /v1/predict/batch (100 rows with readings), one client",
+          `${base}/v1/predict/batch`,
+          { method: "POST", body: readingBatch },
+        )),
+      },
+      {
+        rows: 100,
+        ...(await load(
           "POST /v1/predict/batch (100 rows), new client each",
           `${base}/v1/predict/batch`,
           { method: "POST", body: batch, manyClients: true },
@@ -436,60 +531,45 @@ async function main(): Promise<void> {
       encode.push(Number(enc[1]));
     }
 
+    log("in-Worker timing: the same with the recent-reading model (100 rows with readings)");
+    const readingInference: number[] = [];
+    for (let sample = 0; sample < SAMPLES; sample += 1) {
+      const response = await fetch(`${base}/v1/predict/batch`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: readingBatch,
+      });
+      await response.arrayBuffer();
+      const run = /inference;dur=([\d.]+)/.exec(response.headers.get("server-timing") ?? "");
+      if (response.status !== 200 || !run)
+        throw new Error(`reading sample ${sample}: ${response.status}`);
+      readingInference.push(Number(run[1]));
+    }
+
     log("stopping the stack, so the probe and onnxruntime-node have the machine to themselves");
     await stack.stop();
-    const modelBytes = readFileSync(path.join(ROOT, info.model_path));
-    const tensorData = encodeBatch(rows, card.preprocessing);
-    log(
-      `steady state: ${ROUNDS} rounds of ${PROBE_ITERATIONS} back-to-back runs, interleaved: probe in workerd, onnxruntime-node, onnxruntime-web in Node`,
-    );
-    // Interleaved round by round, so that load from elsewhere on the machine
-    // falls on all sides alike; each round also yields a paired ratio.
-    const probe = await startProbe();
-    const nodeOneThread = await nodeSession(modelBytes, tensorData, rows.length, 1);
-    const webInNode = await webInNodeSession(modelBytes, tensorData, rows.length);
-    const probeRounds: ProbeResult[] = [];
-    const nodeRounds: number[] = [];
-    const webRounds: number[] = [];
-    try {
-      for (let round = 0; round < ROUNDS; round += 1) {
-        probeRounds.push(await probe.round(rows, PROBE_ITERATIONS));
-        nodeRounds.push(await nodeOneThread.round());
-        webRounds.push(await webInNode.round());
-      }
-    } finally {
-      await probe.stop();
-      await webInNode.release();
-    }
-    const nodeSingleRuns = await nodeOneThread.singleRuns(SAMPLES);
-    await nodeOneThread.release();
-    const nodeDefault = await nodeSession(modelBytes, tensorData, rows.length, undefined);
-    const nodeDefaultRounds: number[] = [];
-    for (let round = 0; round < ROUNDS; round += 1)
-      nodeDefaultRounds.push(await nodeDefault.round());
-    await nodeDefault.release();
-
     const median = (values: number[]) => quantile(values, 0.5);
+    const weatherOnly = await compareSteady(
+      "weather-only",
+      readFileSync(path.join(ROOT, info.model_path)),
+      rows,
+      encodeBatch(rows, card.preprocessing),
+    );
+    const reading = await compareSteady(
+      "recent-reading",
+      readFileSync(path.join(ROOT, "models", readingHoldout.onnx)),
+      readingRows,
+      encodeReadingBatch(readingRows, card.preprocessing),
+    );
+    const { probeRounds, nodeRounds, webRounds, nodeOneThread, webInNode } = weatherOnly;
+    const nodeSingleRuns = weatherOnly.nodeSingleRuns;
+    const nodeDefaultRounds = weatherOnly.nodeDefaultRounds;
     const probeRunMs = median(probeRounds.map((round) => round.runMs));
     const probeEncodeMs = median(probeRounds.map((round) => round.encodeMs));
     const nodeSteady = median(nodeRounds);
     const webSteady = median(webRounds);
     const pairedRatios = probeRounds.map((round, index) => round.runMs / nodeRounds[index]!);
-
-    let unguardedRunMs = Number.NaN;
-    if (DIAGNOSE) {
-      log("diagnosis only: the same probe with V8's wasm bounds checks off");
-      const unguarded = await startProbe("--no-wasm-bounds-checks");
-      const unguardedRounds: number[] = [];
-      try {
-        for (let round = 0; round < ROUNDS; round += 1) {
-          unguardedRounds.push((await unguarded.round(rows, PROBE_ITERATIONS)).runMs);
-        }
-      } finally {
-        await unguarded.stop();
-      }
-      unguardedRunMs = median(unguardedRounds);
-    }
+    const unguardedRunMs = weatherOnly.unguardedRunMs;
 
     const trivial = results[0]!;
     process.stdout.write(
@@ -619,6 +699,27 @@ async function main(): Promise<void> {
         (DIAGNOSE
           ? `  workerd with wasm bounds checks off (diagnosis only, unsafe, not a result): ${fixed(unguardedRunMs / nodeSteady, 2)}\n`
           : ""),
+    );
+    const readingProbeMs = median(reading.probeRounds.map((round) => round.runMs));
+    const readingNodeMs = median(reading.nodeRounds);
+    const readingPaired = reading.probeRounds.map(
+      (round, index) => round.runMs / reading.nodeRounds[index]!,
+    );
+    const readingSteady = median(readingPaired);
+    const readingPerRequest = mean(readingInference) / readingNodeMs;
+    process.stdout.write(
+      `\nrecent-reading model (${readingHoldout.modelVersion}), 100 rows with readings, in-Worker / onnxruntime-node (1 thread), target <= 1.5:\n` +
+        `  steady state (median of the paired ratios): ${fixed(readingSteady, 2)} (${verdict(readingSteady)})\n` +
+        `    workerd ms/run ${list(
+          reading.probeRounds.map((round) => round.runMs),
+          3,
+        )} (median ${fixed(readingProbeMs, 3)}); node ms/run ${list(reading.nodeRounds, 3)} (median ${fixed(readingNodeMs, 3)}); paired ${list(readingPaired, 2)}\n` +
+        `  per request (mean of Server-Timing over ${readingInference.length} requests, over the node steady state): ${fixed(mean(readingInference), 3)} ms, ratio ${fixed(readingPerRequest, 2)} (${verdict(readingPerRequest)})\n` +
+        `  onnxruntime-node default threads ${fixed(median(reading.nodeDefaultRounds), 3)} ms; onnxruntime-web wasm in Node ${fixed(median(reading.webRounds), 3)} ms (${fixed(median(reading.webRounds) / readingNodeMs, 2)})\n` +
+        (DIAGNOSE
+          ? `  workerd with wasm bounds checks off (diagnosis only): ${fixed(reading.unguardedRunMs / readingNodeMs, 2)}\n`
+          : "") +
+        `  weather-only model for comparison (steady, paired): ${fixed(steady, 2)}\n`,
     );
   } finally {
     log("stopping the stack");

@@ -52,10 +52,12 @@ describe("entitlements against the running stack", () => {
       }),
     };
     const plan = await created("/plans", admin, { name: "E2E Team", slug: `e2e-team-${suffix}` });
+    // The trial comes from the catalog: a tenant's first subscription to this price gets 7 days.
     const price = await created(`/plans/${plan.id}/prices`, admin, {
       interval: "MONTHLY",
       amount: 4900,
       currency: "usd",
+      trialDays: 7,
     });
     await created(`/plans/${plan.id}/entitlements`, admin, {
       featureId: features.sso.id,
@@ -81,7 +83,7 @@ describe("entitlements against the running stack", () => {
       resetPeriod: "MONTHLY",
     });
 
-    // A tenant signs up and subscribes with a trial; its server uses an API key.
+    // A tenant signs up and subscribes (the price's trial); its server uses an API key.
     const owner = await send("/auth/register", {
       body: {
         email: `e2e-ent-${suffix}@example.com`,
@@ -97,7 +99,7 @@ describe("entitlements against the running stack", () => {
     const subscription = await created(
       "/subscriptions",
       token,
-      { planId: plan.id, priceId: price.id, trialDays: 7 },
+      { planId: plan.id, priceId: price.id },
       tenantId,
     );
     expect(subscription.status).toBe("TRIALING");

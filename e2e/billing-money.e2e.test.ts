@@ -23,7 +23,7 @@ describe("billing money flow against the running stack", () => {
     const login = await send("/auth/login", { body: devAdminCredentials() });
     expect(login.status).toBe(200);
     const token = login.body.accessToken as string;
-    const tenants = await send("/tenants", { token });
+    const tenants = await send("/tenants?limit=100", { token });
     const acme = tenants.body.data.find((tenant: { slug: string }) => tenant.slug === "acme");
     expect(acme, JSON.stringify(tenants.body)).toBeDefined();
     const as = (path: string, options: Parameters<typeof send>[1] = {}) =>

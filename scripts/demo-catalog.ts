@@ -59,7 +59,8 @@ export const DEMO_PLANS: {
   name: string;
   description: string;
   displayOrder: number;
-  prices: { id: string; interval: "MONTHLY" | "ANNUALLY"; amount: number }[];
+  /** `trialDays`: the free trial a tenant's first subscription to the price gets (one per tenant, ever). */
+  prices: { id: string; interval: "MONTHLY" | "ANNUALLY"; amount: number; trialDays?: number }[];
   entitlements: Record<FeatureKey, Terms>;
 }[] = [
   {
@@ -89,7 +90,7 @@ export const DEMO_PLANS: {
     description: "For growing teams",
     displayOrder: 1,
     prices: [
-      { id: id(0x203), interval: "MONTHLY", amount: 2_900 },
+      { id: id(0x203), interval: "MONTHLY", amount: 2_900, trialDays: 14 },
       { id: id(0x204), interval: "ANNUALLY", amount: 29_000 },
     ],
     entitlements: {
@@ -107,7 +108,7 @@ export const DEMO_PLANS: {
     description: "For organisations with single sign-on and volume",
     displayOrder: 2,
     prices: [
-      { id: id(0x205), interval: "MONTHLY", amount: 9_900 },
+      { id: id(0x205), interval: "MONTHLY", amount: 9_900, trialDays: 30 },
       { id: id(0x206), interval: "ANNUALLY", amount: 99_000 },
     ],
     entitlements: {
@@ -139,12 +140,18 @@ export function demoCatalogSql(demoTenantSlug: string, now: Date = new Date()): 
     );
     for (const price of plan.prices) {
       statements.push(
-        `INSERT INTO plan_prices (id, plan_id, interval, amount, currency)
-         SELECT ${sqlText(price.id)}, p.id, ${sqlText(price.interval)}, ${price.amount}, 'usd'
+        `INSERT INTO plan_prices (id, plan_id, interval, amount, currency, trial_days)
+         SELECT ${sqlText(price.id)}, p.id, ${sqlText(price.interval)}, ${price.amount}, 'usd', ${price.trialDays ?? "NULL"}
          FROM plans p WHERE p.slug = ${sqlText(plan.slug)}
            AND NOT EXISTS (SELECT 1 FROM plan_prices pp WHERE pp.plan_id = p.id AND pp.interval = ${sqlText(price.interval)} AND pp.currency = 'usd')
            AND NOT EXISTS (SELECT 1 FROM plan_prices pp WHERE pp.id = ${sqlText(price.id)});`,
       );
+      if (price.trialDays !== undefined) {
+        // State loaded before prices had trials gets them; a trial set since is kept.
+        statements.push(
+          `UPDATE plan_prices SET trial_days = ${price.trialDays} WHERE id = ${sqlText(price.id)} AND trial_days IS NULL;`,
+        );
+      }
     }
     for (const [lookupKey, terms] of Object.entries(plan.entitlements)) {
       statements.push(

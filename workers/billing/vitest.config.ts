@@ -26,8 +26,11 @@ export default defineConfig(async () => {
       name: "billing",
       include: ["src/**/*.test.ts", "test/**/*.test.ts"],
       setupFiles: ["./test/setup.ts"],
-      // Room for the generous waits on Durable Object and queue work.
+      // Room for the generous waits on Durable Object and queue work, and for
+      // scenario tests that drive dozens of HTTP calls and billing cycles.
       testTimeout: 30_000,
+      // A local server speaking the payment provider's wire format (payprovider tests).
+      globalSetup: ["./test/support/global-setup.ts"],
     },
   };
 });

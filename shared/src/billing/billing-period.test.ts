@@ -318,7 +318,7 @@ describe("plan changes", () => {
     ).toThrow(RangeError);
   });
 
-  it("resets usage with the new subscription's own periods: the first window is cut at the change", () => {
+  it("keeps the replaced subscription's window key after a plan change: usage is the tenant's, the subscription's part starts at the change", () => {
     const timeline = {
       startedAt: change,
       trialEndsAt: null,
@@ -327,10 +327,13 @@ describe("plan changes", () => {
     };
     const first = resetWindowAt(timeline, "MONTHLY", at("2026-02-15T00:00:00.000Z"));
     expect([first.key, iso(first.start), iso(first.end)]).toEqual([
-      "2026-02-10T00:00:00.000Z",
+      "2026-01-31T10:00:00.000Z",
       "2026-02-10T00:00:00.000Z",
       "2026-02-28T10:00:00.000Z",
     ]);
+    // The same key as the replaced subscription's window at the same instant.
+    const replaced = { ...timeline, startedAt: old.startedAt, cycleOrigin: null };
+    expect(resetWindowAt(replaced, "MONTHLY", at("2026-02-09T00:00:00.000Z")).key).toBe(first.key);
     // An instant before the change (a late usage event) counts in the first window.
     expect(resetWindowAt(timeline, "MONTHLY", at("2026-02-05T00:00:00.000Z"))).toEqual(first);
     const second = resetWindowAt(timeline, "MONTHLY", at("2026-03-05T00:00:00.000Z"));
@@ -339,6 +342,7 @@ describe("plan changes", () => {
       "2026-03-31T10:00:00.000Z",
     ]);
     const yearly = resetWindowAt(timeline, "ANNUALLY", at("2026-06-01T00:00:00.000Z"));
+    expect(yearly.key).toBe("2026-01-31T10:00:00.000Z");
     expect([iso(yearly.start), iso(yearly.end)]).toEqual([
       "2026-02-10T00:00:00.000Z",
       "2027-01-31T10:00:00.000Z",

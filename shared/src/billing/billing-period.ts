@@ -181,7 +181,8 @@ export function cyclePeriodOf(timeline: SubscriptionTimeline, period: Period): P
   return inside ? { start: full.start, end: full.end } : { start: period.start, end: period.end };
 }
 
-export const MAX_TRIAL_DAYS = 90;
+/** The longest trial a price may carry (plan_prices.trial_days). */
+export const MAX_PRICE_TRIAL_DAYS = 365;
 
 /**
  * The stored fields of a subscription created at `startedAt`. With
@@ -263,8 +264,15 @@ export function planChangeCycleOrigin(
 
 /** A window over which an entitlement's usage counts before it resets. */
 export interface ResetWindow {
-  /** Names the window in counters and aggregates: its start (ISO-8601 UTC), or `lifetime`. */
+  /**
+   * Names the window in counters and aggregates: the start of the whole
+   * window of the billing cycle (ISO-8601 UTC), or `lifetime`. Usage
+   * belongs to the tenant and the feature: a plan change that keeps the
+   * cycle keeps the window key, so units used before the change count
+   * against the new plan's limit.
+   */
   key: string;
+  /** Where this subscription's part of the window starts (its start, if later than the window's). */
   start: Date;
   /** Exclusive; null when the usage never resets. This is the check's `resetAt`. */
   end: Date | null;
@@ -277,11 +285,11 @@ export const LIFETIME_WINDOW_KEY = "lifetime";
  * periods rather than calendar months: MONTHLY windows are one-month steps
  * and ANNUALLY windows twelve-month steps from the cycle origin (the first
  * billable start, or the origin kept through a plan change, in which case
- * the first window starts at the subscription's start and ends with the
- * first billing period). During a trial the steps run from the
- * subscription's start and the last trial window is cut at the trial's
- * end, so usage restarts with the first billable period. NEVER is one
- * window for the subscription's lifetime.
+ * the subscription's first window is the tail of the replaced one's: same
+ * key, starting at the subscription's start). During a trial the steps run
+ * from the subscription's start and the last trial window is cut at the
+ * trial's end, so usage restarts with the first billable period. NEVER is
+ * one window for the tenant's lifetime.
  */
 export function resetWindowAt(
   timeline: SubscriptionTimeline,
@@ -301,5 +309,5 @@ export function resetWindowAt(
   const billableStart = firstBillableStart(timeline);
   const window = cyclePeriodAt(cycleOriginOf(timeline), months, later(instant, billableStart));
   const start = later(window.start, billableStart);
-  return { key: start.toISOString(), start, end: window.end };
+  return { key: window.start.toISOString(), start, end: window.end };
 }

@@ -15,11 +15,14 @@ export const API_TITLE = "AirSense AQI API";
 export const API_VERSION = "1.0.0";
 
 export interface AppDependencies {
-  /** This isolate's model (index.ts: the bundled artifact; tests: their own). */
+  /** This isolate's weather-only model (index.ts: the bundled artifact; tests: their own). */
   model: ModelHost;
+  /** The recent-reading model, answering requests that carry recent_aqi (none: such requests get 503). */
+  readingModel?: ModelHost | null;
 }
 
-export function createApp({ model }: AppDependencies) {
+export function createApp({ model, readingModel = null }: AppDependencies) {
+  const models = { weatherOnly: model, reading: readingModel };
   const app = new OpenAPIHono<AppEnv>();
   app.use(requestId());
   app.use(correlationId());
@@ -34,8 +37,8 @@ export function createApp({ model }: AppDependencies) {
   installErrorHandling(app, renderFastApiProblem);
 
   app.route("/v1", healthRoutes(model));
-  app.route("/v1", modelInfoRoutes(model));
-  app.route("/v1", predictRoutes(model));
+  app.route("/v1", modelInfoRoutes(models));
+  app.route("/v1", predictRoutes(models));
 
   app.doc31("/openapi.json", {
     openapi: "3.1.0",
@@ -43,7 +46,7 @@ export function createApp({ model }: AppDependencies) {
       title: API_TITLE,
       version: API_VERSION,
       description:
-        "Hourly national (CPCB) AQI at a Delhi station from weather and calendar, with an 80% interval. FastAPI-compatible wire format.",
+        "Hourly national (CPCB) AQI at a Delhi station from weather and calendar, or from the station's latest AQI reading when the request carries one, with an 80% interval. FastAPI-compatible wire format.",
     },
   });
   app.get("/docs", swaggerUiPage("/openapi.json", API_TITLE));

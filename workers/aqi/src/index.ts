@@ -1,11 +1,14 @@
 import { createApp } from "./app.ts";
 import { ModelHost } from "./inference/model-host.ts";
-import { shippedModel } from "./inference/shipped-model.ts";
+import { shippedModel, shippedReadingModel } from "./inference/shipped-model.ts";
 
 export { RateLimiter } from "@edge-platform/shared/rate-limit/rate-limiter";
 
-// Module scope: one model host, hence one inference session, per isolate.
-const app = createApp({ model: new ModelHost(shippedModel) });
+// Module scope: one host per model, hence one inference session per model and isolate.
+const app = createApp({
+  model: new ModelHost(shippedModel),
+  readingModel: new ModelHost(shippedReadingModel),
+});
 
 export default {
   fetch: app.fetch,

@@ -79,5 +79,6 @@ export function testArtifact(onnx: Uint8Array, version = "aqi-test"): ModelArtif
     cardPath: `test/${version}.json`,
     onnx,
     preprocessing: TEST_SPEC,
+    variant: "weather-only",
   };
 }

@@ -7,10 +7,21 @@
  */
 import { describe, expect, it } from "vitest";
 import holdout from "../../../models/aqi-1.0.0.holdout.json";
-import { encodeFeatures, FEATURE_COUNT, type FeatureInput } from "../src/domain/features.ts";
+import readingHoldout from "../../../models/aqi-reading-1.1.0.holdout.json";
+import {
+  encodeFeatures,
+  encodeReadingFeatures,
+  FEATURE_COUNT,
+  type FeatureInput,
+} from "../src/domain/features.ts";
 import { interpretModelOutputs } from "../src/domain/prediction.ts";
 import { ModelHost } from "../src/inference/model-host.ts";
-import { SHIPPED_MODEL_CARD, shippedModel } from "../src/inference/shipped-model.ts";
+import {
+  SHIPPED_MODEL_CARD,
+  SHIPPED_READING_MODEL_CARD,
+  shippedModel,
+  shippedReadingModel,
+} from "../src/inference/shipped-model.ts";
 import { BASE, postJson, worker } from "./helpers.ts";
 
 type Outputs = { aqi: number; aqi_low: number; aqi_high: number };
@@ -179,6 +190,86 @@ describe("the bundled model through the Worker", () => {
       model_path: `models/${holdout.onnx}`,
       dataset_config: `models/${holdout.modelVersion}.json`,
       session_create_ms: expect.any(Number),
+    });
+  });
+});
+
+describe("the shipped recent-reading model inside workerd", () => {
+  type ReadingRow = HoldoutRow & { request: FeatureInput };
+  const readingRows = readingHoldout.rows as unknown as ReadingRow[];
+
+  async function loadedReadingModel() {
+    const state = await new ModelHost(shippedReadingModel).state();
+    if (state.status !== "ready")
+      throw new Error(`shipped reading model not loaded: ${JSON.stringify(state)}`);
+    return state.model;
+  }
+
+  it("the holdout file belongs to the bundled reading model", async () => {
+    const model = await loadedReadingModel();
+    expect(readingHoldout.modelVersion).toBe(model.artifact.version);
+    expect(SHIPPED_READING_MODEL_CARD.modelVersion).toBe(model.artifact.version);
+    expect(model.artifact.variant).toBe("recent-reading");
+    expect(readingRows.length).toBeGreaterThanOrEqual(100);
+    expect(readingHoldout.tolerance).toBeLessThanOrEqual(0.01);
+  });
+
+  it("encodeReadingFeatures reproduces the trainer's 16-column row for every holdout request", async () => {
+    const { preprocessing } = (await loadedReadingModel()).artifact;
+    for (const row of readingRows) {
+      const encoded = encodeReadingFeatures(row.request, preprocessing).map(Math.fround);
+      const stored = row.features.map((value) =>
+        value === null ? Number.NaN : Math.fround(value),
+      );
+      expect(encoded).toEqual(stored);
+    }
+  });
+
+  it("matches the trainer's predictions (aqi, aqi_low, aqi_high) within 0.01 AQI", async () => {
+    const model = await loadedReadingModel();
+    const differences = { aqi: 0, aqi_low: 0, aqi_high: 0 };
+    for (let start = 0; start < readingRows.length; start += 100) {
+      const chunk = readingRows.slice(start, start + 100);
+      const scored = await model.score(chunk.map((row) => row.request));
+      const columns = {
+        aqi: scored.rows.map((row) => row.point),
+        aqi_low: scored.rows.map((row) => row.low),
+        aqi_high: scored.rows.map((row) => row.high),
+      };
+      for (const name of ["aqi", "aqi_low", "aqi_high"] as const) {
+        differences[name] = Math.max(
+          differences[name],
+          maxDifference(
+            columns[name],
+            chunk.map((row) => row.expected[name]),
+          ),
+        );
+      }
+    }
+    console.log(
+      `model-match (reading): ${readingRows.length} holdout rows, max |ONNX in workerd - trainer| = ${JSON.stringify(differences)}`,
+    );
+    expect(differences.aqi).toBeLessThan(readingHoldout.tolerance);
+    expect(differences.aqi_low).toBeLessThan(readingHoldout.tolerance);
+    expect(differences.aqi_high).toBeLessThan(readingHoldout.tolerance);
+  });
+
+  it("through the API: a batch of 100 holdout requests with readings answers the trainer's numbers", async () => {
+    const chunk = readingRows.slice(0, 100);
+    const response = await postJson(worker, "/v1/predict/batch", {
+      requests: chunk.map((row) => row.request),
+    });
+    expect(response.status).toBe(200);
+    const body = (await response.json()) as {
+      predictions: { aqi_predicted: number; model_version: string }[];
+    };
+    body.predictions.forEach((prediction, index) => {
+      const { aqi, aqi_low, aqi_high } = chunk[index]!.expected;
+      const reference = interpretModelOutputs(aqi, aqi_low, aqi_high);
+      expect(Math.abs(prediction.aqi_predicted - reference.aqi_predicted)).toBeLessThanOrEqual(
+        readingHoldout.tolerance + 0.005,
+      );
+      expect(prediction.model_version).toBe(readingHoldout.modelVersion);
     });
   });
 });

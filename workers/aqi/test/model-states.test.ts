@@ -103,12 +103,18 @@ describe("inference failure: 500 with the contract's body", () => {
 });
 
 describe("predictions through the API (temperature-echo model)", () => {
+  // Temperature is bounded (-90..60 C): the model echoes it times 32 (exact in float32).
+  const SCALE = 32;
   const echo = workerWithModel(() =>
-    testArtifact(echoColumnModel(FEATURE_COUNT, TEMPERATURE, 10), "aqi-echo"),
+    testArtifact(echoColumnModel(FEATURE_COUNT, TEMPERATURE, 10, SCALE), "aqi-echo"),
   );
 
   async function predictRaw(raw: number) {
-    const response = await postJson(echo, "/v1/predict", validRequest({ temperature: raw }));
+    const response = await postJson(
+      echo,
+      "/v1/predict",
+      validRequest({ temperature: raw / SCALE }),
+    );
     expect(response.status).toBe(200);
     return (await response.json()) as Record<string, unknown>;
   }
@@ -137,6 +143,8 @@ describe("predictions through the API (temperature-echo model)", () => {
       features: [...FEATURE_NAMES],
       training_stations: ["Lodhi Road, Delhi", "Chandni Chowk, Delhi"],
       session_create_ms: expect.any(Number),
+      reading_model_version: null,
+      service_radius_km: 50,
     });
     expect(Object.keys(body.aqi_categories as object)).toEqual([
       "0-50",
@@ -149,7 +157,11 @@ describe("predictions through the API (temperature-echo model)", () => {
   });
 
   it("the full response of one prediction", async () => {
-    const response = await postJson(echo, "/v1/predict", validRequest({ temperature: 212.37 }));
+    const response = await postJson(
+      echo,
+      "/v1/predict",
+      validRequest({ temperature: 212.37 / SCALE }),
+    );
     expect(response.status).toBe(200);
     expect(response.headers.get("Server-Timing")).toMatch(
       /^encode;dur=\d+\.\d{3}, inference;dur=\d+\.\d{3}$/,
@@ -161,6 +173,14 @@ describe("predictions through the API (temperature-echo model)", () => {
       category: "Poor",
       aqi_interval: { low: 202.37, high: 222.37 },
       model_version: "aqi-echo",
+      inputs_used: {
+        variant: "weather-only",
+        recent_aqi: null,
+        recent_aqi_age_hours: null,
+        season: "Winter",
+        season_derived_from_month: false,
+      },
+      notes: [],
       prediction_timestamp: expect.stringMatching(/Z$/),
       resolved_station: { name: "Lodhi Road, Delhi", matched_by: "name", distance_km: 0 },
     });
@@ -207,6 +227,19 @@ describe("predictions through the API (temperature-echo model)", () => {
     expect((await predictRaw(512.8)).aqi_interval).toEqual({ low: 500, high: 500 });
   });
 
+  it("without a recent-reading model, a request with a reading is a 503 that says what to do", async () => {
+    const response = await postJson(
+      echo,
+      "/v1/predict",
+      validRequest({ recent_aqi: 200, recent_aqi_age_hours: 2 }),
+    );
+    expect(response.status).toBe(503);
+    expect(await response.json()).toEqual({
+      detail:
+        "The recent-reading model is not loaded: send the request without recent_aqi and recent_aqi_age_hours, or retry later.",
+    });
+  });
+
   it("an unknown station is scored as the nearest training station", async () => {
     const response = await postJson(
       echo,
@@ -231,9 +264,8 @@ describe("predictions through the API (temperature-echo model)", () => {
     expect(oneBody.count).toBe(1);
     expect(oneBody.predictions).toHaveLength(1);
 
-    const requests = Array.from({ length: 100 }, (_, index) =>
-      validRequest({ temperature: 400 - index * 4 }),
-    );
+    const raws = Array.from({ length: 100 }, (_, index) => 400 - index * 4);
+    const requests = raws.map((raw) => validRequest({ temperature: raw / SCALE }));
     const hundred = await postJson(echo, "/v1/predict/batch", { requests });
     expect(hundred.status).toBe(200);
     const body = (await hundred.json()) as {
@@ -241,9 +273,7 @@ describe("predictions through the API (temperature-echo model)", () => {
       count: number;
     };
     expect(body.count).toBe(100);
-    expect(body.predictions.map((prediction) => prediction.aqi_predicted)).toEqual(
-      requests.map((request) => request.temperature),
-    );
+    expect(body.predictions.map((prediction) => prediction.aqi_predicted)).toEqual(raws);
     expect(new Set(body.predictions.map((prediction) => prediction.model_version))).toEqual(
       new Set(["aqi-echo"]),
     );
@@ -254,7 +284,7 @@ describe("predictions through the API (temperature-echo model)", () => {
       echo,
       "/v1/predict",
       validRequest({
-        temperature: "123.25",
+        temperature: "3.8515625", // 123.25 / 32
         humidity: " 40 ",
         day: "15",
         month: 2.0,

@@ -10,11 +10,29 @@ export interface TenantContext {
   role: MembershipRole;
 }
 
+/** What a tenant-scoped service needs of the caller's context: the tenant. */
+export interface TenantScoped {
+  tenant: TenantRow;
+}
+
+/**
+ * Who acts on a tenant's money routes: a member with a role, or a platform
+ * administrator, who may act on any tenant without being a member.
+ */
+export interface BillingContext {
+  tenant: TenantRow;
+  /** Null for a platform administrator who is not a member of the tenant. */
+  role: MembershipRole | null;
+  platformAdmin: boolean;
+}
+
 export type AppVariables = CorrelationIdVariables & {
   /** Set by `authenticate()`: the active user behind a valid access token. */
   user: UserRow;
   /** Set by `tenantContext()`: the `x-tenant-id` tenant and the caller's role in it. */
   tenantContext: TenantContext;
+  /** Set by `billingContext()`: the `x-tenant-id` tenant on the money routes. */
+  billingContext: BillingContext;
   /** Set by `authenticateApiKey()`: the key; its tenant is the request's tenant. */
   apiKey: ApiKeyRow;
   mailSender: MailSender;

@@ -227,8 +227,10 @@ describe("a simulated quarter", () => {
     });
     expect(await subscriptionStatus(subscription.id)).toBe("CANCELLED");
 
-    // Usage on the new plan resets with the new plan's first period: the
-    // window runs from the change to the end of period 3.
+    // The new plan's features are its own (Scale's calls are another
+    // feature than Growth's): its usage starts at 0 in the window that runs
+    // to the end of period 3. (A feature both plans grant keeps counting:
+    // see money-rules.test.ts.)
     const newPlanUsage = await consumeAt(
       tenantId,
       scale.keys.calls,
@@ -246,8 +248,8 @@ describe("a simulated quarter", () => {
       periodStart: e2.toISOString(),
       periodEnd: midpoint.toISOString(),
       status: "PAID",
-      // 2,900 base - 1,450 unused half + 75 calls + 500 seats
-      total: 2025,
+      // 2,900 base - 1,450 unused half + 150 calls + 1,500 seats
+      total: 3100,
     });
     const lineTuples = (invoice: {
       lineItems: { kind: string; quantity: number; unitPriceMicroCents: number; amount: number }[];
@@ -263,10 +265,11 @@ describe("a simulated quarter", () => {
       // the credit for the unused part of the old plan: exactly half of period 3 was
       // unused, 2,900 x 1/2 = 1,450
       ["PRORATION_CREDIT", 1, -145_000, -1450],
-      // 500 calls x 15 = 7,500 micro-cents = 75 cents
-      ["USAGE", 500, 15, 75],
-      // 1 seat x 50,000 micro-cents = 500 cents
-      ["USAGE", 1, 50_000, 500],
+      // The old plan had half of period 3, so half of what it includes:
+      // 1,500 calls - 500 = 1,000 x 15 = 15,000 micro-cents = 150 cents
+      ["USAGE", 1000, 15, 150],
+      // 6 seats - round(5 x 1/2) = 3 beyond, x 50,000 micro-cents = 1,500 cents
+      ["USAGE", 3, 50_000, 1500],
     ]);
     // Nothing of the new plan is billed before its first period ends.
     expect(
@@ -288,15 +291,16 @@ describe("a simulated quarter", () => {
       status: "PAID",
       periodStart: midpoint.toISOString(),
       periodEnd: e3.toISOString(),
-      // 4,950 prorated base + 90 calls
-      total: 5040,
+      // 4,950 prorated base + 165 calls
+      total: 5115,
     });
     expect(lineTuples(rest)).toEqual([
       // the charge for the rest of the new plan: the same half of period 3,
       // 9,900 x 1/2 = 4,950 (unit price = the amount, in micro-cents)
       ["BASE", 1, 495_000, 4950],
-      // 600 calls beyond the 1,000 included x 15 micro-cents = 9,000 micro-cents = 90 cents
-      ["USAGE", 600, 15, 90],
+      // the new plan's half of the window includes 500 calls: 1,100 beyond
+      // x 15 micro-cents = 16,500 micro-cents = 165 cents
+      ["USAGE", 1100, 15, 165],
     ]);
     const totalDays = Math.round((e3.getTime() - e2.getTime()) / MS_PER_DAY);
     const restDays = Math.round((e3.getTime() - midpoint.getTime()) / MS_PER_DAY);
@@ -347,7 +351,7 @@ describe("a simulated quarter", () => {
     const numbers = invoices.map((invoice: { invoiceNumber: string }) => invoice.invoiceNumber);
     expect(new Set(numbers).size).toBe(5);
     for (const number of numbers) expect(number).toMatch(INVOICE_NUMBER);
-    const charged = 4552 + 3200 + 2025 + 5040 + 9900;
+    const charged = 4552 + 3200 + 3100 + 5115 + 9900;
     const balance = await api("/api/v1/billing/balance");
     expect(balance.body).toMatchObject({
       tenantId,
@@ -363,7 +367,7 @@ describe("a simulated quarter", () => {
     expect(byType("CHARGE")).toBe(5);
     expect(byType("PAYMENT")).toBe(5);
     expect(ledger.body.meta.total).toBe(10);
-  });
+  }, 30_000);
 });
 
 describe("plan changes at fixed instants", () => {

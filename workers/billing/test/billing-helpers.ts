@@ -7,7 +7,8 @@ import {
   type DevelopmentOutcome,
   DevelopmentPaymentProvider,
 } from "../src/providers/development-provider.ts";
-import { BillingCycle } from "../src/services/billing-cycle.ts";
+import type { PaymentProvider } from "../src/providers/payment-provider.ts";
+import { BillingCycle, type BillingCycleOptions } from "../src/services/billing-cycle.ts";
 import { createFeature, createPlan, createPrice, grant } from "./catalog-helpers.ts";
 import { type Account, type CallOptions, call, login } from "./helpers.ts";
 
@@ -28,10 +29,14 @@ export interface MoneyPlan {
  * seat beyond), `calls` METERED (1,000 included, 15 micro-cents a call
  * beyond), `hard` QUOTA HARD (never billed).
  */
-export async function buildMoneyPlan(admin: Account, amount = 2900): Promise<MoneyPlan> {
+export async function buildMoneyPlan(
+  admin: Account,
+  amount = 2900,
+  priceExtra: { trialDays?: number } = {},
+): Promise<MoneyPlan> {
   const name = `Growth ${amount}`;
   const plan = await createPlan(admin, { name });
-  const price = await createPrice(admin, plan.id, { interval: "MONTHLY", amount });
+  const price = await createPrice(admin, plan.id, { interval: "MONTHLY", amount, ...priceExtra });
   const seats = await createFeature(admin, "QUOTA");
   const calls = await createFeature(admin, "METERED");
   const hard = await createFeature(admin, "QUOTA");
@@ -69,10 +74,13 @@ export function steerableProvider(initial: DevelopmentOutcome = "pending") {
 /** The scheduled jobs with the billing cycle at `at`, limited to `tenantIds`. */
 export function runCycle(
   at: Date,
-  provider: DevelopmentPaymentProvider,
+  provider: PaymentProvider,
   tenantIds: readonly string[],
+  options: BillingCycleOptions = {},
 ) {
-  return runSubscriptionJobs(env, at, { billing: new BillingCycle(env, provider, tenantIds) });
+  return runSubscriptionJobs(env, at, {
+    billing: new BillingCycle(env, provider, tenantIds, options),
+  });
 }
 
 /** Usage through the tenant's counter object at an injected instant. */

@@ -30,6 +30,8 @@ describe("entitlements, end to end", () => {
     const starterMonthly = await createPrice(admin, starter.id, {
       interval: "MONTHLY",
       amount: 1900,
+      // The catalog gives the trial (a tenant's first subscription to this price).
+      trialDays: 14,
     });
     const projectsGrant = await grant(admin, starter.id, projects.id, {
       limit: 3,
@@ -66,9 +68,9 @@ describe("entitlements, end to end", () => {
       resetPeriod: "MONTHLY",
     });
 
-    // A tenant subscribes with a trial.
+    // A tenant subscribes and gets the price's trial.
     const owner = await register();
-    const trial = await subscribe(owner, starter.id, starterMonthly.id, { trialDays: 14 });
+    const trial = await subscribe(owner, starter.id, starterMonthly.id);
     expect(trial.status).toBe("TRIALING");
     const key = await createApiKey(owner);
     const api = entitlementsFor(key);

@@ -6,6 +6,7 @@ import {
   type BuiltPlan,
   buildPlan,
   createApiKey,
+  createFeature,
   entitlementsFor,
   platformAdmin,
   subscribe,
@@ -128,11 +129,19 @@ describe("check", () => {
       reason: "No active subscription",
     });
     const { api } = await subscribedTenant();
-    expect((await api.check("not_in_this_plan")).body).toMatchObject({
+    // A feature of the catalog that the plan does not grant: allowed false, with the reason.
+    const outside = await createFeature(admin, "QUOTA");
+    expect((await api.check(outside.lookupKey)).body).toMatchObject({
       allowed: false,
-      feature: "not_in_this_plan",
-      reason: 'Feature "not_in_this_plan" is not included in your plan',
+      feature: outside.lookupKey,
+      reason: `Feature "${outside.lookupKey}" is not included in your plan`,
     });
+    // A feature that does not exist in the catalog: 404.
+    expectError(
+      await api.check("no_such_feature_anywhere"),
+      404,
+      'Feature with lookup key "no_such_feature_anywhere" not found',
+    );
     expectError(await api.check("Not-A-Key"), 400, (message) =>
       expect(message).toContain("featureKey must be lowercase alphanumeric with underscores only"),
     );
@@ -205,11 +214,13 @@ describe("consume", () => {
       400,
       "Boolean features cannot be consumed. Use the check endpoint instead.",
     );
+    const outside = await createFeature(admin, "QUOTA");
     expectError(
-      await api.consume("not_in_this_plan"),
+      await api.consume(outside.lookupKey),
       403,
-      'Feature "not_in_this_plan" is not included in your plan',
+      `Feature "${outside.lookupKey}" is not included in your plan`,
     );
+    expectError(await api.consume("no_such_feature_anywhere"), 404, /not found/);
     const owner = await register();
     const key = await createApiKey(owner);
     expectError(await entitlementsFor(key).consume(built.keys.hard), 403, "No active subscription");

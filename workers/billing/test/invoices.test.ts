@@ -14,16 +14,27 @@ import { type Account, addMember, call, expectError, register } from "./helpers.
 
 let admin: Account;
 let plan: MoneyPlan;
+let trialPlan: MoneyPlan;
 
 beforeAll(async () => {
   admin = await platformAdmin();
   plan = await buildMoneyPlan(admin, 2900);
+  trialPlan = await buildMoneyPlan(admin, 2900, { trialDays: 14 });
 });
 
+/**
+ * A tenant on the plan. `api` is a platform administrator acting on the
+ * tenant (settlement is the platform's); `own` is the tenant's OWNER.
+ */
 async function subscribedOwner() {
   const owner = await register();
   const subscription = await subscribe(owner, plan.planId, plan.priceId);
-  return { owner, subscription, api: asTenant(owner, owner.tenant.id) };
+  return {
+    owner,
+    subscription,
+    api: asTenant(admin, owner.tenant.id),
+    own: asTenant(owner, owner.tenant.id),
+  };
 }
 
 async function generated(api: ReturnType<typeof asTenant>) {
@@ -57,14 +68,14 @@ describe("POST /invoices/generate", () => {
   it("404 without a subscription; 409 during a trial (trials are not billed)", async () => {
     const lonely = await register();
     expectError(
-      await asTenant(lonely, lonely.tenant.id)("/api/v1/invoices/generate", { method: "POST" }),
+      await asTenant(admin, lonely.tenant.id)("/api/v1/invoices/generate", { method: "POST" }),
       404,
       "No active subscription found for this tenant",
     );
     const trialing = await register();
-    await subscribe(trialing, plan.planId, plan.priceId, { trialDays: 14 });
+    await subscribe(trialing, trialPlan.planId, trialPlan.priceId);
     expectError(
-      await asTenant(trialing, trialing.tenant.id)("/api/v1/invoices/generate", { method: "POST" }),
+      await asTenant(admin, trialing.tenant.id)("/api/v1/invoices/generate", { method: "POST" }),
       409,
       /trial/,
     );
@@ -229,8 +240,8 @@ describe("invoice lifecycle", () => {
 });
 
 describe("access and validation", () => {
-  it("OWNER, ADMIN and BILLING read invoices; only OWNER and ADMIN change them; DEVELOPER reads nothing; other tenants get 404", async () => {
-    const { owner, api } = await subscribedOwner();
+  it("OWNER, ADMIN and BILLING read money; no tenant role settles (403); DEVELOPER reads nothing; a platform admin acts on any tenant; other tenants get 404", async () => {
+    const { owner, api, own } = await subscribedOwner();
     const draft = await generated(api);
     const billing = await addMember(owner, "BILLING");
     const developer = await addMember(owner, "DEVELOPER");
@@ -239,25 +250,48 @@ describe("access and validation", () => {
     expect((await asBilling("/api/v1/invoices")).status).toBe(200);
     expect((await asBilling(`/api/v1/invoices/${draft.id}`)).status).toBe(200);
     expect((await asBilling("/api/v1/billing/ledger")).status).toBe(200);
-    expectError(await asBilling(`/api/v1/invoices/${draft.id}/finalize`, { method: "POST" }), 403);
     const asDeveloper = asTenant(developer, owner.tenant.id);
     expectError(await asDeveloper("/api/v1/invoices"), 403);
     expectError(await asDeveloper("/api/v1/billing/balance"), 403);
     expectError(await asDeveloper("/api/v1/billing/payments"), 403);
+    // Tenants are the customers: none of their roles generates, finalizes, voids or marks paid.
     const asAdmin = asTenant(adminMember, owner.tenant.id);
-    expect(
-      (await asAdmin(`/api/v1/invoices/${draft.id}/finalize`, { method: "POST" })).status,
-    ).toBe(201);
+    for (const caller of [own, asAdmin, asBilling, asDeveloper]) {
+      for (const path of [
+        "/api/v1/invoices/generate",
+        `/api/v1/invoices/${draft.id}/finalize`,
+        `/api/v1/invoices/${draft.id}/void`,
+        `/api/v1/invoices/${draft.id}/mark-paid`,
+      ]) {
+        expectError(
+          await caller(path, { method: "POST" }),
+          403,
+          "Only platform administrators and the billing cycle generate, finalize, void or mark invoices paid",
+        );
+      }
+    }
+    expect((await own(`/api/v1/invoices/${draft.id}`)).body.status).toBe("DRAFT");
+    // The platform administrator (not a member) settles through the same routes and shapes.
+    const finalized = await api(`/api/v1/invoices/${draft.id}/finalize`, { method: "POST" });
+    expect(finalized.status).toBe(201);
+    expect((await own(`/api/v1/invoices/${draft.id}`)).body.status).toBe("OPEN");
+    expect((await api("/api/v1/billing/balance")).body.balance).toBe(2900);
+    expect((await api("/api/v1/billing/payments")).body.data).toHaveLength(1);
     expectError(await call("/api/v1/invoices"), 401);
+    expectError(
+      await asTenant(admin, crypto.randomUUID())("/api/v1/invoices"),
+      404,
+      /^Tenant with ID/,
+    );
 
     const stranger = await subscribedOwner();
     expectError(
-      await stranger.api(`/api/v1/invoices/${draft.id}`),
+      await stranger.own(`/api/v1/invoices/${draft.id}`),
       404,
       "Invoice not found or does not belong to this tenant",
     );
+    expectError(await stranger.own(`/api/v1/invoices/${draft.id}/line-items`), 404);
     expectError(await stranger.api(`/api/v1/invoices/${draft.id}/void`, { method: "POST" }), 404);
-    expectError(await stranger.api(`/api/v1/invoices/${draft.id}/line-items`), 404);
   });
 
   it("rejects bad ids and filters with 400", async () => {
@@ -294,12 +328,12 @@ describe("access and validation", () => {
 describe("trials and grace", () => {
   it("a trial is never invoiced; the first billable period is", async () => {
     const owner = await register();
-    const subscription = await subscribe(owner, plan.planId, plan.priceId, { trialDays: 14 });
+    const subscription = await subscribe(owner, trialPlan.planId, trialPlan.priceId);
     const trialEnd = new Date(subscription.trialEndsAt);
     // Usage during the trial, far beyond every limit: not billed.
     await consumeAt(
       owner.tenant.id,
-      plan.keys.seats,
+      trialPlan.keys.seats,
       50,
       new Date(Date.parse(subscription.startedAt) + MS_PER_DAY),
     );
@@ -324,7 +358,7 @@ describe("trials and grace", () => {
   });
 
   it("after the grace period an unpaid invoice becomes UNCOLLECTIBLE and the PAST_DUE subscription CANCELLED", async () => {
-    const { owner, subscription, api } = await subscribedOwner();
+    const { owner, subscription, api, own } = await subscribedOwner();
     const { provider } = steerableProvider("failed");
     let at = new Date(Date.parse(subscription.currentPeriodEnd) + 60_000);
     await runCycle(at, provider, [owner.tenant.id]);
@@ -332,9 +366,9 @@ describe("trials and grace", () => {
       at = new Date(at.getTime() + days * MS_PER_DAY);
       await runCycle(at, provider, [owner.tenant.id]);
     }
-    expect((await api("/api/v1/subscriptions/active")).body.status).toBe("PAST_DUE");
+    expect((await own("/api/v1/subscriptions/active")).body.status).toBe("PAST_DUE");
     await runCycle(new Date(at.getTime() + 7 * MS_PER_DAY - 60_000), provider, [owner.tenant.id]);
-    expect((await api("/api/v1/subscriptions/active")).body.status).toBe("PAST_DUE");
+    expect((await own("/api/v1/subscriptions/active")).body.status).toBe("PAST_DUE");
     await runCycle(new Date(at.getTime() + 7 * MS_PER_DAY), provider, [owner.tenant.id]);
     const row = await env.DB.prepare("SELECT status FROM subscriptions WHERE id = ?")
       .bind(subscription.id)

@@ -234,9 +234,23 @@ describe("POST /subscriptions", () => {
 });
 
 describe("trials", () => {
-  it("starts TRIALING; the first billable period starts when the trial ends; the cron makes it ACTIVE", async () => {
+  /** A plan like `built` whose monthly price carries a trial (a fresh plan, so no other test gets one). */
+  async function trialPlan(days = 14) {
+    const plan = await buildPlan(admin);
+    const patched = await call(`/api/v1/plans/${plan.plan.id}/prices/${plan.monthly.id}`, {
+      method: "PATCH",
+      token: admin.accessToken,
+      body: { trialDays: days },
+    });
+    expect(patched.status, JSON.stringify(patched.body)).toBe(200);
+    expect(patched.body).toMatchObject({ isActive: true, trialDays: days });
+    return plan;
+  }
+
+  it("starts TRIALING from the price's trialDays; the first billable period starts when the trial ends; the cron makes it ACTIVE", async () => {
     const owner = await register();
-    const subscription = await subscribe(owner, built.plan.id, built.monthly.id, { trialDays: 14 });
+    const withTrial = await trialPlan(14);
+    const subscription = await subscribe(owner, withTrial.plan.id, withTrial.monthly.id);
     const started = Date.parse(subscription.startedAt);
     expect(subscription.status).toBe("TRIALING");
     expect(Date.parse(subscription.trialEndsAt) - started).toBe(14 * 86_400_000);
@@ -248,7 +262,7 @@ describe("trials", () => {
 
     // Entitled during the trial.
     const key = await createApiKey(owner);
-    expect((await entitlementsFor(key).check(built.keys.flag)).body.allowed).toBe(true);
+    expect((await entitlementsFor(key).check(withTrial.keys.flag)).body.allowed).toBe(true);
 
     await runCron(new Date(started + 13 * 86_400_000));
     expect((await asOwner(owner, "/api/v1/subscriptions/active")).body.status).toBe("TRIALING");
@@ -262,7 +276,62 @@ describe("trials", () => {
     expectedEnd.setUTCMonth(end.getUTCMonth() + 1);
     if (expectedEnd.getUTCDate() !== end.getUTCDate()) expectedEnd.setUTCDate(0);
     expect(active.currentPeriodEnd).toBe(expectedEnd.toISOString());
-    expect((await entitlementsFor(key).check(built.keys.flag)).body.allowed).toBe(true);
+    expect((await entitlementsFor(key).check(withTrial.keys.flag)).body.allowed).toBe(true);
+  });
+
+  it("gives a tenant one trial in its lifetime; a plan change never starts one; the tenant cannot ask for one", async () => {
+    const withTrial = await trialPlan(30);
+    const other = await trialPlan(7);
+    const owner = await register();
+    // The tenant does not choose trials.
+    expectError(
+      await asOwner(owner, "/api/v1/subscriptions", {
+        planId: withTrial.plan.id,
+        priceId: withTrial.monthly.id,
+        trialDays: 90,
+      }),
+      400,
+      (message) => expect(message).toContain("property trialDays should not exist"),
+    );
+    const first = await subscribe(owner, withTrial.plan.id, withTrial.monthly.id);
+    expect(first.status).toBe("TRIALING");
+    // Subscribing again to the same price is a plan change: no fresh trial, no moved trialEndsAt.
+    const again = await subscribe(owner, withTrial.plan.id, withTrial.monthly.id);
+    expect(again).toMatchObject({ status: "ACTIVE", trialEndsAt: null });
+    // A plan change to another price with a trial: none either.
+    const changed = await subscribe(owner, other.plan.id, other.monthly.id);
+    expect(changed).toMatchObject({ status: "ACTIVE", trialEndsAt: null });
+    // Cancelled and subscribed afresh later: the trial was used.
+    await asOwner(owner, `/api/v1/subscriptions/${changed.id}/cancel`, {});
+    const fresh = await subscribe(owner, other.plan.id, other.monthly.id);
+    expect(fresh).toMatchObject({ status: "ACTIVE", trialEndsAt: null });
+    // Another tenant still gets its trial; a price without one gives none.
+    const newcomer = await register();
+    expect((await subscribe(newcomer, other.plan.id, other.monthly.id)).status).toBe("TRIALING");
+    const plain = await register();
+    expect((await subscribe(plain, built.plan.id, built.monthly.id)).trialEndsAt).toBeNull();
+  });
+
+  it("two concurrent first subscribes start at most one trial", async () => {
+    const withTrial = await trialPlan(14);
+    const owner = await register();
+    const results = await Promise.all(
+      [1, 2, 3].map(() =>
+        asOwner(owner, "/api/v1/subscriptions", {
+          planId: withTrial.plan.id,
+          priceId: withTrial.monthly.id,
+        }),
+      ),
+    );
+    const trials = await db()
+      .prepare(
+        "SELECT count(*) AS n FROM subscriptions WHERE tenant_id = ? AND trial_ends_at IS NOT NULL",
+      )
+      .bind(owner.tenant.id)
+      .first<{ n: number }>();
+    expect(trials?.n).toBe(1);
+    expect(results.some((result) => result.status === 201)).toBe(true);
+    for (const result of results) expect([201, 409]).toContain(result.status);
   });
 });
 
@@ -376,7 +445,8 @@ describe("period close and tenant cancellation", () => {
     if (expected.getUTCDate() !== start.getUTCDate()) expected.setUTCDate(0);
     expect(rolled.currentPeriodEnd).toBe(expected.toISOString());
     expect(rolled.status).toBe("ACTIVE");
-  });
+    // The cron is unscoped here: it closes a year of every tenant of this file.
+  }, 120_000);
 
   it("ends the current subscription in the same batch that cancels the tenant", async () => {
     const owner = await register();

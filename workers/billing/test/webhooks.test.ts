@@ -29,7 +29,8 @@ beforeAll(async () => {
 async function openInvoice() {
   const owner = await register();
   const subscription = await subscribe(owner, plan.planId, plan.priceId);
-  const api = asTenant(owner, owner.tenant.id);
+  // The platform administrator settles; the tenant only reads.
+  const api = asTenant(admin, owner.tenant.id);
   const draft = (await api("/api/v1/invoices/generate", { method: "POST" })).body;
   const invoice = (await api(`/api/v1/invoices/${draft.id}/finalize`, { method: "POST" })).body;
   const attempt = (await api("/api/v1/billing/payments")).body.data[0];
@@ -156,16 +157,31 @@ describe("POST /webhooks/payprovider", () => {
 });
 
 describe("handlers check the current state", () => {
-  it("a payment for a VOID invoice changes nothing but is recorded", async () => {
+  it("a payment for a VOID invoice becomes a CREDIT with the provider reference, once", async () => {
     const { api, invoice, attempt } = await openInvoice();
     await api(`/api/v1/invoices/${invoice.id}/void`, { method: "POST" });
-    const event = paymentIntentEvent("payment_intent.succeeded", attempt.providerPaymentId);
+    const event = paymentIntentEvent("payment_intent.succeeded", attempt.providerPaymentId, {
+      amount: invoice.total,
+    });
     await signedWebhook(event);
     const row = await waitForWebhook(event.id);
     expect(row.status).toBe("PROCESSED");
-    expect(row.outcome).toMatch(/VOID/);
+    expect(row.outcome).toMatch(/VOID; 2900 credited/);
     expect((await api(`/api/v1/invoices/${invoice.id}`)).body.status).toBe("VOID");
     expect((await api("/api/v1/billing/ledger?type=PAYMENT")).body.meta.total).toBe(0);
+    const credits = (await api("/api/v1/billing/ledger?type=CREDIT")).body.data;
+    // The void's reversal of the CHARGE, and the money received.
+    expect(credits).toHaveLength(2);
+    expect(credits).toContainEqual(
+      expect.objectContaining({ credit: 2900, externalReference: attempt.providerPaymentId }),
+    );
+    expect((await api(`/api/v1/billing/payments/${attempt.id}`)).body.status).toBe("SUCCEEDED");
+    // The tenant is owed 2,900: a negative balance (its credit).
+    expect((await api("/api/v1/billing/balance")).body.balance).toBe(-2900);
+    const replay = { ...event, id: `evt_${crypto.randomUUID()}` };
+    await signedWebhook(replay);
+    expect((await waitForWebhook(replay.id)).outcome).toMatch(/already credited/);
+    expect((await api("/api/v1/billing/ledger?type=CREDIT")).body.meta.total).toBe(2);
   });
 
   it("failures schedule a retry; the last one makes the subscription PAST_DUE, unless it was replaced", async () => {
@@ -204,7 +220,9 @@ describe("handlers check the current state", () => {
     await signedWebhook(lastFailure);
     const row = await waitForWebhook(lastFailure.id);
     expect(row.outcome).toMatch(/no longer ACTIVE/);
-    expect((await api("/api/v1/subscriptions/active")).body.status).toBe("ACTIVE");
+    expect(
+      (await asTenant(owner, owner.tenant.id)("/api/v1/subscriptions/active")).body.status,
+    ).toBe("ACTIVE");
   });
 
   it("charge.refunded writes a REFUND once, up to what was paid", async () => {
@@ -307,7 +325,9 @@ describe("the webhook queue", () => {
     });
     const broken = {
       name: "broken",
+      createCustomer: () => Promise.reject(new Error("unused")),
       createPayment: () => Promise.reject(new Error("unused")),
+      retrievePayment: () => Promise.reject(new Error("unused")),
     };
     // Processing throws (the database refuses): the message is retried with backoff.
     const failingDb = new Proxy(env, {

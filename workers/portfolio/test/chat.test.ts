@@ -353,6 +353,73 @@ describe("confidence gate", () => {
   });
 });
 
+describe("answers: the fact when the portfolio states it, a plain decline when it does not", () => {
+  it.each([
+    [
+      "When did Avery start at Northwind Health?",
+      "2021",
+      "Resume: Staff Engineer at Northwind Health",
+    ],
+    [
+      "What did Avery do at Brightlane Labs?",
+      "internal tools and REST APIs",
+      "Resume: Software Engineer at Brightlane Labs",
+    ],
+    ["How many hospitals use Signal Canvas?", "40 hospitals", "Signal Canvas"],
+    [
+      "Who said Avery grew two engineers into tech leads?",
+      "Jordan Blake",
+      "Recommendation from Jordan Blake",
+    ],
+  ])("%s -> states the fact, with its source", async (question, fact, source) => {
+    const answer = await ask(question, { use_cache: false });
+    expect(answer.text).toContain(fact);
+    expect(answer.done.sources.map((s) => s.title)).toContain(source);
+  });
+
+  it.each([
+    [
+      "Has Avery used Kubernetes?",
+      /^No, not according to the portfolio: the portfolio doesn't mention Kubernetes\./,
+    ],
+    [
+      "Did Avery ever work at Google?",
+      /^No, not according to the portfolio: the portfolio doesn't mention Google\. The companies it lists are .*Brightlane Labs/,
+    ],
+    [
+      "Did Avery build a mobile app?",
+      /^No, not according to the portfolio: the portfolio doesn't mention mobile/,
+    ],
+    [
+      "Did Avery use Go at Northwind Health?",
+      /doesn't mention Go in connection with Northwind Health/,
+    ],
+  ])(
+    "%s -> entity_not_found: names the missing thing, no sources, not cached",
+    async (question, expected) => {
+      await resetCache();
+      let answer: Awaited<ReturnType<typeof ask>> | undefined;
+      const counters = await counted(async () => {
+        answer = await ask(question);
+      });
+      expect(answer!.text).toMatch(expected);
+      expect(answer!.done.sources).toEqual([]);
+      expect(counters.retrieval_gate_reasons).toEqual({ entity_not_found: 1 });
+      expect(counters.response_routes).toEqual({ confidence_fallback: 1 });
+      expect((await ask(question)).done.cached).toBe(false);
+    },
+  );
+
+  it("answer_type_not_found: a when-question about an item without a date", async () => {
+    let answer: Awaited<ReturnType<typeof ask>> | undefined;
+    const counters = await counted(async () => {
+      answer = await ask("When was Ask Avery launched?", { use_cache: false });
+    });
+    expect(answer!.text).toContain("The portfolio doesn't give a date for Ask Avery");
+    expect(counters.retrieval_gate_reasons).toEqual({ answer_type_not_found: 1 });
+  });
+});
+
 describe("rate limiting (per CF-Connecting-IP, state in a Durable Object)", () => {
   it("chat: the limit is configuration; 429 RATE_LIMITED with Retry-After in the envelope", async () => {
     const ip = "203.0.113.7";

@@ -58,7 +58,7 @@ describe("CMS ingestion (POST /v1/ingest against a fake Sanity API)", () => {
     const body = (await response.json()) as Record<string, unknown>;
     expect(body).toMatchObject({ status: "ok", mode: "cms", chunks_removed: 0 });
     expect(body.chunks_ingested).toBe(body.chunks_embedded);
-    expect(body.sources).toEqual({ resume: 5, project: 10, testimonial: 2, profile: 4 });
+    expect(body.sources).toEqual({ resume: 7, project: 10, testimonial: 2, profile: 4 });
     expect(cms.requests.length).toBe(5);
     for (const request of cms.requests) {
       const url = new URL(request.url);
@@ -157,7 +157,7 @@ describe("CMS ingestion (POST /v1/ingest against a fake Sanity API)", () => {
   it("development mode ingests the built-in portfolio and reports it", async () => {
     const response = await call(`/v1/ingest?token=${TOKEN}`, { method: "POST" });
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ status: "ok", mode: "dev", chunks_ingested: 21 });
+    expect(await response.json()).toMatchObject({ status: "ok", mode: "dev", chunks_ingested: 23 });
   });
 });
 
@@ -179,43 +179,46 @@ describe("chat with Workers AI and Vectorize", () => {
     expect(messages[0]!.role).toBe("system");
     expect(messages[0]!.content).toContain("--- CONTEXT ---");
     expect(messages[0]!.content).toContain('"Ask Avery", the AI assistant on Avery Quinn');
+    expect(messages[0]!.content).toContain(
+      "say plainly that the portfolio does not mention it, naming it",
+    );
     expect(messages.at(-1)).toEqual({ role: "user", content: "What projects has Avery built?" });
   });
 
   it("history: the last 6 messages of the session, oldest first, in a stable order", async () => {
     await ingest();
     const session = "history-session";
+    // Real questions: the answerability check declines ones about things the portfolio lacks.
+    const questions = [
+      "What projects has Avery built?",
+      "Which projects did Avery build?",
+      "Tell me about Avery's projects",
+      "What has Avery built?",
+      "What projects did Avery make?",
+    ];
     const replies = ["First answer.", "Second answer.", "Third answer.", "Fourth answer."];
     for (const [i, reply] of replies.entries()) {
       ai.generation = { kind: "answer", pieces: [reply] };
-      await ask(
-        `Question number ${i + 1} about projects?`,
-        { session_id: session, use_cache: false },
-        { overrides },
-      );
+      await ask(questions[i]!, { session_id: session, use_cache: false }, { overrides });
     }
     ai.generation = { kind: "answer", pieces: ["Fifth answer."] };
-    await ask(
-      "Question number 5 about projects?",
-      { session_id: session, use_cache: false },
-      { overrides },
-    );
+    await ask(questions[4]!, { session_id: session, use_cache: false }, { overrides });
     const messages = ai.generationCalls.at(-1)!.inputs.messages as {
       role: string;
       content: string;
     }[];
     expect(messages.slice(1)).toEqual([
-      { role: "user", content: "Question number 2 about projects?" },
+      { role: "user", content: questions[1] },
       { role: "assistant", content: "Second answer." },
-      { role: "user", content: "Question number 3 about projects?" },
+      { role: "user", content: questions[2] },
       { role: "assistant", content: "Third answer." },
-      { role: "user", content: "Question number 4 about projects?" },
+      { role: "user", content: questions[3] },
       { role: "assistant", content: "Fourth answer." },
-      { role: "user", content: "Question number 5 about projects?" },
+      { role: "user", content: questions[4] },
     ]);
     // Another session starts without history.
     await ask(
-      "Question in another session about projects?",
+      "Which projects has Avery worked on?",
       { session_id: "other", use_cache: false },
       { overrides },
     );
@@ -225,11 +228,11 @@ describe("chat with Workers AI and Vectorize", () => {
   it("answers that depended on session history are not cached", async () => {
     await ingest();
     const session = "cache-history";
-    await ask("An opening question about projects?", { session_id: session }, { overrides });
-    await ask("A follow-up question about projects?", { session_id: session }, { overrides });
-    const again = await ask("A follow-up question about projects?", {}, { overrides });
+    await ask("What projects has Avery built?", { session_id: session }, { overrides });
+    await ask("Which projects did Avery build?", { session_id: session }, { overrides });
+    const again = await ask("Which projects did Avery build?", {}, { overrides });
     expect(again.done.cached).toBe(false);
-    const opening = await ask("An opening question about projects?", {}, { overrides });
+    const opening = await ask("What projects has Avery built?", {}, { overrides });
     expect(opening.done.cached).toBe(true);
   });
 
@@ -299,10 +302,40 @@ describe("chat with Workers AI and Vectorize", () => {
     await ingest();
     ai.queryVector = () => axis(0.8);
     const counters = await counted(async () => {
-      await ask("Zebra quantum marmalade?", { use_cache: false }, { overrides });
+      await ask("What has Avery shipped?", { use_cache: false }, { overrides });
     }, overrides);
     expect(counters.response_routes).toEqual({ llm: 1 });
   });
+
+  it.each([
+    [
+      "Has Avery used Kubernetes?",
+      "entity_not_found",
+      /^No, not according to the portfolio: the portfolio doesn't mention Kubernetes\./,
+    ],
+    [
+      "Did Avery ever work at Google?",
+      "entity_not_found",
+      /doesn't mention Google\. The companies it lists are .*Northwind Health/,
+    ],
+    ["When was Ask Avery launched?", "answer_type_not_found", /doesn't give a date for Ask Avery/],
+  ])(
+    "answerability before the model call: %s -> %s, the model is not called",
+    async (question, reason, expected) => {
+      await ingest();
+      // A strong semantic match (0.8) passes the similarity gate; the evidence still lacks the thing.
+      ai.queryVector = () => axis(0.8);
+      let answer: Awaited<ReturnType<typeof ask>> | undefined;
+      const counters = await counted(async () => {
+        answer = await ask(question, { use_cache: false }, { overrides });
+      }, overrides);
+      expect(answer!.text).toMatch(expected);
+      expect(answer!.done.sources).toEqual([]);
+      expect(counters.retrieval_gate_reasons).toEqual({ [reason]: 1 });
+      expect(counters.response_routes).toEqual({ confidence_fallback: 1 });
+      expect(ai.generationCalls).toHaveLength(0);
+    },
+  );
 
   it("empty_results when nothing is ingested", async () => {
     const counters = await counted(async () => {

@@ -1,5 +1,13 @@
 import { sql } from "drizzle-orm";
-import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  check,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
 import { tenants } from "./identity.ts";
 import { subscriptions } from "./subscriptions.ts";
 
@@ -20,7 +28,11 @@ export type InvoiceStatus = (typeof invoiceStatuses)[number];
 export const invoiceKinds = ["PERIOD", "PRORATION"] as const;
 export type InvoiceKind = (typeof invoiceKinds)[number];
 
-export const lineItemKinds = ["BASE", "PRORATION_CREDIT", "USAGE"] as const;
+/**
+ * CREDIT_APPLIED: the tenant's credit balance (money received that no
+ * invoice needed) taken off this invoice at finalize, as a negative amount.
+ */
+export const lineItemKinds = ["BASE", "PRORATION_CREDIT", "USAGE", "CREDIT_APPLIED"] as const;
 export type LineItemKind = (typeof lineItemKinds)[number];
 
 export const ledgerEntryTypes = ["CHARGE", "PAYMENT", "CREDIT", "REFUND", "ADJUSTMENT"] as const;
@@ -45,9 +57,10 @@ export const webhookEventStatuses = [
 export type WebhookEventStatus = (typeof webhookEventStatuses)[number];
 
 /**
- * One invoice per (subscription, period start, kind): the unique index is
- * what makes generation idempotent, for the billing cycle and for
- * `POST /invoices/generate` alike.
+ * One live invoice per (subscription, period start, kind): the partial
+ * unique index is what makes generation idempotent, for the billing cycle
+ * and for `POST /invoices/generate` alike. A VOID invoice leaves the slot,
+ * so the platform can issue a replacement for the same period.
  */
 export const invoices = sqliteTable(
   "invoices",
@@ -81,11 +94,9 @@ export const invoices = sqliteTable(
     updatedAt: text("updated_at").notNull().default(now),
   },
   (table) => [
-    uniqueIndex("invoices_subscription_period_kind_unique").on(
-      table.subscriptionId,
-      table.periodStart,
-      table.kind,
-    ),
+    uniqueIndex("invoices_subscription_period_kind_live_unique")
+      .on(table.subscriptionId, table.periodStart, table.kind)
+      .where(sql`status <> 'VOID'`),
     index("invoices_tenant_created_idx").on(table.tenantId, table.createdAt),
     index("invoices_status_idx").on(table.status),
     check("invoices_total_non_negative", sql`total >= 0 AND subtotal >= 0`),
@@ -125,8 +136,12 @@ export const invoiceSequences = sqliteTable("invoice_sequences", {
 
 /**
  * Append-only (triggers in the migration refuse UPDATE and DELETE). An
- * invoice gets at most one CHARGE, one PAYMENT and one CREDIT: the partial
- * unique index is the last line of defence against a double charge.
+ * invoice gets at most one CHARGE, one PAYMENT, one reversing CREDIT (void)
+ * and one ADJUSTMENT (credit balance applied): the partial unique indexes
+ * are the last line of defence against a double charge. A CREDIT with a
+ * provider reference is money received that no invoice took (a payment on
+ * a VOID or already PAID invoice): once per provider payment, and it is the
+ * tenant's credit balance until a later invoice applies it.
  */
 export const ledgerEntries = sqliteTable(
   "ledger_entries",
@@ -145,9 +160,14 @@ export const ledgerEntries = sqliteTable(
     createdAt: text("created_at").notNull().default(now),
   },
   (table) => [
-    uniqueIndex("ledger_entries_invoice_type_once")
+    uniqueIndex("ledger_entries_invoice_type_once_v2")
       .on(table.invoiceId, table.type)
-      .where(sql`type IN ('CHARGE', 'PAYMENT', 'CREDIT')`),
+      .where(
+        sql`type IN ('CHARGE', 'PAYMENT', 'ADJUSTMENT') OR (type = 'CREDIT' AND external_reference IS NULL)`,
+      ),
+    uniqueIndex("ledger_entries_received_credit_unique")
+      .on(table.externalReference)
+      .where(sql`type = 'CREDIT' AND external_reference IS NOT NULL`),
     uniqueIndex("ledger_entries_refund_reference_unique")
       .on(table.externalReference)
       .where(sql`type = 'REFUND'`),
@@ -191,6 +211,23 @@ export const paymentAttempts = sqliteTable(
     index("payment_attempts_tenant_created_idx").on(table.tenantId, table.createdAt),
     index("payment_attempts_status_retry_idx").on(table.status, table.nextRetryAt),
   ],
+);
+
+/**
+ * The provider-side customer of a tenant: created once (the provider call
+ * is idempotent on the tenant) and reused for every charge.
+ */
+export const paymentCustomers = sqliteTable(
+  "payment_customers",
+  {
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    provider: text("provider").notNull(),
+    providerCustomerId: text("provider_customer_id").notNull(),
+    createdAt: text("created_at").notNull().default(now),
+  },
+  (table) => [primaryKey({ columns: [table.tenantId, table.provider] })],
 );
 
 /** Provider webhooks, stored raw before they are answered, then processed from a queue. */

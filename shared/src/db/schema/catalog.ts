@@ -57,6 +57,11 @@ export const planPrices = sqliteTable(
     /** ISO 4217, stored lower-case. */
     currency: text("currency").notNull().default("usd"),
     isActive: integer("is_active", { mode: "boolean" }).notNull().default(true),
+    /**
+     * Days of free trial a tenant gets on its first subscription to this
+     * price, if it never had a trial (one per tenant, ever); null or 0: none.
+     */
+    trialDays: integer("trial_days"),
     ...timestamps,
   },
   (table) => [
@@ -68,6 +73,7 @@ export const planPrices = sqliteTable(
       .where(sql`is_active = 1`),
     index("plan_prices_plan_idx").on(table.planId),
     check("plan_prices_amount_non_negative", sql`amount >= 0`),
+    check("plan_prices_trial_days_range", sql`trial_days IS NULL OR trial_days BETWEEN 0 AND 365`),
   ],
 );
 

@@ -112,3 +112,18 @@ export const entitlementSnapshots = sqliteTable(
     index("entitlement_snapshots_feature_idx").on(table.featureLookupKey),
   ],
 );
+
+/**
+ * The one trial a tenant ever gets: inserted in the batch that starts a
+ * trialing subscription, so a second trial (even by two concurrent
+ * subscribes) fails on the primary key.
+ */
+export const tenantTrials = sqliteTable("tenant_trials", {
+  tenantId: text("tenant_id")
+    .primaryKey()
+    .references(() => tenants.id, { onDelete: "cascade" }),
+  subscriptionId: text("subscription_id")
+    .notNull()
+    .references(() => subscriptions.id, { onDelete: "cascade" }),
+  startedAt: text("started_at").notNull(),
+});

@@ -96,7 +96,19 @@ export interface FeatureInput {
   readonly hour: number;
   readonly day_of_week: DayOfWeek;
   readonly is_weekend: 0 | 1;
+  /** The station's latest CPCB AQI and how many hours before the predicted hour it was observed (both or neither). */
+  readonly recent_aqi?: number | null;
+  readonly recent_aqi_age_hours?: number | null;
 }
+
+/**
+ * The recent-reading variant's input: the weather-only columns, then the
+ * reading and its age (hours). The model card (`preprocessing.readingColumns`)
+ * must name exactly these.
+ */
+export const READING_COLUMNS = ["recent_aqi", "recent_aqi_age_hours"] as const;
+export const READING_FEATURE_NAMES = [...FEATURE_NAMES, ...READING_COLUMNS] as const;
+export const READING_FEATURE_COUNT = READING_FEATURE_NAMES.length;
 
 export interface TrainingStation {
   /** Canonical name, e.g. "Lodhi Road, Delhi". */
@@ -273,6 +285,28 @@ export function encodeFeatures(input: FeatureInput, spec: PreprocessingSpec): nu
     row[FEATURE_NAMES.indexOf(name)] = Number.NaN;
   }
   return row;
+}
+
+/** One row of the recent-reading variant (READING_FEATURE_NAMES order); throws without a reading. */
+export function encodeReadingFeatures(input: FeatureInput, spec: PreprocessingSpec): number[] {
+  const recent = input.recent_aqi;
+  const age = input.recent_aqi_age_hours;
+  if (typeof recent !== "number" || typeof age !== "number") {
+    throw new RangeError("the recent-reading variant needs recent_aqi and recent_aqi_age_hours");
+  }
+  return [...encodeFeatures(input, spec), recent, age];
+}
+
+/** Row-major float32 data [inputs.length, READING_FEATURE_COUNT] for the recent-reading model. */
+export function encodeReadingBatch(
+  inputs: readonly FeatureInput[],
+  spec: PreprocessingSpec,
+): Float32Array {
+  const tensor = new Float32Array(inputs.length * READING_FEATURE_COUNT);
+  inputs.forEach((input, rowIndex) => {
+    tensor.set(encodeReadingFeatures(input, spec), rowIndex * READING_FEATURE_COUNT);
+  });
+  return tensor;
 }
 
 /** Row-major float32 tensor data [inputs.length, FEATURE_COUNT] for the ONNX input `input`. */

@@ -1,5 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { interpretModelOutputs, roundHalfToEven, roundTo2Decimals } from "./prediction.ts";
+import {
+  aqiFromReadingZ,
+  interpretModelOutputs,
+  roundHalfToEven,
+  roundTo2Decimals,
+} from "./prediction.ts";
 
 describe("roundHalfToEven (Python round)", () => {
   it("rounds exact halves to the even neighbour", () => {
@@ -62,5 +67,21 @@ describe("interpretModelOutputs", () => {
     expect(interpretModelOutputs(100, 120, 90).aqi_interval).toEqual({ low: 90, high: 120 });
     expect(interpretModelOutputs(100, 110, 130).aqi_interval).toEqual({ low: 100, high: 130 });
     expect(interpretModelOutputs(100, 60, 95).aqi_interval).toEqual({ low: 60, high: 100 });
+  });
+});
+
+describe("aqiFromReadingZ: the recent-reading model's z back to AQI", () => {
+  it("z = 0 repeats the reading; z is per square root of the age in log space", () => {
+    expect(aqiFromReadingZ(0, 287, 3)).toBeCloseTo(287, 10);
+    // log1p(aqi) = log1p(100) + sqrt(4) * 0.1
+    expect(aqiFromReadingZ(0.1, 100, 4)).toBeCloseTo(101 * Math.exp(0.2) - 1, 10);
+    expect(aqiFromReadingZ(-0.05, 400, 16)).toBeLessThan(400);
+  });
+
+  it("is monotone in z, so interval ends stay ordered", () => {
+    const values = [-0.3, -0.1, 0, 0.05, 0.2].map((z) => aqiFromReadingZ(z, 180, 12));
+    for (let index = 1; index < values.length; index += 1) {
+      expect(values[index]!).toBeGreaterThan(values[index - 1]!);
+    }
   });
 });

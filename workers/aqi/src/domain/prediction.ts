@@ -74,3 +74,15 @@ export function interpretModelOutputs(
     aqi_interval: { low: roundTo2Decimals(low), high: roundTo2Decimals(high) },
   };
 }
+
+/**
+ * The recent-reading model predicts how far the AQI moves from the reading,
+ * in log space per square root of the reading's age:
+ * z = (log1p(aqi) - log1p(recent_aqi)) / sqrt(age hours). This turns a z
+ * (point or quantile) back into AQI; it is monotone in z, so quantiles stay
+ * quantiles. Kept out of the ONNX graph: eight elementwise operators there
+ * cost more per run than this loop does in JavaScript.
+ */
+export function aqiFromReadingZ(z: number, recentAqi: number, ageHours: number): number {
+  return Math.expm1(Math.log1p(recentAqi) + Math.sqrt(ageHours) * z);
+}

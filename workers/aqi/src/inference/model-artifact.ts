@@ -5,7 +5,14 @@
  * feature layout compiled into this code before a model is accepted.
  */
 import { z } from "@hono/zod-openapi";
-import { assertSpecMatchesCode, type PreprocessingSpec } from "../domain/features.ts";
+import {
+  assertSpecMatchesCode,
+  type PreprocessingSpec,
+  READING_COLUMNS,
+} from "../domain/features.ts";
+
+/** Which inputs a model reads: weather and calendar only, or those plus a recent AQI reading. */
+export type ModelVariant = "weather-only" | "recent-reading";
 
 export interface ModelArtifact {
   /** The artifact's version, e.g. "aqi-1.0.0" (file stem), returned as `model_version`. */
@@ -16,6 +23,7 @@ export interface ModelArtifact {
   readonly cardPath: string;
   readonly onnx: Uint8Array;
   readonly preprocessing: PreprocessingSpec;
+  readonly variant: ModelVariant;
 }
 
 /**
@@ -42,6 +50,7 @@ const ModelCardSubset = z.object({
       )
       .min(1),
     featuresMissingInTraining: z.array(z.string()),
+    readingColumns: z.array(z.string()).optional(),
   }),
 });
 
@@ -54,7 +63,18 @@ export function artifactFromCard(
   const parsed = ModelCardSubset.parse(card);
   const preprocessing = parsed.preprocessing as PreprocessingSpec;
   assertSpecMatchesCode(preprocessing);
+  const readingColumns = parsed.preprocessing.readingColumns;
+  if (
+    readingColumns !== undefined &&
+    (readingColumns.length !== READING_COLUMNS.length ||
+      readingColumns.some((name, index) => name !== READING_COLUMNS[index]))
+  ) {
+    throw new Error(
+      `model card reading columns [${readingColumns.join(", ")}] differ from code [${READING_COLUMNS.join(", ")}]`,
+    );
+  }
   return {
+    variant: readingColumns === undefined ? "weather-only" : "recent-reading",
     version: parsed.modelVersion,
     modelPath: paths.modelPath,
     cardPath: paths.cardPath,

@@ -5,19 +5,32 @@
  */
 import {
   encodeBatch,
+  encodeReadingBatch,
   FEATURE_COUNT,
   type FeatureInput,
+  READING_FEATURE_COUNT,
   resolveStation,
   type StationResolution,
 } from "../domain/features.ts";
+import { aqiFromReadingZ } from "../domain/prediction.ts";
 import type { ModelArtifact, ModelSource } from "./model-artifact.ts";
 import { createOrtSession, type InferenceSession, ort } from "./onnx-runtime.ts";
 
 export const MODEL_INPUT = "input";
 export const MODEL_OUTPUTS = { point: "aqi", low: "aqi_low", high: "aqi_high" } as const;
+/** The recent-reading model's outputs: z of the point and the interval ends (see aqiFromReadingZ). */
+export const READING_MODEL_OUTPUTS = { point: "z", low: "z_low", high: "z_high" } as const;
+
+export function outputNames(
+  variant: ModelArtifact["variant"],
+): typeof MODEL_OUTPUTS | typeof READING_MODEL_OUTPUTS {
+  return variant === "recent-reading" ? READING_MODEL_OUTPUTS : MODEL_OUTPUTS;
+}
+
+type OutputColumns = Record<keyof typeof MODEL_OUTPUTS, Float32Array | Float64Array>;
 
 export interface ScoredRow {
-  /** The three model outputs on the AQI scale (float32 widened to number). */
+  /** The three model outputs on the AQI scale. */
   readonly point: number;
   readonly low: number;
   readonly high: number;
@@ -36,18 +49,31 @@ export class LoadedAqiModel {
   // Runs are serialised: one wasm instance, and ort's run is not re-entrant by contract.
   #queue: Promise<unknown> = Promise.resolve();
 
+  /** Columns of the model's input: the weather-only layout, or that plus the reading and its age. */
+  readonly featureCount: number;
+
   constructor(
     readonly artifact: ModelArtifact,
     private readonly session: InferenceSession,
     /** How long creating the session took (the cold-start cost, paid once per isolate). */
     readonly sessionCreateMs: number,
-  ) {}
+  ) {
+    this.featureCount =
+      artifact.variant === "recent-reading" ? READING_FEATURE_COUNT : FEATURE_COUNT;
+  }
+
+  /** The model's input rows for validated requests (row-major float32). */
+  encode(inputs: readonly FeatureInput[]): Float32Array {
+    return this.artifact.variant === "recent-reading"
+      ? encodeReadingBatch(inputs, this.artifact.preprocessing)
+      : encodeBatch(inputs, this.artifact.preprocessing);
+  }
 
   /** Scores validated requests: the shared preprocessing, then one `session.run`. */
   async score(inputs: readonly FeatureInput[]): Promise<ScoredBatch> {
     const spec = this.artifact.preprocessing;
     const encodeStarted = performance.now();
-    const data = encodeBatch(inputs, spec);
+    const data = this.encode(inputs);
     const stations = inputs.map((input) =>
       resolveStation(input.station, input.latitude, input.longitude, spec.stations),
     );
@@ -62,19 +88,19 @@ export class LoadedAqiModel {
     return { rows, inferenceMs, encodeMs };
   }
 
-  /** One `session.run` over encoded rows (row-major float32 [rows, FEATURE_COUNT]). */
+  /** One `session.run` over encoded rows (row-major float32 [rows, featureCount]). */
   async run(
     data: Float32Array,
     rows: number,
-  ): Promise<{ outputs: Record<keyof typeof MODEL_OUTPUTS, Float32Array>; inferenceMs: number }> {
-    const tensor = new ort.Tensor("float32", data, [rows, FEATURE_COUNT]);
+  ): Promise<{ outputs: OutputColumns; inferenceMs: number }> {
+    const tensor = new ort.Tensor("float32", data, [rows, this.featureCount]);
+    let started = 0;
     const run = this.#queue.then(async () => {
-      const started = performance.now();
-      const outputs = await this.session.run({ [MODEL_INPUT]: tensor });
-      return { outputs, inferenceMs: performance.now() - started };
+      started = performance.now();
+      return this.session.run({ [MODEL_INPUT]: tensor });
     });
     this.#queue = run.catch(() => undefined);
-    const { outputs, inferenceMs } = await run;
+    const outputs = await run;
     const column = (name: string): Float32Array => {
       const output = outputs[name];
       if (!output || !(output.data instanceof Float32Array) || output.data.length !== rows) {
@@ -84,14 +110,30 @@ export class LoadedAqiModel {
       }
       return output.data;
     };
-    return {
-      outputs: {
-        point: column(MODEL_OUTPUTS.point),
-        low: column(MODEL_OUTPUTS.low),
-        high: column(MODEL_OUTPUTS.high),
-      },
-      inferenceMs,
+    const names = outputNames(this.artifact.variant);
+    const columns: OutputColumns = {
+      point: column(names.point),
+      low: column(names.low),
+      high: column(names.high),
     };
+    if (this.artifact.variant === "recent-reading") {
+      // z back to AQI, from each row's reading and age as the model saw them (float32).
+      const width = this.featureCount;
+      for (const key of ["point", "low", "high"] as const) {
+        const z = columns[key];
+        const aqi = new Float64Array(rows);
+        for (let row = 0; row < rows; row += 1) {
+          aqi[row] = aqiFromReadingZ(
+            z[row]!,
+            data[row * width + width - 2]!,
+            data[row * width + width - 1]!,
+          );
+        }
+        columns[key] = aqi;
+      }
+    }
+    // The inference time includes that transform: it is part of running this model.
+    return { outputs: columns, inferenceMs: performance.now() - started };
   }
 }
 
@@ -140,7 +182,9 @@ export class ModelHost {
     const sessionCreateMs = performance.now() - started;
     const missing = [
       ...[MODEL_INPUT].filter((name) => !session.inputNames.includes(name)),
-      ...Object.values(MODEL_OUTPUTS).filter((name) => !session.outputNames.includes(name)),
+      ...Object.values(outputNames(artifact.variant)).filter(
+        (name) => !session.outputNames.includes(name),
+      ),
     ];
     if (missing.length > 0) {
       return this.#failed(

@@ -1,21 +1,69 @@
 /**
- * The service verb behind /predict and /predict/batch: score validated
- * requests in one `session.run` and shape the responses. Failures come out
- * as the contract's errors: 503 without a model, 500 (with the route's
+ * The service verbs behind /predict and /predict/batch: check the requests
+ * against what the models can answer (both-or-neither reading, service
+ * area), then score them, one `session.run` per model variant present in the
+ * batch, and shape the responses. Failures come out as the contract's errors:
+ * 422 in the pydantic shape, 503 without a model, 500 (with the route's
  * message) when scoring fails; nothing partial is ever returned.
  */
 import { ApiError } from "@edge-platform/shared/http/api-error";
+import type { FastApiValidationIssue } from "@edge-platform/shared/http/error-shapes/fastapi";
 import { interpretModelOutputs } from "../domain/prediction.ts";
+import {
+  decideSeason,
+  hasReading,
+  readingPairIssue,
+  type SeasonDecision,
+  serviceAreaIssue,
+} from "../domain/request-checks.ts";
 import type { PredictionRequest, PredictionResponse } from "../schemas/prediction.ts";
-import type { LoadedAqiModel, ModelHost } from "./model-host.ts";
+import { validationError } from "../validation/json-body.ts";
+import type { LoadedAqiModel, ModelHost, ScoredRow } from "./model-host.ts";
 
 /** The contract's text (the reference service's own words). */
 export const MODEL_NOT_LOADED = "Model is not loaded. Run 'make train' and restart the API.";
+export const READING_MODEL_NOT_LOADED =
+  "The recent-reading model is not loaded: send the request without recent_aqi and recent_aqi_age_hours, or retry later.";
+
+/** The isolate's models: the weather-only one, and the recent-reading one when bundled. */
+export interface AqiModels {
+  readonly weatherOnly: ModelHost;
+  readonly reading: ModelHost | null;
+}
 
 export async function loadedModelOr503(host: ModelHost): Promise<LoadedAqiModel> {
   const state = await host.state();
   if (state.status !== "ready") throw new ApiError(503, MODEL_NOT_LOADED);
   return state.model;
+}
+
+async function loadedReadingModelOr503(models: AqiModels): Promise<LoadedAqiModel> {
+  const state = models.reading ? await models.reading.state() : null;
+  if (state?.status !== "ready") throw new ApiError(503, READING_MODEL_NOT_LOADED);
+  return state.model;
+}
+
+/**
+ * 422 for what the field constraints cannot see: a reading without its age
+ * (or the reverse), and coordinates outside the service area. Runs before the
+ * rate limit, like the field validation, so refused bodies use no quota.
+ * `locOf(i)` is the request's location in the body.
+ */
+export async function checkRequests(
+  models: AqiModels,
+  requests: readonly PredictionRequest[],
+  locOf: (index: number) => (string | number)[],
+): Promise<void> {
+  const state = await models.weatherOnly.state();
+  const stations = state.status === "ready" ? state.model.artifact.preprocessing.stations : null;
+  const issues: FastApiValidationIssue[] = [];
+  requests.forEach((request, index) => {
+    const pair = readingPairIssue(request, locOf(index));
+    if (pair) issues.push(pair);
+    const area = stations ? serviceAreaIssue(request, stations, locOf(index)) : null;
+    if (area) issues.push(area);
+  });
+  if (issues.length > 0) throw validationError(issues);
 }
 
 export interface Predictions {
@@ -24,37 +72,76 @@ export interface Predictions {
   encodeMs: number;
 }
 
+function respond(
+  row: ScoredRow,
+  request: PredictionRequest,
+  season: SeasonDecision,
+  model: LoadedAqiModel,
+): PredictionResponse {
+  const outputs = interpretModelOutputs(row.point, row.low, row.high);
+  const reading = model.artifact.variant === "recent-reading";
+  return {
+    aqi_predicted: outputs.aqi_predicted,
+    aqi_rounded: outputs.aqi_rounded,
+    category: outputs.category,
+    aqi_interval: { low: outputs.aqi_interval.low, high: outputs.aqi_interval.high },
+    model_version: model.artifact.version,
+    inputs_used: {
+      variant: model.artifact.variant,
+      recent_aqi: reading ? (request.recent_aqi ?? null) : null,
+      recent_aqi_age_hours: reading ? (request.recent_aqi_age_hours ?? null) : null,
+      season: season.season,
+      season_derived_from_month: season.derivedFromMonth,
+    },
+    notes: season.note ? [season.note] : [],
+    prediction_timestamp: new Date().toISOString(),
+    resolved_station: {
+      name: row.station.station.name,
+      matched_by: row.station.matchedBy,
+      distance_km: Math.round(row.station.distanceKm * 100) / 100,
+    },
+  };
+}
+
 export async function predictAqi(
-  host: ModelHost,
+  models: AqiModels,
   requests: readonly PredictionRequest[],
   failureMessage: "Inference failed." | "Batch inference failed.",
 ): Promise<Predictions> {
-  const model = await loadedModelOr503(host);
+  const weatherOnly = await loadedModelOr503(models.weatherOnly);
+  const withReading = requests.some(hasReading);
+  const reading = withReading ? await loadedReadingModelOr503(models) : null;
+  const seasons = requests.map((request) => decideSeason(request.season, request.month));
+  const inputs = requests.map((request, index) => ({ ...request, season: seasons[index]!.season }));
+  // Each variant present scores all its rows in one run.
+  const groups: { model: LoadedAqiModel; indices: number[] }[] = [
+    { model: weatherOnly, indices: [] },
+    ...(reading ? [{ model: reading, indices: [] as number[] }] : []),
+  ];
+  requests.forEach((request, index) => {
+    groups[hasReading(request) ? 1 : 0]!.indices.push(index);
+  });
   try {
-    const scored = await model.score(requests);
-    const predictions = scored.rows.map((row): PredictionResponse => {
-      const outputs = interpretModelOutputs(row.point, row.low, row.high);
-      return {
-        aqi_predicted: outputs.aqi_predicted,
-        aqi_rounded: outputs.aqi_rounded,
-        category: outputs.category,
-        aqi_interval: { low: outputs.aqi_interval.low, high: outputs.aqi_interval.high },
-        model_version: model.artifact.version,
-        prediction_timestamp: new Date().toISOString(),
-        resolved_station: {
-          name: row.station.station.name,
-          matched_by: row.station.matchedBy,
-          distance_km: Math.round(row.station.distanceKm * 100) / 100,
-        },
-      };
-    });
-    return { predictions, inferenceMs: scored.inferenceMs, encodeMs: scored.encodeMs };
+    const predictions: PredictionResponse[] = new Array(requests.length);
+    let inferenceMs = 0;
+    let encodeMs = 0;
+    for (const { model, indices } of groups) {
+      if (indices.length === 0) continue;
+      const scored = await model.score(indices.map((index) => inputs[index]!));
+      inferenceMs += scored.inferenceMs;
+      encodeMs += scored.encodeMs;
+      scored.rows.forEach((row, position) => {
+        const index = indices[position]!;
+        predictions[index] = respond(row, requests[index]!, seasons[index]!, model);
+      });
+    }
+    return { predictions, inferenceMs, encodeMs };
   } catch (error) {
     console.error(
       JSON.stringify({
         level: "error",
         msg: failureMessage,
-        model_version: model.artifact.version,
+        model_version: weatherOnly.artifact.version,
         rows: requests.length,
         error: error instanceof Error ? `${error.name}: ${error.message}` : String(error),
       }),

@@ -1,8 +1,8 @@
 import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import type { AppEnv } from "../app-env.ts";
 import { aqiCategoryRanges } from "../domain/categories.ts";
-import type { ModelHost } from "../inference/model-host.ts";
-import { loadedModelOr503 } from "../inference/predictions.ts";
+import { SERVICE_RADIUS_KM } from "../domain/request-checks.ts";
+import { type AqiModels, loadedModelOr503 } from "../inference/predictions.ts";
 import { HTTPError, ModelInfoResponse } from "../schemas/prediction.ts";
 
 const modelInfoRoute = createRoute({
@@ -22,9 +22,10 @@ const modelInfoRoute = createRoute({
   },
 });
 
-export function modelInfoRoutes(host: ModelHost) {
+export function modelInfoRoutes(models: AqiModels) {
   return new OpenAPIHono<AppEnv>().openapi(modelInfoRoute, async (c) => {
-    const model = await loadedModelOr503(host);
+    const model = await loadedModelOr503(models.weatherOnly);
+    const reading = models.reading ? await models.reading.state() : null;
     const { artifact } = model;
     return c.json(
       {
@@ -35,6 +36,8 @@ export function modelInfoRoutes(host: ModelHost) {
         features: [...artifact.preprocessing.featureNames],
         training_stations: artifact.preprocessing.stations.map((station) => station.name),
         session_create_ms: Math.round(model.sessionCreateMs * 10) / 10,
+        reading_model_version: reading?.status === "ready" ? reading.model.artifact.version : null,
+        service_radius_km: SERVICE_RADIUS_KM,
       },
       200,
     );

@@ -2,8 +2,12 @@ import { createRoute, OpenAPIHono } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
 import { enforceRateLimit } from "../http/rate-limits.ts";
-import type { ModelHost } from "../inference/model-host.ts";
-import { type Predictions, predictAqi } from "../inference/predictions.ts";
+import {
+  type AqiModels,
+  checkRequests,
+  type Predictions,
+  predictAqi,
+} from "../inference/predictions.ts";
 import {
   BatchPredictionRequest,
   BatchPredictionResponse,
@@ -58,7 +62,7 @@ const batchRoute = createRoute({
   method: "post",
   path: "/predict/batch",
   tags: ["prediction"],
-  summary: `Predict up to ${MAX_BATCH_SIZE} station-hours in one model run`,
+  summary: `Predict up to ${MAX_BATCH_SIZE} station-hours, one model run per model variant in the batch`,
   middleware: [fastApiJsonBody],
   request: {
     body: {
@@ -83,14 +87,15 @@ function setServerTiming(c: Context<AppEnv>, result: Predictions): void {
   );
 }
 
-export function predictRoutes(host: ModelHost) {
+export function predictRoutes(models: AqiModels) {
   return new OpenAPIHono<AppEnv>()
     .openapi(
       predictRoute,
       async (c) => {
         const request = c.req.valid("json");
+        await checkRequests(models, [request], () => ["body"]);
         await enforceRateLimit(c, "predict");
-        const result = await predictAqi(host, [request], "Inference failed.");
+        const result = await predictAqi(models, [request], "Inference failed.");
         setServerTiming(c, result);
         return c.json(result.predictions[0]!, 200);
       },
@@ -100,8 +105,9 @@ export function predictRoutes(host: ModelHost) {
       batchRoute,
       async (c) => {
         const { requests } = c.req.valid("json");
+        await checkRequests(models, requests, (index) => ["body", "requests", index]);
         await enforceRateLimit(c, "batch");
-        const result = await predictAqi(host, requests, "Batch inference failed.");
+        const result = await predictAqi(models, requests, "Batch inference failed.");
         setServerTiming(c, result);
         return c.json({ predictions: result.predictions, count: result.predictions.length }, 200);
       },

@@ -6,11 +6,13 @@
 import { z } from "@hono/zod-openapi";
 import { AQI_CATEGORIES } from "../domain/categories.ts";
 import { DAYS_OF_WEEK, SEASONS } from "../domain/features.ts";
+import { INPUT_BOUNDS, SERVICE_RADIUS_KM } from "../domain/request-checks.ts";
 import {
   floatField,
   intField,
   listField,
   modelSchema,
+  optionalFloatField,
   stringField,
   stringLiteralField,
   zeroOrOneField,
@@ -31,26 +33,46 @@ export const PredictionRequest = modelSchema(
       description: "Exact, case-sensitive",
       example: "Winter",
     }),
-    latitude: floatField({}, { example: 28.5918 }),
-    longitude: floatField({}, { example: 77.2273 }),
-    temperature: floatField({}, { description: "Degrees Celsius", example: 14.5 }),
-    humidity: floatField({ ge: 0, le: 100 }, { description: "Percent", example: 78 }),
-    wind_speed: floatField({ ge: 0 }, { description: "km/h", example: 4.2 }),
-    visibility: floatField(
-      { ge: 0 },
+    latitude: floatField(INPUT_BOUNDS.latitude, {
+      description: `Degrees. The service covers Delhi: coordinates more than ${SERVICE_RADIUS_KM} km from every training station are refused (422)`,
+      example: 28.5918,
+    }),
+    longitude: floatField(INPUT_BOUNDS.longitude, { description: "Degrees", example: 77.2273 }),
+    temperature: floatField(INPUT_BOUNDS.temperature, {
+      description: "Degrees Celsius",
+      example: 14.5,
+    }),
+    humidity: floatField(INPUT_BOUNDS.humidity, { description: "Percent", example: 78 }),
+    wind_speed: floatField(INPUT_BOUNDS.wind_speed, { description: "km/h", example: 4.2 }),
+    visibility: floatField(INPUT_BOUNDS.visibility, {
+      description: "km. Validated, but not a model input: no training source recorded it",
+      example: 2.5,
+    }),
+    day: intField({ ge: 1, le: 31 }, { description: "Day of the month", example: 15 }),
+    month: intField(
+      { ge: 1, le: 12 },
       {
-        description: "km. Validated, but not a model input: no training source recorded it",
-        example: 2.5,
+        description:
+          "The season the model uses is this month's (IMD); a `season` that disagrees is replaced and the response says so",
+        example: 1,
       },
     ),
-    day: intField({ ge: 1, le: 31 }, { description: "Day of the month", example: 15 }),
-    month: intField({ ge: 1, le: 12 }, { example: 1 }),
     hour: intField({ ge: 0, le: 23 }, { example: 8 }),
     day_of_week: stringLiteralField(DAYS_OF_WEEK, {
       description: "Full English day name, exact and case-sensitive",
       example: "Monday",
     }),
     is_weekend: zeroOrOneField({ example: 0 }),
+    recent_aqi: optionalFloatField(INPUT_BOUNDS.recent_aqi, {
+      description:
+        "Optional: the station's latest national (CPCB) AQI. With recent_aqi_age_hours (both or neither) the recent-reading model answers",
+      example: 287,
+    }),
+    recent_aqi_age_hours: optionalFloatField(INPUT_BOUNDS.recent_aqi_age_hours, {
+      description:
+        "Optional: how many hours before the predicted hour recent_aqi was observed (0.5 to 72)",
+      example: 3,
+    }),
   },
   {
     description:
@@ -90,7 +112,23 @@ export const PredictionResponse = z
         description:
           "80% prediction interval (calibrated 0.1 and 0.9 quantile models), clipped to 0..500 and containing the point",
       }),
-    model_version: z.string().openapi({ example: "aqi-1.0.0" }),
+    model_version: z.string().openapi({
+      description:
+        "The model that answered: the weather-only model, or the recent-reading model (aqi-reading-...) when recent_aqi was sent",
+      example: "aqi-1.0.0",
+    }),
+    inputs_used: z
+      .object({
+        variant: z.enum(["weather-only", "recent-reading"]),
+        recent_aqi: z.number().nullable(),
+        recent_aqi_age_hours: z.number().nullable(),
+        season: z.enum(SEASONS),
+        season_derived_from_month: z.boolean(),
+      })
+      .openapi({ description: "What the model was given" }),
+    notes: z.array(z.string()).openapi({
+      description: "Adjustments made to the request (e.g. a season replaced by the month's)",
+    }),
     prediction_timestamp: z.string().openapi({
       description: "UTC, ISO 8601 with milliseconds (JavaScript toISOString)",
       example: "2026-11-21T08:00:00.000Z",
@@ -146,6 +184,13 @@ export const ModelInfoResponse = z
     training_stations: z.array(z.string()),
     session_create_ms: z.number().openapi({
       description: "Time this isolate took to create its onnxruntime-web session (once, lazily)",
+    }),
+    reading_model_version: z.string().nullable().openapi({
+      description: "The model answering requests that carry recent_aqi (null when none is loaded)",
+      example: "aqi-reading-1.1.0",
+    }),
+    service_radius_km: z.number().openapi({
+      description: "Requests farther than this from every training station are refused",
     }),
   })
   .openapi("ModelInfoResponse");

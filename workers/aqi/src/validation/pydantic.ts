@@ -89,6 +89,17 @@ export function floatField(bounds: Bounds = {}, doc: DocMeta = {}) {
   return register(withDoc(z.preprocess(laxFloat, number), doc), { kind: "float", ...bounds });
 }
 
+/** `Optional[float] = None` with bounds: absent or null is None; otherwise a float field. */
+export function optionalFloatField(bounds: Bounds = {}, doc: DocMeta = {}) {
+  let number = z.number();
+  if (bounds.ge !== undefined) number = number.min(bounds.ge);
+  if (bounds.le !== undefined) number = number.max(bounds.le);
+  return register(withDoc(z.preprocess(laxFloat, number.nullable()).optional(), doc), {
+    kind: "float",
+    ...bounds,
+  });
+}
+
 export function intField(bounds: Bounds = {}, doc: DocMeta = {}) {
   let number = z.number().int();
   if (bounds.ge !== undefined) number = number.min(bounds.ge);

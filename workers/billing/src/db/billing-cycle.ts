@@ -29,18 +29,39 @@ export function dueTrialsIn(db: Database, now: string, scope: TenantScope, limit
     .all();
 }
 
-/** Billable subscriptions whose current period has ended: each is closed, then advanced or ended. */
+/**
+ * Subscriptions whose current period has ended and must be billed: ACTIVE
+ * and PAST_DUE ones (closed, then advanced or ended); PAUSED ones, whose
+ * period was cut at the pause (closed once: the paused time is not
+ * billed); and CANCELLED ones that ended after their period's end before
+ * the period was closed (a plan change or a pause's plan change between
+ * the period end and the cron run), which would otherwise go unbilled.
+ * A period counts as closed once it has an invoice that is not a DRAFT.
+ */
 export function periodsToClose(
   db: Database,
   now: string,
   scope: TenantScope,
   limit: number,
 ): Promise<SubscriptionWithPlan[]> {
+  const notClosed = sql`NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = ${subscriptions.id}
+    AND i.period_start = ${subscriptions.currentPeriodStart} AND i.kind = 'PERIOD' AND i.status <> 'DRAFT')`;
+  const billable = sql`${subscriptions.currentPeriodStart} < ${subscriptions.currentPeriodEnd}
+    AND (${subscriptions.trialEndsAt} IS NULL OR ${subscriptions.trialEndsAt} <= ${subscriptions.currentPeriodStart})`;
   return subscriptionsWithPlan(db)
     .where(
       and(
-        inArray(subscriptions.status, ["ACTIVE", "PAST_DUE"]),
         lte(subscriptions.currentPeriodEnd, now),
+        or(
+          inArray(subscriptions.status, ["ACTIVE", "PAST_DUE"]),
+          and(eq(subscriptions.status, "PAUSED"), billable, notClosed),
+          and(
+            eq(subscriptions.status, "CANCELLED"),
+            gt(subscriptions.endedAt, subscriptions.currentPeriodEnd),
+            billable,
+            notClosed,
+          ),
+        ),
         scoped(subscriptions.tenantId, scope),
       ),
     )
@@ -91,7 +112,7 @@ export function endedMidPeriod(db: Database, scope: TenantScope, limit: number) 
         ),
         sql`NOT EXISTS (SELECT 1 FROM invoices i WHERE i.subscription_id = ${subscriptions.id}
               AND i.period_start = ${subscriptions.currentPeriodStart}
-              AND (i.kind = 'PRORATION' OR i.status <> 'DRAFT'))`,
+              AND (i.kind = 'PRORATION' OR i.status NOT IN ('DRAFT', 'VOID')))`,
         scoped(subscriptions.tenantId, scope),
       ),
     )

@@ -87,11 +87,23 @@ export function findPlanPrice(db: Database, planId: string, id: string) {
     .get();
 }
 
-/** Deactivation is permanent: the row stays for subscriptions that reference it. */
-export function deactivatePlanPrice(db: Database, planId: string, id: string) {
+/**
+ * Deactivation is permanent (the row stays for subscriptions that
+ * reference it, `isActive` never goes back to true); the trial can change.
+ */
+export function updatePlanPrice(
+  db: Database,
+  planId: string,
+  id: string,
+  changes: { isActive?: false | undefined; trialDays?: number | null | undefined },
+) {
   return db
     .update(planPrices)
-    .set({ isActive: false, updatedAt: nowIso() })
+    .set({
+      ...(changes.isActive === false ? { isActive: false } : {}),
+      ...(changes.trialDays !== undefined ? { trialDays: changes.trialDays } : {}),
+      updatedAt: nowIso(),
+    })
     .where(and(eq(planPrices.id, id), eq(planPrices.planId, planId)))
     .returning()
     .get();

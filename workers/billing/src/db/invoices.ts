@@ -4,12 +4,16 @@ import {
   type InvoiceStatus,
   invoiceLineItems,
   invoices,
+  ledgerEntries,
 } from "@edge-platform/shared/db/schema/billing";
 import { usageAggregates } from "@edge-platform/shared/db/schema/usage-aggregates";
 import { and, asc, count, desc, eq, gte, inArray, lt, ne, sql } from "drizzle-orm";
 import type { InvoiceDraft, InvoiceLineDraft, UsageWindowReading } from "../domain/invoice.ts";
 
 export type InvoiceRow = typeof invoices.$inferSelect;
+
+/** Invoices whose lines count as billed. */
+export const BILLED_STATUSES = ["OPEN", "PAID", "UNCOLLECTIBLE"] as const;
 export type InvoiceLineRow = typeof invoiceLineItems.$inferSelect;
 
 export function findInvoice(db: Database, tenantId: string, id: string) {
@@ -24,11 +28,17 @@ export function findInvoiceById(db: Database, id: string) {
   return db.select().from(invoices).where(eq(invoices.id, id)).get();
 }
 
+/**
+ * The invoice of a (subscription, period start, kind) slot: the live one
+ * (not VOID; at most one) when there is one, else the latest VOID one.
+ * `live: true` returns only a live one.
+ */
 export function findInvoiceForPeriod(
   db: Database,
   subscriptionId: string,
   periodStart: string,
   kind: InvoiceKind,
+  options: { live?: boolean } = {},
 ) {
   return db
     .select()
@@ -38,8 +48,10 @@ export function findInvoiceForPeriod(
         eq(invoices.subscriptionId, subscriptionId),
         eq(invoices.periodStart, periodStart),
         eq(invoices.kind, kind),
+        options.live ? ne(invoices.status, "VOID") : undefined,
       ),
     )
+    .orderBy(sql`${invoices.status} = 'VOID'`, desc(invoices.createdAt))
     .get();
 }
 
@@ -68,6 +80,16 @@ export async function listInvoices(
   return { rows, total: totals[0]?.total ?? 0 };
 }
 
+/** The provider reference of the PAYMENT that paid an invoice (null: paid outside the provider). */
+export async function paymentReferenceOf(db: Database, invoiceId: string) {
+  const row = await db
+    .select({ reference: ledgerEntries.externalReference })
+    .from(ledgerEntries)
+    .where(and(eq(ledgerEntries.invoiceId, invoiceId), eq(ledgerEntries.type, "PAYMENT")))
+    .get();
+  return row?.reference ?? null;
+}
+
 export function listLineItems(db: Database, invoiceIds: string[]) {
   if (invoiceIds.length === 0) return Promise.resolve([] as InvoiceLineRow[]);
   return db
@@ -81,6 +103,8 @@ export function listLineItems(db: Database, invoiceIds: string[]) {
 /**
  * Usage windows of a subscription that started inside [billableFrom,
  * before), with the overage units other invoices already billed of each.
+ * Only invoices that bill (OPEN, PAID, and UNCOLLECTIBLE, an OPEN invoice
+ * written off and still owed) count: a DRAFT or VOID invoice billed nothing.
  */
 export async function readUsageWindows(
   db: Database,
@@ -95,7 +119,19 @@ export async function readUsageWindows(
         featureLookupKey: usageAggregates.featureLookupKey,
         windowKey: usageAggregates.periodKey,
         windowStart: usageAggregates.periodStart,
+        windowEnd: usageAggregates.periodEnd,
         used: usageAggregates.amount,
+        // Lifetime windows: the tenant's units attributed to subscriptions that started earlier.
+        // (Columns spelled out: drizzle leaves them unqualified in a one-table select.)
+        priorUsage: sql<number>`CASE WHEN usage_aggregates.period_key = 'lifetime' THEN (
+          SELECT coalesce(sum(prior.amount), 0) FROM usage_aggregates prior
+          JOIN subscriptions earlier ON earlier.id = prior.subscription_id
+          JOIN subscriptions this_one ON this_one.id = usage_aggregates.subscription_id
+          WHERE prior.tenant_id = usage_aggregates.tenant_id
+            AND prior.feature_lookup_key = usage_aggregates.feature_lookup_key
+            AND prior.period_key = 'lifetime'
+            AND prior.subscription_id <> usage_aggregates.subscription_id
+            AND earlier.started_at < this_one.started_at) ELSE 0 END`,
       })
       .from(usageAggregates)
       .where(
@@ -118,6 +154,7 @@ export async function readUsageWindows(
         and(
           eq(invoices.subscriptionId, subscriptionId),
           eq(invoiceLineItems.kind, "USAGE"),
+          inArray(invoices.status, [...BILLED_STATUSES]),
           excludeInvoiceId ? ne(invoices.id, excludeInvoiceId) : undefined,
         ),
       )
@@ -131,6 +168,8 @@ export async function readUsageWindows(
     featureLookupKey: window.featureLookupKey,
     windowKey: window.windowKey,
     windowStart: new Date(window.windowStart),
+    windowEnd: window.windowEnd ? new Date(window.windowEnd) : null,
+    priorUsage: Number(window.priorUsage ?? 0),
     used: window.used,
     alreadyBilled: billedByWindow.get(`${window.featureLookupKey}\u0000${window.windowKey}`) ?? 0,
   }));
@@ -181,7 +220,7 @@ export async function insertDraftInvoice(
         `INSERT INTO invoices
            (id, tenant_id, subscription_id, kind, status, currency, subtotal, total, period_start, period_end, notes, created_at, updated_at)
          VALUES (?1, ?2, ?3, ?4, 'DRAFT', ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)
-         ON CONFLICT (subscription_id, period_start, kind) DO NOTHING`,
+         ON CONFLICT (subscription_id, period_start, kind) WHERE status <> 'VOID' DO NOTHING`,
       )
       .bind(
         invoice.id,
@@ -246,15 +285,52 @@ WHERE id = ?2 AND status = ?5
   AND NOT EXISTS (SELECT 1 FROM ledger_entries WHERE invoice_id = ?2 AND type = '${type}')`;
 
 /**
- * DRAFT -> OPEN with its number and its CHARGE, as one batch. The sequence
- * only moves when the invoice is still a DRAFT, and the number is read back
- * from it inside the same transaction, so numbers have no gaps and no
- * duplicates however many finalizes race.
+ * The tenant's credit balance in the invoice's currency: money received
+ * that no invoice took (CREDIT entries with a reference), less what
+ * invoices already applied (ADJUSTMENT entries). SQL over `invoices AS inv`.
+ */
+const AVAILABLE_CREDIT = `(
+  (SELECT coalesce(sum(credit), 0) FROM ledger_entries
+    WHERE tenant_id = inv.tenant_id AND currency = inv.currency
+      AND type = 'CREDIT' AND external_reference IS NOT NULL)
+  - (SELECT coalesce(sum(debit), 0) FROM ledger_entries
+    WHERE tenant_id = inv.tenant_id AND currency = inv.currency AND type = 'ADJUSTMENT'))`;
+
+/** Index of the DRAFT -> OPEN update in finalizeStatements' batch. */
+export const FINALIZE_STATUS_STATEMENT = 3;
+
+/**
+ * DRAFT -> OPEN with its number and its CHARGE, as one batch. First the
+ * tenant's credit balance is applied (a CREDIT_APPLIED line, the total
+ * lowered, an ADJUSTMENT entry consuming the credit), so a credit is used
+ * by exactly one invoice. The sequence only moves when the invoice is
+ * still a DRAFT, and the number is read back from it inside the same
+ * transaction, so numbers have no gaps and no duplicates however many
+ * finalizes race.
  */
 export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date, dueDate: Date) {
   const year = now.getUTCFullYear();
   const at = now.toISOString();
   return [
+    d1
+      .prepare(
+        `INSERT INTO invoice_line_items
+           (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, created_at)
+         SELECT ?1, inv.id, 'CREDIT_APPLIED', 'Credit balance applied', NULL, NULL, 1,
+                -min(inv.total, ${AVAILABLE_CREDIT}) * 100, -min(inv.total, ${AVAILABLE_CREDIT}),
+                (SELECT coalesce(max(sort_order), 0) + 1 FROM invoice_line_items WHERE invoice_id = inv.id), ?3
+         FROM invoices inv
+         WHERE inv.id = ?2 AND inv.status = 'DRAFT' AND inv.total > 0 AND ${AVAILABLE_CREDIT} > 0
+           AND NOT EXISTS (SELECT 1 FROM invoice_line_items WHERE invoice_id = ?2 AND kind = 'CREDIT_APPLIED')`,
+      )
+      .bind(crypto.randomUUID(), invoiceId, at),
+    d1
+      .prepare(
+        `UPDATE invoices SET total = subtotal + coalesce(
+           (SELECT sum(amount) FROM invoice_line_items WHERE invoice_id = ?1 AND kind = 'CREDIT_APPLIED'), 0)
+         WHERE id = ?1 AND status = 'DRAFT'`,
+      )
+      .bind(invoiceId),
     d1
       .prepare(
         `INSERT INTO invoice_sequences (year, last_value)
@@ -281,6 +357,68 @@ export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date,
         ),
       )
       .bind(crypto.randomUUID(), invoiceId, null, at, "OPEN"),
+    d1
+      .prepare(
+        `INSERT INTO ledger_entries (id, tenant_id, invoice_id, type, description, debit, credit, currency, external_reference, created_at)
+         SELECT ?1, inv.tenant_id, inv.id, 'ADJUSTMENT', 'Credit balance applied to invoice ' || inv.invoice_number,
+                -li.amount, 0, inv.currency, NULL, ?3
+         FROM invoices inv JOIN invoice_line_items li ON li.invoice_id = inv.id AND li.kind = 'CREDIT_APPLIED'
+         WHERE inv.id = ?2 AND inv.status = 'OPEN' AND li.amount < 0
+           AND NOT EXISTS (SELECT 1 FROM ledger_entries WHERE invoice_id = ?2 AND type = 'ADJUSTMENT')`,
+      )
+      .bind(crypto.randomUUID(), invoiceId, at),
+  ];
+}
+
+/**
+ * Money the provider collected for an invoice that did not need it (VOID,
+ * or already PAID by another payment): a CREDIT with the provider
+ * reference (once per provider payment), which is the tenant's credit
+ * balance until a later invoice applies it; the attempt is SUCCEEDED.
+ */
+export function receivedCreditStatements(
+  d1: D1Database,
+  credit: {
+    tenantId: string;
+    invoiceId: string;
+    attemptId: string;
+    amount: number;
+    currency: string;
+    reference: string;
+    description: string;
+    providerResponse?: unknown;
+  },
+  now: Date,
+) {
+  const at = now.toISOString();
+  return [
+    d1
+      .prepare(
+        `INSERT INTO ledger_entries (id, tenant_id, invoice_id, type, description, debit, credit, currency, external_reference, created_at)
+         VALUES (?1, ?2, ?3, 'CREDIT', ?4, 0, ?5, ?6, ?7, ?8)
+         ON CONFLICT DO NOTHING`,
+      )
+      .bind(
+        crypto.randomUUID(),
+        credit.tenantId,
+        credit.invoiceId,
+        credit.description,
+        credit.amount,
+        credit.currency,
+        credit.reference,
+        at,
+      ),
+    d1
+      .prepare(
+        `UPDATE payment_attempts SET status = 'SUCCEEDED', failure_reason = NULL, next_retry_at = NULL,
+           provider_response = coalesce(?3, provider_response), updated_at = ?2
+         WHERE id = ?1 AND status <> 'SUCCEEDED'`,
+      )
+      .bind(
+        credit.attemptId,
+        at,
+        credit.providerResponse === undefined ? null : JSON.stringify(credit.providerResponse),
+      ),
   ];
 }
 
@@ -356,7 +494,11 @@ export function payStatements(
   return statements;
 }
 
-/** -> VOID; a CREDIT reverses the CHARGE when there was one (OPEN or UNCOLLECTIBLE). */
+/**
+ * -> VOID; a CREDIT reverses the CHARGE when there was one (OPEN or
+ * UNCOLLECTIBLE), and credit balance the invoice had applied goes back to
+ * the tenant (a referenced CREDIT, available to the next invoice).
+ */
 export function voidStatements(d1: D1Database, invoiceId: string, now: Date) {
   const at = now.toISOString();
   return [
@@ -377,6 +519,16 @@ export function voidStatements(d1: D1Database, invoiceId: string, now: Date) {
          AND EXISTS (SELECT 1 FROM ledger_entries WHERE invoice_id = ?2 AND type = 'CHARGE')`,
       )
       .bind(crypto.randomUUID(), invoiceId, null, at, "VOID"),
+    d1
+      .prepare(
+        `INSERT INTO ledger_entries (id, tenant_id, invoice_id, type, description, debit, credit, currency, external_reference, created_at)
+         SELECT ?1, inv.tenant_id, inv.id, 'CREDIT', 'Credit balance restored: invoice ' || inv.invoice_number || ' voided',
+                0, adj.debit, inv.currency, 'credit-restored:' || inv.id, ?3
+         FROM invoices inv JOIN ledger_entries adj ON adj.invoice_id = inv.id AND adj.type = 'ADJUSTMENT'
+         WHERE inv.id = ?2 AND inv.status = 'VOID'
+         ON CONFLICT DO NOTHING`,
+      )
+      .bind(crypto.randomUUID(), invoiceId, at),
     d1
       .prepare(
         `UPDATE payment_attempts SET next_retry_at = NULL, updated_at = ?2

@@ -37,11 +37,20 @@ export async function ledgerTotals(db: Database, tenantId: string, currency: str
     .select({
       debit: sql<number>`coalesce(sum(${ledgerEntries.debit}), 0)`,
       credit: sql<number>`coalesce(sum(${ledgerEntries.credit}), 0)`,
+      // Money received that no invoice took, less what invoices applied of it.
+      unapplied: sql<number>`coalesce(sum(CASE
+        WHEN ${ledgerEntries.type} = 'CREDIT' AND ${ledgerEntries.externalReference} IS NOT NULL THEN ${ledgerEntries.credit}
+        WHEN ${ledgerEntries.type} = 'ADJUSTMENT' THEN -${ledgerEntries.debit}
+        ELSE 0 END), 0)`,
     })
     .from(ledgerEntries)
     .where(and(eq(ledgerEntries.tenantId, tenantId), eq(ledgerEntries.currency, currency)))
     .get();
-  return { debit: Number(row?.debit ?? 0), credit: Number(row?.credit ?? 0) };
+  return {
+    debit: Number(row?.debit ?? 0),
+    credit: Number(row?.credit ?? 0),
+    creditBalance: Number(row?.unapplied ?? 0),
+  };
 }
 
 /** Currencies the tenant has entries in. */

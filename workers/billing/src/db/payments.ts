@@ -3,8 +3,11 @@ import {
   invoices,
   type PaymentAttemptStatus,
   paymentAttempts,
+  paymentCustomers,
 } from "@edge-platform/shared/db/schema/billing";
-import { and, count, desc, eq } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, lte, sql } from "drizzle-orm";
+import { PROVIDER_UNAVAILABLE_REASON } from "../domain/payment.ts";
+import type { TenantScope } from "./billing-cycle.ts";
 
 export type PaymentAttemptRow = typeof paymentAttempts.$inferSelect;
 
@@ -126,4 +129,111 @@ export function recordProviderAnswerStatement(
       JSON.stringify(answer.providerResponse ?? null),
       answer.now,
     );
+}
+
+/** Attempts PENDING since before `before`: no webhook settled them (or the provider never answered). */
+export function stalePendingAttempts(
+  db: Database,
+  before: string,
+  scope: TenantScope,
+  limit: number,
+) {
+  return db
+    .select()
+    .from(paymentAttempts)
+    .where(
+      and(
+        eq(paymentAttempts.status, "PENDING"),
+        lte(paymentAttempts.updatedAt, before),
+        scope ? inArray(paymentAttempts.tenantId, [...scope]) : undefined,
+      ),
+    )
+    .orderBy(asc(paymentAttempts.updatedAt))
+    .limit(limit)
+    .all();
+}
+
+/** The provider could not be reached: FAILED, retried at `nextRetryAt` (not a dunning step). */
+export function markUnavailableStatement(
+  d1: D1Database,
+  attemptId: string,
+  failure: { reason: string; nextRetryAt: string | null; now: string },
+) {
+  return d1
+    .prepare(
+      `UPDATE payment_attempts SET status = 'FAILED', failure_reason = ?2, next_retry_at = ?3, updated_at = ?4
+       WHERE id = ?1 AND status = 'PENDING' AND provider_payment_id IS NULL`,
+    )
+    .bind(attemptId, failure.reason, failure.nextRetryAt, failure.now);
+}
+
+/** An attempt that never reached the provider, for an invoice that no longer needs it. */
+export function cancelUnansweredAttemptStatement(
+  d1: D1Database,
+  attemptId: string,
+  cancel: { reason: string; now: string },
+) {
+  return d1
+    .prepare(
+      `UPDATE payment_attempts SET status = 'CANCELLED', failure_reason = ?2, next_retry_at = NULL, updated_at = ?3
+       WHERE id = ?1 AND status = 'PENDING' AND provider_payment_id IS NULL`,
+    )
+    .bind(attemptId, cancel.reason, cancel.now);
+}
+
+/** Gives an attempt whose creation answer was lost the provider's payment id (from the payment's metadata). */
+export function adoptProviderIdStatement(
+  d1: D1Database,
+  attemptId: string,
+  providerPaymentId: string,
+) {
+  return d1
+    .prepare(
+      `UPDATE payment_attempts SET provider_payment_id = ?2
+       WHERE id = ?1 AND provider_payment_id IS NULL
+         AND NOT EXISTS (SELECT 1 FROM payment_attempts WHERE provider_payment_id = ?2)`,
+    )
+    .bind(attemptId, providerPaymentId);
+}
+
+/** Attempts of an invoice (other than `attemptId`) whose provider call failed: not dunning steps. */
+export async function unavailableAttemptsOf(
+  db: Database,
+  invoiceId: string,
+  attemptId: string,
+): Promise<number> {
+  const row = await db
+    .select({ unavailable: count() })
+    .from(paymentAttempts)
+    .where(
+      and(
+        eq(paymentAttempts.invoiceId, invoiceId),
+        sql`${paymentAttempts.id} <> ${attemptId}`,
+        sql`${paymentAttempts.failureReason} LIKE ${`${PROVIDER_UNAVAILABLE_REASON}:%`}`,
+      ),
+    )
+    .get();
+  return row?.unavailable ?? 0;
+}
+
+export async function findPaymentCustomer(db: Database, tenantId: string, provider: string) {
+  const row = await db
+    .select({ id: paymentCustomers.providerCustomerId })
+    .from(paymentCustomers)
+    .where(and(eq(paymentCustomers.tenantId, tenantId), eq(paymentCustomers.provider, provider)))
+    .get();
+  return row?.id;
+}
+
+/** Stores a tenant's provider customer; the first stored one wins. */
+export function insertPaymentCustomerStatement(
+  d1: D1Database,
+  customer: { tenantId: string; provider: string; providerCustomerId: string },
+) {
+  return d1
+    .prepare(
+      `INSERT INTO payment_customers (tenant_id, provider, provider_customer_id) VALUES (?1, ?2, ?3)
+       ON CONFLICT (tenant_id, provider) DO NOTHING`,
+    )
+    .bind(customer.tenantId, customer.provider, customer.providerCustomerId);
 }

@@ -5,6 +5,7 @@ import {
   currentSubscriptionStatuses,
   entitlementSnapshots,
   subscriptions,
+  tenantTrials,
 } from "@edge-platform/shared/db/schema/subscriptions";
 import { and, asc, count, desc, eq, inArray, lte, sql } from "drizzle-orm";
 
@@ -69,9 +70,18 @@ export function subscribeStatements(
             inArray(subscriptions.status, CURRENT),
           ),
     );
+  // The tenant's one trial is recorded with it; a second one fails the batch.
+  const trial = row.trialEndsAt
+    ? [
+        db
+          .insert(tenantTrials)
+          .values({ tenantId: row.tenantId, subscriptionId: row.id, startedAt: now }),
+      ]
+    : [];
   return [
     end,
     db.insert(subscriptions).values(row),
+    ...trial,
     ...snapshots.map((terms) =>
       db.insert(entitlementSnapshots).values({
         id: crypto.randomUUID(),
@@ -95,6 +105,10 @@ export function findSubscription(db: Database, tenantId: string, id: string) {
   return subscriptionsWithPlan(db)
     .where(and(eq(subscriptions.id, id), eq(subscriptions.tenantId, tenantId)))
     .get();
+}
+
+export function findSubscriptionById(db: Database, id: string) {
+  return subscriptionsWithPlan(db).where(eq(subscriptions.id, id)).get();
 }
 
 export function findCurrentSubscription(db: Database, tenantId: string) {
@@ -167,10 +181,22 @@ export function cancelAtPeriodEnd(db: Database, tenantId: string, id: string, no
     .get();
 }
 
+/**
+ * -> PAUSED. A billing period running at the pause is cut there: it is
+ * billed (prorated) up to the pause, and the paused time never is. A trial
+ * keeps its period (trials are not billed).
+ */
 export function pause(db: Database, tenantId: string, id: string, now: string) {
   return db
     .update(subscriptions)
-    .set({ status: "PAUSED", pausedAt: now, updatedAt: now })
+    .set({
+      status: "PAUSED",
+      pausedAt: now,
+      updatedAt: now,
+      currentPeriodEnd: sql`CASE WHEN ${subscriptions.status} IN ('ACTIVE', 'PAST_DUE')
+        AND ${subscriptions.currentPeriodStart} < ${now} AND ${subscriptions.currentPeriodEnd} > ${now}
+        THEN ${now} ELSE ${subscriptions.currentPeriodEnd} END`,
+    })
     .where(
       and(
         eq(subscriptions.id, id),
@@ -182,12 +208,29 @@ export function pause(db: Database, tenantId: string, id: string, now: string) {
     .get();
 }
 
-/** Back to TRIALING while the trial still runs, otherwise ACTIVE. */
-export function resume(db: Database, tenantId: string, id: string, now: string) {
+/**
+ * PAUSED -> TRIALING while the trial still runs (its period unchanged);
+ * otherwise ACTIVE in a new billing cycle that starts at the resume (the
+ * paused time is never billed). Conditional on the period it was read
+ * with, so the pre-pause period the caller closed is the one left.
+ */
+export function resume(
+  db: Database,
+  tenantId: string,
+  id: string,
+  expectedPeriodStart: string,
+  cycle: { origin: string; anchor: number; start: string; end: string },
+  now: string,
+) {
+  const inTrial = sql`${subscriptions.trialEndsAt} > ${now}`;
   return db
     .update(subscriptions)
     .set({
-      status: sql`CASE WHEN ${subscriptions.trialEndsAt} > ${now} THEN 'TRIALING' ELSE 'ACTIVE' END`,
+      status: sql`CASE WHEN ${inTrial} THEN 'TRIALING' ELSE 'ACTIVE' END`,
+      billingCycleOrigin: sql`CASE WHEN ${inTrial} THEN ${subscriptions.billingCycleOrigin} ELSE ${cycle.origin} END`,
+      billingAnchor: sql`CASE WHEN ${inTrial} THEN ${subscriptions.billingAnchor} ELSE ${cycle.anchor} END`,
+      currentPeriodStart: sql`CASE WHEN ${inTrial} THEN ${subscriptions.currentPeriodStart} ELSE ${cycle.start} END`,
+      currentPeriodEnd: sql`CASE WHEN ${inTrial} THEN ${subscriptions.currentPeriodEnd} ELSE ${cycle.end} END`,
       pausedAt: null,
       updatedAt: now,
     })
@@ -196,6 +239,7 @@ export function resume(db: Database, tenantId: string, id: string, now: string) 
         eq(subscriptions.id, id),
         eq(subscriptions.tenantId, tenantId),
         eq(subscriptions.status, "PAUSED"),
+        eq(subscriptions.currentPeriodStart, expectedPeriodStart),
       ),
     )
     .returning({ id: subscriptions.id })
@@ -240,6 +284,33 @@ export function endAtPeriodEnd(db: Database, id: string, endedAt: string, now: s
     .get();
 }
 
+/**
+ * A subscription that ended after the end of its (now closed) period moves
+ * to the next period, in which its final (PRORATION) invoice bills it up to
+ * its end.
+ */
+export function rollEndedPeriod(
+  db: Database,
+  id: string,
+  from: string,
+  period: { start: string; end: string },
+  now: string,
+) {
+  return db
+    .update(subscriptions)
+    .set({ currentPeriodStart: period.start, currentPeriodEnd: period.end, updatedAt: now })
+    .where(
+      and(
+        eq(subscriptions.id, id),
+        eq(subscriptions.currentPeriodEnd, from),
+        eq(subscriptions.status, "CANCELLED"),
+        sql`${subscriptions.endedAt} > ${from}`,
+      ),
+    )
+    .returning({ id: subscriptions.id })
+    .get();
+}
+
 /** Moves an ACTIVE or PAST_DUE subscription to the period that contains now. */
 export function rollPeriod(
   db: Database,
@@ -260,4 +331,14 @@ export function rollPeriod(
     )
     .returning({ id: subscriptions.id })
     .get();
+}
+
+/** Whether the tenant ever had a trial (one per tenant, for its lifetime). */
+export async function tenantHadTrial(db: Database, tenantId: string): Promise<boolean> {
+  const row = await db
+    .select({ tenantId: tenantTrials.tenantId })
+    .from(tenantTrials)
+    .where(eq(tenantTrials.tenantId, tenantId))
+    .get();
+  return row !== undefined;
 }

@@ -1,9 +1,10 @@
+import { LIFETIME_WINDOW_KEY } from "@edge-platform/shared/billing/billing-period";
 import type { Database } from "@edge-platform/shared/db/client";
 import {
   type UsageFlushDelta,
   usageAggregates,
 } from "@edge-platform/shared/db/schema/usage-aggregates";
-import { and, eq } from "drizzle-orm";
+import { and, eq, gte, lt, ne, or, sql } from "drizzle-orm";
 
 /** A flush's units for one window, with the window's bounds for a first insert. */
 export interface UsageFlushWindowDelta extends UsageFlushDelta {
@@ -39,23 +40,46 @@ export interface UsageFlushOutcome {
   claimedEventIds: string[];
 }
 
-/** Units stored for one (subscription, feature, window); 0 when nothing was stored yet. */
-export async function readUsageAggregate(
+/**
+ * The tenant's units stored for a feature in a reset window, over every
+ * subscription: rows keyed by the window, and rows written before window
+ * keys followed the billing cycle (a plan change's first window was keyed
+ * by the change instant) whose window starts inside it. 0 when none.
+ */
+export async function readTenantWindowUsage(
   db: Database,
-  key: { subscriptionId: string; featureLookupKey: string; periodKey: string },
+  window: {
+    tenantId: string;
+    featureLookupKey: string;
+    periodKey: string;
+    windowStart: string;
+    /** Null for the NEVER-reset `lifetime` window. */
+    windowEnd: string | null;
+  },
 ): Promise<number> {
+  const inWindow =
+    window.windowEnd === null
+      ? eq(usageAggregates.periodKey, window.periodKey)
+      : or(
+          eq(usageAggregates.periodKey, window.periodKey),
+          and(
+            ne(usageAggregates.periodKey, LIFETIME_WINDOW_KEY),
+            gte(usageAggregates.periodStart, window.windowStart),
+            lt(usageAggregates.periodStart, window.windowEnd),
+          ),
+        );
   const row = await db
-    .select({ amount: usageAggregates.amount })
+    .select({ amount: sql<number | null>`sum(${usageAggregates.amount})` })
     .from(usageAggregates)
     .where(
       and(
-        eq(usageAggregates.subscriptionId, key.subscriptionId),
-        eq(usageAggregates.featureLookupKey, key.featureLookupKey),
-        eq(usageAggregates.periodKey, key.periodKey),
+        eq(usageAggregates.tenantId, window.tenantId),
+        eq(usageAggregates.featureLookupKey, window.featureLookupKey),
+        inWindow,
       ),
     )
     .get();
-  return row?.amount ?? 0;
+  return Number(row?.amount ?? 0);
 }
 
 // Written as SQL rather than through drizzle: every statement is guarded

@@ -52,3 +52,16 @@ describe("access tokens", () => {
     expect(signingKey("x".repeat(32)).byteLength).toBe(32);
   });
 });
+
+describe("a token without exp", () => {
+  it("is invalid even when correctly signed (it would never expire)", async () => {
+    const forever = await new SignJWT({ email: "a@example.com", ver: 0 })
+      .setProtectedHeader({ alg: "HS256", typ: "JWT" })
+      .setSubject("user-1")
+      .setJti("0".repeat(32))
+      .setIssuer("billing")
+      .setIssuedAt()
+      .sign(key);
+    expect(await verifyAccessToken(key, forever)).toEqual({ ok: false, reason: "invalid" });
+  });
+});

@@ -50,14 +50,20 @@ export type AccessTokenFailure = "expired" | "invalid";
 
 /**
  * Verifies signature, algorithm (HS256 only: `alg: none` and every other
- * algorithm are refused before the key is used), issuer and expiry.
+ * algorithm are refused before the key is used), issuer and expiry (a
+ * token without `exp` is invalid).
  */
 export async function verifyAccessToken(
   key: Uint8Array<ArrayBuffer>,
   token: string,
 ): Promise<{ ok: true; claims: AccessTokenClaims } | { ok: false; reason: AccessTokenFailure }> {
   try {
-    const { payload } = await jwtVerify(token, key, { algorithms: [ALGORITHM], issuer: ISSUER });
+    // `exp` is required: a token without one would never expire.
+    const { payload } = await jwtVerify(token, key, {
+      algorithms: [ALGORITHM],
+      issuer: ISSUER,
+      requiredClaims: ["exp"],
+    });
     const { sub, email, jti, ver } = payload;
     if (
       typeof sub !== "string" ||

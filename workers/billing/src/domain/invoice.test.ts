@@ -3,6 +3,7 @@ import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-sn
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
+  allowanceShare,
   baseFeeLine,
   buildInvoiceDraft,
   canTransition,
@@ -300,5 +301,98 @@ describe("the invoice state machine and numbers", () => {
     expect(transitionError("void", "PAID")).toBe("Cannot transition invoice from PAID to VOID");
     expect(formatInvoiceNumber(2026, 1)).toBe("INV-2026-000001");
     expect(featureDisplayName("api_calls_v2")).toBe("Api Calls V2");
+  });
+});
+
+describe("allowances across plan changes (allowanceShare)", () => {
+  // The window [31 Jan 10:00, 28 Feb 10:00): 28 days.
+  const window = { windowKey: start.toISOString(), windowEnd: end };
+  const change = new Date(start.getTime() + 7 * MS_PER_DAY);
+
+  it("gives a subscription covering the whole window all of it", () => {
+    expect(allowanceShare(1000, window, { from: start, until: null })).toBe(1000);
+    expect(
+      allowanceShare(1000, window, { from: new Date(start.getTime() - MS_PER_DAY), until: null }),
+    ).toBe(1000);
+  });
+
+  it("prorates by the time each subscription had in the window, so a change never hands out a second allowance", () => {
+    const before = allowanceShare(1000, window, { from: start, until: change });
+    const after = allowanceShare(1000, window, { from: change, until: null });
+    // 7 of 28 days and 21 of 28 days.
+    expect([before, after]).toEqual([250, 750]);
+    // A -> B -> A: three parts, still one allowance.
+    const back = new Date(change.getTime() + 7 * MS_PER_DAY);
+    const parts = [
+      allowanceShare(1000, window, { from: start, until: change }),
+      allowanceShare(1000, window, { from: change, until: back }),
+      allowanceShare(1000, window, { from: back, until: null }),
+    ];
+    expect(parts).toEqual([250, 250, 500]);
+  });
+
+  it("is bounded by one allowance whatever the split (to a unit of rounding)", () => {
+    fc.assert(
+      fc.property(
+        fc.integer({ min: 0, max: 1_000_000 }),
+        fc.integer({ min: 1, max: 28 * 24 - 1 }),
+        (allowance, hours) => {
+          const at = new Date(start.getTime() + hours * 3_600_000);
+          const sum =
+            allowanceShare(allowance, window, { from: start, until: at }) +
+            allowanceShare(allowance, window, { from: at, until: null });
+          expect(Math.abs(sum - allowance)).toBeLessThanOrEqual(1);
+        },
+      ),
+    );
+  });
+
+  it("in the lifetime window, what earlier subscriptions used of it is gone", () => {
+    const lifetime = { windowKey: "lifetime", windowEnd: null };
+    expect(allowanceShare(100, { ...lifetime, priorUsage: 0 }, { from: start, until: null })).toBe(
+      100,
+    );
+    expect(allowanceShare(100, { ...lifetime, priorUsage: 60 }, { from: start, until: null })).toBe(
+      40,
+    );
+    expect(
+      allowanceShare(100, { ...lifetime, priorUsage: 160 }, { from: start, until: null }),
+    ).toBe(0);
+  });
+
+  it("bills the old plan's units over its share and the new plan's over its own: every unit once", () => {
+    const old = buildInvoiceDraft({
+      kind: "PRORATION",
+      planName: "Old",
+      price,
+      period: { start, end },
+      endedAt: change,
+      snapshots,
+      usage: [{ ...reading("api_calls", 40_000), windowEnd: end }],
+      active: { from: start, until: change },
+    });
+    const next = buildInvoiceDraft({
+      kind: "PERIOD",
+      planName: "New",
+      price,
+      period: { start: change, end },
+      cycle: { start, end },
+      snapshots,
+      usage: [
+        {
+          ...reading("api_calls", 50_000, 0, change),
+          windowKey: start.toISOString(),
+          windowEnd: end,
+        },
+      ],
+      active: { from: change, until: null },
+    });
+    const usage = (draft: typeof old) =>
+      draft.lines.filter((line) => line.kind === "USAGE").map((line) => line.quantity);
+    // 50,000 included: 12,500 for the old plan's 7 days, 37,500 for the new plan's 21.
+    expect(usage(old)).toEqual([40_000 - 12_500]);
+    expect(usage(next)).toEqual([50_000 - 37_500]);
+    // 90,000 used, 50,000 included in the window: 40,000 billed in all.
+    expect(usage(old)[0]! + usage(next)[0]!).toBe(40_000);
   });
 });

@@ -44,10 +44,48 @@ export interface InvoiceLineDraft {
 export interface UsageWindowReading {
   featureLookupKey: string;
   windowKey: string;
+  /** Where the subscription's part of the window starts. */
   windowStart: Date;
+  /** Exclusive end of the window; null for the NEVER-reset lifetime window. */
+  windowEnd?: Date | null;
+  /** Units the subscription used in the window (attributed to it when they were counted). */
   used: number;
   /** Overage units of this window already on other invoices of the subscription. */
   alreadyBilled: number;
+  /** Lifetime window only: the tenant's units in it attributed to earlier subscriptions. */
+  priorUsage?: number;
+}
+
+/** When the subscription was billable: from its first billable start to its end (null: still running). */
+export interface ActiveSpan {
+  from: Date;
+  until: Date | null;
+}
+
+/**
+ * The part of an included amount (METERED) or SOFT limit a subscription
+ * gets in a usage window, so that a plan change never hands out a fresh
+ * allowance. Within a reset window (MONTHLY, ANNUALLY) it is prorated by
+ * the time the subscription was billable in the window, as the base fee
+ * is: round(allowance x overlap / window length); a subscription that
+ * covers the whole window gets all of it. In the lifetime window (NEVER)
+ * the allowance is the tenant's for good: what earlier subscriptions used
+ * of it is gone.
+ */
+export function allowanceShare(
+  allowance: number,
+  reading: Pick<UsageWindowReading, "windowKey" | "windowEnd" | "priorUsage">,
+  active: ActiveSpan,
+): number {
+  if (!reading.windowEnd) return Math.max(0, allowance - (reading.priorUsage ?? 0));
+  const windowStart = Date.parse(reading.windowKey);
+  const windowEnd = reading.windowEnd.getTime();
+  if (!Number.isFinite(windowStart) || windowEnd <= windowStart) return allowance;
+  const from = Math.max(windowStart, active.from.getTime());
+  const until = Math.min(windowEnd, active.until?.getTime() ?? windowEnd);
+  const overlap = Math.max(0, until - from);
+  if (overlap >= windowEnd - windowStart) return allowance;
+  return Math.round((allowance * overlap) / (windowEnd - windowStart));
 }
 
 export interface InvoiceDraftInput {
@@ -66,6 +104,8 @@ export interface InvoiceDraftInput {
   endedAt?: Date | null;
   snapshots: readonly SnapshotTerms[];
   usage: readonly UsageWindowReading[];
+  /** The subscription's billable span: shares allowances across plan changes (allowanceShare). */
+  active?: ActiveSpan | undefined;
 }
 
 export interface InvoiceDraft {
@@ -204,15 +244,18 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
   for (const reading of readings) {
     const allowance = allowances.get(reading.featureLookupKey);
     if (!allowance) continue;
-    const overage = Math.max(0, reading.used - allowance.included);
+    const included = input.active
+      ? allowanceShare(allowance.included, reading, input.active)
+      : allowance.included;
+    const overage = Math.max(0, reading.used - included);
     const quantity = overage - reading.alreadyBilled;
     if (quantity <= 0) continue;
     const name = featureDisplayName(reading.featureLookupKey);
     const snapshot = input.snapshots.find((s) => s.featureLookupKey === reading.featureLookupKey);
     const label =
       snapshot?.featureType === "QUOTA"
-        ? `${name} overage (${count(reading.used)} used, ${count(allowance.included)} limit)`
-        : `${name} (${count(reading.used)} used, ${count(allowance.included)} included)`;
+        ? `${name} overage (${count(reading.used)} used, ${count(included)} limit)`
+        : `${name} (${count(reading.used)} used, ${count(included)} included)`;
     const window =
       reading.windowStart.getTime() === period.start.getTime()
         ? ""

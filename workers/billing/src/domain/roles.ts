@@ -26,3 +26,24 @@ export function mayManageMembership(
   if (actor !== "ADMIN") return false;
   return targetRole !== "OWNER" && newRole !== "OWNER";
 }
+
+/** Who may read a tenant's money (invoices, ledger, balance, payments). */
+export const MONEY_READERS: readonly MembershipRole[] = ["OWNER", "ADMIN", "BILLING"];
+
+export const SETTLEMENT_REQUIRES_PLATFORM_ADMIN =
+  "Only platform administrators and the billing cycle generate, finalize, void or mark invoices paid";
+
+interface MoneyActor {
+  role: MembershipRole | null;
+  platformAdmin: boolean;
+}
+
+/** Tenants are the platform's customers: they read their money and pay through the provider. */
+export function mayReadMoney(actor: MoneyActor): boolean {
+  return actor.platformAdmin || (actor.role !== null && MONEY_READERS.includes(actor.role));
+}
+
+/** Settling an invoice (generate, finalize, void, mark paid) is never the customer's own act. */
+export function maySettle(actor: MoneyActor): boolean {
+  return actor.platformAdmin;
+}

@@ -31,7 +31,7 @@ import {
 } from "@edge-platform/shared/db/entitlement-state";
 import {
   applyUsageFlushWithClaims,
-  readUsageAggregate,
+  readTenantWindowUsage,
   type UsageFlushEventClaim,
   type UsageFlushWindowDelta,
 } from "../db/usage-aggregates.ts";
@@ -41,19 +41,27 @@ import { SingleFlight } from "./single-flight.ts";
  * EntitlementCounter: one object per tenant, the single owner of the
  * tenant's usage counters.
  *
- * Counters. One row per (subscription, feature, reset window) in the
- * object's SQLite storage. `used` is every unit counted in the window;
- * `unflushed` is the part of it not yet handed to D1. A consume reads the
- * row, decides (domain/entitlement-decision.ts) and writes it with no
+ * Usage belongs to the tenant and the feature. `window_totals` holds one
+ * row per (feature, reset window key): every unit of the tenant counted in
+ * the window, whichever subscription was current, so a plan change (A -> B
+ * -> A) never resets a limit (the window key survives a change that keeps
+ * the billing cycle, and NEVER-reset features have one `lifetime` window).
+ * Limits are decided on it. `counters` keeps, per (subscription, feature,
+ * window), the units not yet handed to D1 (`unflushed`): usage_aggregates
+ * rows stay attributed to the subscription that was current when the units
+ * were used, which is what each plan's invoice bills. A consume reads the
+ * total, decides (domain/entitlement-decision.ts) and writes it with no
  * `await` in between, so requests cannot interleave inside that step and a
  * HARD limit can never be passed, however many arrive at once. The write is
  * durable before the caller hears back (the runtime holds the response
  * until storage has committed).
  *
- * Cold start. A window with no row yet (first use, an object whose rows
- * were pruned, or usage stored before the object existed) is seeded from
- * `usage_aggregates` before the first decision on it; concurrent callers
- * share the one seed read.
+ * Cold start. A window with no total yet (first use, an object whose rows
+ * were pruned, or usage stored before the object existed) is seeded before
+ * the first decision on it: inside the flush single-flight (so no flush is
+ * being applied meanwhile), from the tenant's usage_aggregates of every
+ * subscription in the window plus the units still held here; concurrent
+ * callers share the one seed.
  *
  * The single path into usage_aggregates. Every unit of a tenant's usage,
  * whether it arrives by `consume` (HTTP, checked against the limit) or by
@@ -164,6 +172,13 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
         PRIMARY KEY (subscription_id, feature_key, period_key)
       );
       CREATE INDEX IF NOT EXISTS counters_unflushed_idx ON counters (unflushed) WHERE unflushed > 0;
+      CREATE TABLE IF NOT EXISTS window_totals (
+        feature_key TEXT NOT NULL,
+        period_key TEXT NOT NULL,
+        period_end TEXT,
+        used INTEGER NOT NULL,
+        PRIMARY KEY (feature_key, period_key)
+      );
       CREATE TABLE IF NOT EXISTS flushes (
         id TEXT PRIMARY KEY,
         deltas TEXT NOT NULL,
@@ -287,7 +302,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
         },
       }),
     );
-    const distinct = new Map(entryKeys.map((key) => [counterId(key), key]));
+    const distinct = new Map(entryKeys.map((key) => [windowId(key), key]));
     await Promise.all(
       [...distinct.values()]
         .filter((key) => this.usedIn(key) === undefined)
@@ -411,12 +426,11 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     };
   }
 
-  /** Units counted in the window, or undefined when the object has no row for it yet. */
+  /** The tenant's units counted in the window, or undefined when the object has no total for it yet. */
   private usedIn(key: WindowKey): number | undefined {
     return this.sql
       .exec<CounterRow>(
-        "SELECT used FROM counters WHERE subscription_id = ? AND feature_key = ? AND period_key = ?",
-        key.subscriptionId,
+        "SELECT used FROM window_totals WHERE feature_key = ? AND period_key = ?",
         key.featureKey,
         key.window.key,
       )
@@ -424,32 +438,42 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   }
 
   /**
-   * Creates the window's counter row from the stored aggregate (cold start)
-   * and resolves to the counter. Concurrent callers share one D1 read; if a
-   * row appeared meanwhile, it is kept.
+   * Creates the window's total (cold start) and resolves to it. Runs inside
+   * the flush single-flight after a flush, so no flush is half-applied: the
+   * total is the tenant's stored aggregates of the window plus the units
+   * this object still holds for it (unflushed, in pending events, in a
+   * flush not applied yet). Concurrent callers share one seed; if a total
+   * appeared meanwhile, it is kept.
    */
   private seed(key: WindowKey): Promise<number> {
-    const id = counterId(key);
+    const id = windowId(key);
     let seeding = this.seeding.get(id);
     if (!seeding) {
-      seeding = readUsageAggregate(database(this.env.DB), {
-        subscriptionId: key.subscriptionId,
-        featureLookupKey: key.featureKey,
-        periodKey: key.window.key,
-      })
-        .then((stored) => {
+      const tenantId = this.boundTenant();
+      if (!tenantId) throw new Error("EntitlementCounter has no tenant yet");
+      seeding = this.flushing
+        .run(async () => {
+          const flushed = await this.runFlush();
+          const stored = await readTenantWindowUsage(database(this.env.DB), {
+            tenantId,
+            featureLookupKey: key.featureKey,
+            periodKey: key.window.key,
+            // A cycle window's key is its whole start (the subscription's part may start later).
+            windowStart: key.window.end ? key.window.key : key.window.start.toISOString(),
+            windowEnd: key.window.end?.toISOString() ?? null,
+          });
           this.sql.exec(
-            `INSERT INTO counters (subscription_id, feature_key, period_key, period_start, period_end, used, unflushed)
-             VALUES (?, ?, ?, ?, ?, ?, 0)
+            `INSERT INTO window_totals (feature_key, period_key, period_end, used)
+             VALUES (?, ?, ?, ?)
              ON CONFLICT DO NOTHING`,
-            key.subscriptionId,
             key.featureKey,
             key.window.key,
-            key.window.start.toISOString(),
             key.window.end?.toISOString() ?? null,
-            stored,
+            stored + this.heldUnits(key),
           );
+          return flushed;
         })
+        .then(() => undefined)
         .finally(() => this.seeding.delete(id));
       this.seeding.set(id, seeding);
     }
@@ -460,7 +484,57 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     });
   }
 
+  /** Units of the window this object holds that D1 does not have yet. */
+  private heldUnits(key: WindowKey): number {
+    const unflushed =
+      this.sql
+        .exec<{ units: number | null }>(
+          "SELECT sum(unflushed) AS units FROM counters WHERE feature_key = ? AND period_key = ?",
+          key.featureKey,
+          key.window.key,
+        )
+        .one().units ?? 0;
+    const events =
+      this.sql
+        .exec<{ units: number | null }>(
+          "SELECT sum(amount) AS units FROM pending_events WHERE feature_key = ? AND period_key = ?",
+          key.featureKey,
+          key.window.key,
+        )
+        .one().units ?? 0;
+    let inFlushes = 0;
+    for (const row of this.sql.exec<{ deltas: string }>("SELECT deltas FROM flushes").toArray()) {
+      for (const delta of JSON.parse(row.deltas) as UsageFlushWindowDelta[]) {
+        if (delta.featureLookupKey === key.featureKey && delta.periodKey === key.window.key) {
+          inFlushes += delta.amount;
+        }
+      }
+    }
+    return unflushed + events + inFlushes;
+  }
+
+  /** The window's total and the subscription's attribution row (created on first use). */
+  private countInWindow(key: WindowKey, amount: number): void {
+    this.sql.exec(
+      "UPDATE window_totals SET used = used + ? WHERE feature_key = ? AND period_key = ?",
+      amount,
+      key.featureKey,
+      key.window.key,
+    );
+    this.sql.exec(
+      `INSERT INTO counters (subscription_id, feature_key, period_key, period_start, period_end, used, unflushed)
+       VALUES (?, ?, ?, ?, ?, 0, 0)
+       ON CONFLICT DO NOTHING`,
+      key.subscriptionId,
+      key.featureKey,
+      key.window.key,
+      key.window.start.toISOString(),
+      key.window.end?.toISOString() ?? null,
+    );
+  }
+
   private addUnits(key: WindowKey, amount: number, at: string): void {
+    this.countInWindow(key, amount);
     this.sql.exec(
       `UPDATE counters
          SET used = used + ?1,
@@ -480,6 +554,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
    * `pending_events` until a flush claims the row in D1.
    */
   private addClaimedUnits(key: WindowKey, usageEventId: string, amount: number, at: string): void {
+    this.countInWindow(key, amount);
     this.sql.exec(
       `UPDATE counters
          SET used = used + ?1,
@@ -573,6 +648,12 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
               WHERE subscription_id = ? AND feature_key = ? AND period_key = ?`,
             row.amount,
             row.subscription_id,
+            row.feature_key,
+            row.period_key,
+          );
+          this.sql.exec(
+            "UPDATE window_totals SET used = max(0, used - ?) WHERE feature_key = ? AND period_key = ?",
+            row.amount,
             row.feature_key,
             row.period_key,
           );
@@ -712,10 +793,15 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       "DELETE FROM counters WHERE period_end IS NOT NULL AND period_end < ?",
       new Date(cutoff).toISOString(),
     );
+    this.sql.exec(
+      "DELETE FROM window_totals WHERE period_end IS NOT NULL AND period_end < ?",
+      new Date(cutoff).toISOString(),
+    );
     this.sql.exec("DELETE FROM recorded_events WHERE recorded_at < ?", cutoff);
   }
 }
 
-function counterId(key: WindowKey): string {
-  return `${key.subscriptionId}\u0000${key.featureKey}\u0000${key.window.key}`;
+/** A window of the tenant's usage of a feature (what limits are decided on). */
+function windowId(key: WindowKey): string {
+  return `${key.featureKey}\u0000${key.window.key}`;
 }

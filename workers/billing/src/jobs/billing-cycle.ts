@@ -1,5 +1,6 @@
 import { database } from "@edge-platform/shared/db/client";
 import { finishWebhookEvent } from "../db/webhook-events.ts";
+import { pendingReconcileMinutes } from "../domain/payment.ts";
 import { type PaymentProviderSettings, paymentProviderFromEnv } from "../providers/index.ts";
 import type { PaymentProvider } from "../providers/payment-provider.ts";
 import { ProviderUnavailableError } from "../providers/payment-provider.ts";
@@ -25,16 +26,23 @@ export function configuredPaymentProvider(env: Env): PaymentProvider {
   } catch (error) {
     const reason = String(error);
     console.error(JSON.stringify({ level: "error", msg: "payment provider unavailable", reason }));
+    const unavailable = () => Promise.reject(new ProviderUnavailableError(reason));
     return {
       name: "unconfigured",
-      createPayment: () => Promise.reject(new ProviderUnavailableError(reason)),
+      createCustomer: unavailable,
+      createPayment: unavailable,
+      retrievePayment: unavailable,
     };
   }
 }
 
 /** The billing cycle the Cron Trigger runs (see runSubscriptionJobs). */
 export function scheduledBillingCycle(env: Env): BillingCycle {
-  return new BillingCycle(env, configuredPaymentProvider(env));
+  return new BillingCycle(env, configuredPaymentProvider(env), undefined, {
+    pendingReconcileMinutes: pendingReconcileMinutes(
+      (env as unknown as PaymentProviderSettings).PAYMENT_PENDING_RECONCILE_MINUTES,
+    ),
+  });
 }
 
 /** Retry delays for webhook processing: 5 s, 10 s, 20 s, ... capped at 5 minutes. */

@@ -6,7 +6,12 @@ import {
   type TenantScope,
   unbilledCancellations,
 } from "../db/billing-cycle.ts";
-import { activateAfterTrial, endAtPeriodEnd, rollPeriod } from "../db/subscriptions.ts";
+import {
+  activateAfterTrial,
+  endAtPeriodEnd,
+  rollEndedPeriod,
+  rollPeriod,
+} from "../db/subscriptions.ts";
 import type { BillingCycle } from "../services/billing-cycle.ts";
 import { refreshEntitlementCounter } from "../services/subscriptions.ts";
 
@@ -42,6 +47,11 @@ export interface SubscriptionJobOptions {
  *   a job that ran late still bills every period it missed), or ends there
  *   when it was set to cancel at period end. A subscription whose close
  *   failed stays in its period and is tried again by the next run;
+ * - PAUSED subscriptions whose period was cut at the pause: that period is
+ *   closed once and they stay where they are (resume starts a new cycle);
+ * - CANCELLED subscriptions that ended after their period's end before it
+ *   was closed: the period is closed, and the next one (which holds their
+ *   end) becomes current so the final invoice bills the rest;
  * - trialing or paused cancel-at-period-end subscriptions end unbilled;
  * - then the billing cycle settles: final invoices of subscriptions that
  *   ended mid-period, payment attempts, retries and write-offs.
@@ -108,6 +118,24 @@ export async function runSubscriptionJobs(
           continue;
         }
       }
+      if (subscription.status === "CANCELLED") {
+        // Ended after this period: the next period holds its end, billed by the final invoice.
+        if (subscription.pausedAt === null) {
+          const next = subscriptionPeriodAt(
+            timelineOf(subscription, price.interval),
+            new Date(subscription.currentPeriodEnd),
+          );
+          await rollEndedPeriod(
+            db,
+            subscription.id,
+            subscription.currentPeriodEnd,
+            { start: next.start.toISOString(), end: next.end.toISOString() },
+            at,
+          );
+        }
+        continue;
+      }
+      if (subscription.status === "PAUSED" && !subscription.cancelAtPeriodEnd) continue;
       if (subscription.cancelAtPeriodEnd) {
         const changed = await endAtPeriodEnd(
           db,

@@ -2,8 +2,14 @@ import { database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env.ts";
-import { findMembershipWithTenant } from "../db/tenants.ts";
-import { type MembershipRole, roleRequirementMessage } from "../domain/roles.ts";
+import { findMembershipWithTenant, findTenantById } from "../db/tenants.ts";
+import {
+  type MembershipRole,
+  mayReadMoney,
+  maySettle,
+  roleRequirementMessage,
+  SETTLEMENT_REQUIRES_PLATFORM_ADMIN,
+} from "../domain/roles.ts";
 
 export const TENANT_HEADER = "x-tenant-id";
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -13,15 +19,19 @@ export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0
  * missing or not a UUID, 403 unless the caller is a member. Runs after
  * `authenticate()`.
  */
+function tenantHeader(c: { req: { header(name: string): string | undefined } }): string {
+  const header = c.req.header(TENANT_HEADER)?.trim();
+  if (!header) throw new ApiError(400, "x-tenant-id header is required");
+  if (!UUID_PATTERN.test(header)) throw new ApiError(400, "x-tenant-id must be a valid UUID");
+  return header.toLowerCase();
+}
+
 export function tenantContext() {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const header = c.req.header(TENANT_HEADER)?.trim();
-    if (!header) throw new ApiError(400, "x-tenant-id header is required");
-    if (!UUID_PATTERN.test(header)) throw new ApiError(400, "x-tenant-id must be a valid UUID");
     const found = await findMembershipWithTenant(
       database(c.env.DB),
       c.var.user.id,
-      header.toLowerCase(),
+      tenantHeader(c),
     );
     if (!found) throw new ApiError(403, "You do not have access to this tenant");
     c.set("tenantContext", { tenant: found.tenant, role: found.role });
@@ -45,6 +55,49 @@ export function requireWritableTenant() {
     if (status !== "ACTIVE") {
       throw new ApiError(403, `Tenant is ${status.toLowerCase()}: it can be read but not changed`);
     }
+    await next();
+  });
+}
+
+/**
+ * The money routes' tenant: members as `tenantContext()` resolves them, and
+ * platform administrators for any tenant (member or not; 404 when the
+ * tenant does not exist). Runs after `authenticate()`.
+ */
+export function billingContext() {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const tenantId = tenantHeader(c);
+    const db = database(c.env.DB);
+    const platformAdmin = c.var.user.isPlatformAdmin === true;
+    const found = await findMembershipWithTenant(db, c.var.user.id, tenantId);
+    if (found) {
+      c.set("billingContext", { tenant: found.tenant, role: found.role, platformAdmin });
+    } else if (platformAdmin) {
+      const tenant = await findTenantById(db, tenantId);
+      if (!tenant) throw new ApiError(404, `Tenant with ID "${tenantId}" not found`);
+      c.set("billingContext", { tenant, role: null, platformAdmin });
+    } else {
+      throw new ApiError(403, "You do not have access to this tenant");
+    }
+    await next();
+  });
+}
+
+/** Reading invoices, ledger, balance and payments: OWNER, ADMIN, BILLING, or a platform administrator. */
+export function requireMoneyReader() {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    if (!mayReadMoney(c.var.billingContext)) {
+      throw new ApiError(403, roleRequirementMessage(["OWNER", "ADMIN", "BILLING"]));
+    }
+    await next();
+  });
+}
+
+/** Generating, finalizing, voiding and marking invoices paid: platform administrators only. */
+export function requireSettlementActor() {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    if (!maySettle(c.var.billingContext))
+      throw new ApiError(403, SETTLEMENT_REQUIRES_PLATFORM_ADMIN);
     await next();
   });
 }

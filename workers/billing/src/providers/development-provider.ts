@@ -1,59 +1,99 @@
 import type { ProviderPaymentStatus } from "../domain/payment.ts";
-import type { PaymentProvider, PaymentRequest, PaymentResult } from "./payment-provider.ts";
+import type {
+  CustomerRequest,
+  PaymentProvider,
+  PaymentRequest,
+  PaymentResult,
+} from "./payment-provider.ts";
+import { ProviderUnavailableError } from "./payment-provider.ts";
 
 export type DevelopmentOutcome =
   | ProviderPaymentStatus
+  | "unavailable"
   | { status: ProviderPaymentStatus; failureReason?: string };
 
 /**
  * The development and test provider: no network, no money. Each payment
  * gets the outcome `decide` returns for it (default: `pending`, so the
- * payment settles when a webhook, e.g. `POST /webhooks/fake`, says so).
- * Ids derive from the idempotency key, so a repeated call answers with the
- * same payment, as a real provider does.
+ * payment settles when a webhook, e.g. `POST /webhooks/fake`, says so;
+ * `unavailable` throws as an unreachable provider would). Ids derive from
+ * the idempotency key, so a repeated call answers with the same payment,
+ * as a real provider does. `retrievePayment` answers what `settle` says
+ * the payment became (default: its outcome when it was made).
  */
 export class DevelopmentPaymentProvider implements PaymentProvider {
   readonly name = "development";
   readonly requests: PaymentRequest[] = [];
+  readonly customers: CustomerRequest[] = [];
+  readonly retrieved: string[] = [];
+  private readonly payments = new Map<string, PaymentResult>();
 
   constructor(
     private readonly decide: (request: PaymentRequest) => DevelopmentOutcome = () => "pending",
+    private readonly settle: (providerPaymentId: string) => DevelopmentOutcome | undefined = () =>
+      undefined,
   ) {}
+
+  async createCustomer(request: CustomerRequest) {
+    this.customers.push(request);
+    return { providerCustomerId: `dev_cus_${request.tenantId.replaceAll("-", "")}` };
+  }
 
   async createPayment(request: PaymentRequest): Promise<PaymentResult> {
     this.requests.push(request);
-    const decided = this.decide(request);
-    const status = typeof decided === "string" ? decided : decided.status;
-    const failureReason =
-      status === "failed"
-        ? ((typeof decided === "string" ? undefined : decided.failureReason) ?? "Card declined")
-        : null;
     const providerPaymentId = `dev_pi_${request.idempotencyKey.replaceAll("-", "")}`;
-    return {
-      providerPaymentId,
-      status,
-      failureReason,
-      raw: {
-        id: providerPaymentId,
-        object: "payment_intent",
-        amount: request.amount,
-        currency: request.currency,
-        status,
-        failure_reason: failureReason,
-        metadata: request.metadata,
-      },
-    };
+    const result = resultOf(providerPaymentId, this.decide(request), request);
+    this.payments.set(providerPaymentId, result);
+    return result;
   }
+
+  async retrievePayment(providerPaymentId: string): Promise<PaymentResult> {
+    this.retrieved.push(providerPaymentId);
+    const settled = this.settle(providerPaymentId);
+    if (settled !== undefined) return resultOf(providerPaymentId, settled, null);
+    return this.payments.get(providerPaymentId) ?? resultOf(providerPaymentId, "pending", null);
+  }
+}
+
+function resultOf(
+  providerPaymentId: string,
+  decided: DevelopmentOutcome,
+  request: PaymentRequest | null,
+): PaymentResult {
+  if (decided === "unavailable") {
+    throw new ProviderUnavailableError("development provider set to be unavailable");
+  }
+  const status = typeof decided === "string" ? decided : decided.status;
+  const failureReason =
+    status === "failed"
+      ? ((typeof decided === "string" ? undefined : decided.failureReason) ?? "Card declined")
+      : null;
+  return {
+    providerPaymentId,
+    status,
+    failureReason,
+    raw: {
+      id: providerPaymentId,
+      object: "payment_intent",
+      amount: request?.amount ?? null,
+      currency: request?.currency ?? null,
+      customer: request?.customerId ?? null,
+      status,
+      failure_reason: failureReason,
+      metadata: request?.metadata ?? {},
+    },
+  };
 }
 
 /** Steering from configuration (`DEV_PAYMENT_OUTCOME`): one fixed outcome for every payment. */
 export function fixedOutcome(value: string | undefined): () => DevelopmentOutcome {
-  const allowed: ProviderPaymentStatus[] = [
+  const allowed: DevelopmentOutcome[] = [
     "succeeded",
     "failed",
     "pending",
     "requires_action",
     "cancelled",
+    "unavailable",
   ];
   const outcome = allowed.find((status) => status === value) ?? "pending";
   return () => outcome;

@@ -9,6 +9,8 @@ export interface PaymentProviderSettings {
   PAYMENT_PROVIDER?: string;
   PAYPROVIDER_API_KEY?: string;
   PAYPROVIDER_API_BASE?: string;
+  /** Minutes an attempt may stay PENDING before the billing cycle asks the provider (default 60). */
+  PAYMENT_PENDING_RECONCILE_MINUTES?: string;
   /** Development provider only: the outcome of every payment (default `pending`). */
   DEV_PAYMENT_OUTCOME?: string;
 }

@@ -8,8 +8,10 @@ export interface PaymentRequest {
   /** Our attempt id: a repeated call with the same key must not charge twice. */
   idempotencyKey: string;
   description: string;
-  /** The tenant being charged (the provider-side customer is looked up by it). */
+  /** The tenant being charged. */
   tenantId: string;
+  /** The tenant's provider-side customer (created once, stored in payment_customers). */
+  customerId: string;
   metadata: Record<string, string>;
 }
 
@@ -21,10 +23,22 @@ export interface PaymentResult {
   raw: unknown;
 }
 
+export interface CustomerRequest {
+  tenantId: string;
+  /** The same key for the same tenant: a repeated call returns the same customer. */
+  idempotencyKey: string;
+  name: string;
+}
+
 export interface PaymentProvider {
   /** Stored on each attempt (`development`, `payprovider`). */
   readonly name: string;
+  /** Creates the tenant's customer at the provider (idempotent on the key). */
+  createCustomer(request: CustomerRequest): Promise<{ providerCustomerId: string }>;
+  /** Charges the customer's default payment method off-session. */
   createPayment(request: PaymentRequest): Promise<PaymentResult>;
+  /** The payment as the provider sees it now (reconciling an attempt no webhook settled). */
+  retrievePayment(providerPaymentId: string): Promise<PaymentResult>;
 }
 
 /** A provider failure worth retrying later (network, 5xx, rate limit): nothing was decided. */

@@ -1,7 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../middleware/auth.ts";
-import { requireRole, tenantContext } from "../middleware/tenant.ts";
-import { MONEY_READERS } from "./invoices.ts";
+import { moneyReader } from "./invoices.ts";
 import { ledgerService, paymentService } from "./invoices-context.ts";
 import {
   BalanceQuery,
@@ -22,7 +20,7 @@ import {
 } from "./schemas.ts";
 import { createRouter } from "./validation.ts";
 
-const reader = [authenticate(), tenantContext(), requireRole(...MONEY_READERS)];
+const reader = moneyReader;
 
 const ledger = createRoute({
   method: "get",
@@ -94,20 +92,23 @@ export const billingRoutes = createRouter()
   .openapi(ledger, async (c) => {
     const { page, limit, type, currency } = c.req.valid("query");
     return c.json(
-      await ledgerService(c).list(c.var.tenantContext, { page, limit }, { type, currency }),
+      await ledgerService(c).list(c.var.billingContext, { page, limit }, { type, currency }),
       200,
     );
   })
   .openapi(balance, async (c) =>
-    c.json(await ledgerService(c).balance(c.var.tenantContext, c.req.valid("query").currency), 200),
+    c.json(
+      await ledgerService(c).balance(c.var.billingContext, c.req.valid("query").currency),
+      200,
+    ),
   )
   .openapi(payments, async (c) => {
     const { page, limit, status } = c.req.valid("query");
     return c.json(
-      await paymentService(c).list(c.var.tenantContext, { page, limit }, { status }),
+      await paymentService(c).list(c.var.billingContext, { page, limit }, { status }),
       200,
     );
   })
   .openapi(payment, async (c) =>
-    c.json(await paymentService(c).get(c.var.tenantContext, c.req.valid("param").id), 200),
+    c.json(await paymentService(c).get(c.var.billingContext, c.req.valid("param").id), 200),
   );

@@ -1,6 +1,7 @@
 import { database } from "@edge-platform/shared/db/client";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
+import { scheduledBillingCycle } from "../jobs/billing-cycle.ts";
 import { EntitlementService } from "../services/entitlements.ts";
 import { FeatureService } from "../services/features.ts";
 import { PlanEntitlementService } from "../services/plan-entitlements.ts";
@@ -12,6 +13,9 @@ export const featureService = (c: Context<AppEnv>) => new FeatureService(databas
 export const planEntitlementService = (c: Context<AppEnv>) =>
   new PlanEntitlementService(database(c.env.DB));
 export const subscriptionService = (c: Context<AppEnv>) =>
-  new SubscriptionService(database(c.env.DB), c.env.ENTITLEMENT_COUNTER);
+  new SubscriptionService(database(c.env.DB), c.env.ENTITLEMENT_COUNTER, (found, now) =>
+    // Built only when a resume has a period to bill (it reads the provider configuration).
+    scheduledBillingCycle(c.env).closePausedPeriod(found, now),
+  );
 export const entitlementService = (c: Context<AppEnv>) =>
-  new EntitlementService(c.env.ENTITLEMENT_COUNTER);
+  new EntitlementService(c.env.ENTITLEMENT_COUNTER, database(c.env.DB));

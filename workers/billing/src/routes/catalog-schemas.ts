@@ -1,4 +1,4 @@
-import { MAX_TRIAL_DAYS } from "@edge-platform/shared/billing/billing-period";
+import { MAX_PRICE_TRIAL_DAYS } from "@edge-platform/shared/billing/billing-period";
 import { MAX_USAGE_AMOUNT } from "@edge-platform/shared/billing/entitlement-counter-protocol";
 import {
   billingIntervals,
@@ -118,6 +118,8 @@ export const UpdatePlanBody = z
   })
   .strict();
 
+const trialDaysField = integer("trialDays", "an integer from 0 to 365", 0, MAX_PRICE_TRIAL_DAYS);
+
 export const CreatePriceBody = z
   .object({
     interval: z.enum(billingIntervals, { message: "interval must be MONTHLY or ANNUALLY" }),
@@ -127,8 +129,23 @@ export const CreatePriceBody = z
       .regex(/^[A-Za-z]{3}$/, "currency must be a 3-letter ISO 4217 code")
       .optional()
       .default("usd"),
+    trialDays: trialDaysField.optional(),
   })
   .strict();
+
+/** PATCH of a price: set or clear its trial, and/or deactivate it for good (`isActive: false`). */
+export const UpdatePriceBody = z
+  .object({
+    isActive: z
+      .literal(false, { message: "isActive can only be set to false (deactivation is permanent)" })
+      .optional(),
+    trialDays: trialDaysField.nullable().optional(),
+  })
+  .strict()
+  .refine((body) => Object.keys(body).length > 0, {
+    message: "Give isActive: false and/or trialDays",
+  })
+  .openapi("UpdatePlanPriceRequest");
 
 export const CreateFeatureBody = z
   .object({
@@ -193,7 +210,6 @@ export const SubscribeBody = z
   .object({
     planId: z.uuid({ message: "planId must be a valid UUID" }),
     priceId: z.uuid({ message: "priceId must be a valid UUID" }),
-    trialDays: integer("trialDays", "an integer from 1 to 90", 1, MAX_TRIAL_DAYS).optional(),
   })
   .strict();
 
@@ -250,6 +266,10 @@ export const PriceSchema = z
     amount: z.number().int().openapi({ description: "Minor units (cents)" }),
     currency: z.string(),
     isActive: z.boolean(),
+    trialDays: z.number().int().nullable().openapi({
+      description:
+        "Free trial on a tenant's first subscription to this price (one trial per tenant, ever)",
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })

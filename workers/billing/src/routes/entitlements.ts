@@ -24,6 +24,7 @@ const check = createRoute({
     400: errors[400],
     401: errors[401],
     403: errors[403],
+    404: errors[404],
     503: errors[503],
   },
 });
@@ -44,6 +45,7 @@ const consume = createRoute({
     400: errors[400],
     401: errors[401],
     403: errors[403],
+    404: errors[404],
     409: errors[409],
     503: errors[503],
   },

@@ -13,6 +13,24 @@ import { PageMetaSchema, PageQuerySchema } from "./schemas.ts";
 
 const cents = z.number().int().openapi({ description: "Integer cents" });
 
+export const GenerateInvoiceBody = z
+  .object({
+    replacesInvoiceId: z
+      .string({ message: "replacesInvoiceId must be a string" })
+      .regex(
+        // Both cases without a regex flag (the pattern is published in the OpenAPI document).
+        /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+        "replacesInvoiceId must be a UUID",
+      )
+      .optional()
+      .openapi({
+        description:
+          "A VOID invoice of the tenant: the replacement covers the same subscription, kind and period, with a new number",
+      }),
+  })
+  .strict()
+  .openapi("GenerateInvoiceRequest");
+
 export const LineItemSchema = z
   .object({
     id: z.string(),
@@ -103,6 +121,10 @@ export const BalanceSchema = z
     balance: cents.openapi({ description: "Σdebit − Σcredit; positive means the tenant owes" }),
     totalCharged: cents,
     totalPaid: cents,
+    creditBalance: cents.openapi({
+      description:
+        "Money received that no invoice needed (a payment for a VOID or already PAID invoice), not yet applied; the next finalized invoice uses it",
+    }),
     unit: z.literal("cents"),
     asOf: z.string(),
   })

@@ -1,28 +1,34 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { MANAGERS } from "../domain/roles.ts";
 import { authenticate } from "../middleware/auth.ts";
 import { enforceLimit } from "../middleware/rate-limits.ts";
-import { requireRole, requireWritableTenant, tenantContext } from "../middleware/tenant.ts";
+import {
+  billingContext,
+  requireMoneyReader,
+  requireSettlementActor,
+} from "../middleware/tenant.ts";
 import { invoiceService } from "./invoices-context.ts";
 import {
+  GenerateInvoiceBody,
   InvoiceListQuery,
   InvoicePageSchema,
   InvoiceSchema,
   LineItemListSchema,
 } from "./invoices-schemas.ts";
-import { bearerSecurity, errors, json, TenantHeaderSchema, UuidParam } from "./schemas.ts";
+import {
+  bearerSecurity,
+  errors,
+  json,
+  jsonBody,
+  TenantHeaderSchema,
+  UuidParam,
+} from "./schemas.ts";
 import { createRouter } from "./validation.ts";
 
-/** Who may read money: OWNER, ADMIN and BILLING (not DEVELOPER). */
-export const MONEY_READERS = ["OWNER", "ADMIN", "BILLING"] as const;
-
-const reader = [authenticate(), tenantContext(), requireRole(...MONEY_READERS)];
-const manager = [
-  authenticate(),
-  tenantContext(),
-  requireRole(...MANAGERS),
-  requireWritableTenant(),
-];
+/** Tenant OWNER, ADMIN and BILLING read money (not DEVELOPER); platform administrators read any tenant's. */
+export const moneyReader = [authenticate(), billingContext(), requireMoneyReader()];
+/** Settlement is the platform's: platform administrators (any tenant, via x-tenant-id) and the billing cycle. */
+const settlement = [authenticate(), billingContext(), requireSettlementActor()];
+const reader = moneyReader;
 const IdParams = z.object({ id: UuidParam("id") });
 const GENERATE_LIMIT = { bucket: "invoice-generate:tenant", limit: 5, windowSeconds: 60 };
 
@@ -31,10 +37,13 @@ const generate = createRoute({
   path: "/invoices/generate",
   tags: ["invoices"],
   summary:
-    "A DRAFT invoice for the current period of the tenant's subscription (OWNER, ADMIN; 5 a minute); 409 if the period has one",
+    "A DRAFT invoice for the current period of the tenant's subscription, or with replacesInvoiceId a replacement for a VOID invoice's period (platform admins; 5 a minute); 409 if the period has a live one",
   security: bearerSecurity,
-  middleware: manager,
-  request: { headers: TenantHeaderSchema },
+  middleware: settlement,
+  request: {
+    headers: TenantHeaderSchema,
+    body: { ...jsonBody(GenerateInvoiceBody), required: false },
+  },
   responses: {
     201: json(InvoiceSchema, "The DRAFT invoice"),
     400: errors[400],
@@ -103,7 +112,7 @@ const action = (path: string, summary: string) =>
     tags: ["invoices"],
     summary,
     security: bearerSecurity,
-    middleware: manager,
+    middleware: settlement,
     request: { headers: TenantHeaderSchema, params: IdParams },
     responses: {
       201: json(InvoiceSchema, "Done"),
@@ -116,41 +125,48 @@ const action = (path: string, summary: string) =>
 
 const finalize = action(
   "/invoices/{id}/finalize",
-  "DRAFT -> OPEN: number, CHARGE entry, then the first payment attempt (OWNER, ADMIN)",
+  "DRAFT -> OPEN: credit balance applied, number, CHARGE entry, then the first payment attempt (platform admins)",
 );
 const voidInvoice = action(
   "/invoices/{id}/void",
-  "DRAFT, OPEN or UNCOLLECTIBLE -> VOID; a CREDIT reverses a CHARGE (OWNER, ADMIN)",
+  "DRAFT, OPEN or UNCOLLECTIBLE -> VOID; a CREDIT reverses a CHARGE; the period can then be reissued (platform admins)",
 );
 const markPaid = action(
   "/invoices/{id}/mark-paid",
-  "OPEN or UNCOLLECTIBLE -> PAID outside the provider, with a PAYMENT entry (OWNER, ADMIN)",
+  "OPEN or UNCOLLECTIBLE -> PAID outside the provider, with a PAYMENT entry (platform admins)",
 );
 
 export const invoiceRoutes = createRouter()
   .openapi(generate, async (c) => {
-    await enforceLimit(c, GENERATE_LIMIT, c.var.tenantContext.tenant.id);
-    return c.json(await invoiceService(c).generate(c.var.tenantContext), 201);
+    await enforceLimit(c, GENERATE_LIMIT, c.var.billingContext.tenant.id);
+    const body = c.req.valid("json") as { replacesInvoiceId?: string } | undefined;
+    const service = invoiceService(c);
+    return c.json(
+      body?.replacesInvoiceId
+        ? await service.reissue(c.var.billingContext, body.replacesInvoiceId)
+        : await service.generate(c.var.billingContext),
+      201,
+    );
   })
   .openapi(list, async (c) => {
     const { page, limit, status } = c.req.valid("query");
     return c.json(
-      await invoiceService(c).list(c.var.tenantContext, { page, limit }, { status }),
+      await invoiceService(c).list(c.var.billingContext, { page, limit }, { status }),
       200,
     );
   })
   .openapi(getOne, async (c) =>
-    c.json(await invoiceService(c).get(c.var.tenantContext, c.req.valid("param").id), 200),
+    c.json(await invoiceService(c).get(c.var.billingContext, c.req.valid("param").id), 200),
   )
   .openapi(lineItems, async (c) =>
-    c.json(await invoiceService(c).lineItems(c.var.tenantContext, c.req.valid("param").id), 200),
+    c.json(await invoiceService(c).lineItems(c.var.billingContext, c.req.valid("param").id), 200),
   )
   .openapi(finalize, async (c) =>
-    c.json(await invoiceService(c).finalize(c.var.tenantContext, c.req.valid("param").id), 201),
+    c.json(await invoiceService(c).finalize(c.var.billingContext, c.req.valid("param").id), 201),
   )
   .openapi(voidInvoice, async (c) =>
-    c.json(await invoiceService(c).void(c.var.tenantContext, c.req.valid("param").id), 201),
+    c.json(await invoiceService(c).void(c.var.billingContext, c.req.valid("param").id), 201),
   )
   .openapi(markPaid, async (c) =>
-    c.json(await invoiceService(c).markPaid(c.var.tenantContext, c.req.valid("param").id), 201),
+    c.json(await invoiceService(c).markPaid(c.var.billingContext, c.req.valid("param").id), 201),
   );

@@ -2,9 +2,12 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { authenticate } from "../middleware/auth.ts";
 import { requirePlatformAdmin } from "../middleware/platform-admin.ts";
 import { planService } from "./catalog-context.ts";
-import { booleanQuery, CreatePriceBody, PriceSchema } from "./catalog-schemas.ts";
+import { booleanQuery, CreatePriceBody, PriceSchema, UpdatePriceBody } from "./catalog-schemas.ts";
 import { bearerSecurity, errors, json, jsonBody, UuidParam } from "./schemas.ts";
-import { createRouter } from "./validation.ts";
+import { createRouter, optionalJsonBody } from "./validation.ts";
+
+/** A price PATCH is two small fields; anything near this size is not one. */
+const MAX_PRICE_PATCH_BYTES = 4096;
 
 const admin = [authenticate(), requirePlatformAdmin()];
 const PlanParams = z.object({ planId: UuidParam("planId") });
@@ -46,17 +49,19 @@ const listPrices = createRoute({
   },
 });
 
-const deactivatePrice = createRoute({
+const updatePrice = createRoute({
   method: "patch",
   path: "/plans/{planId}/prices/{id}",
   tags: ["catalog"],
   summary:
-    "Deactivates a price for good (platform admins); existing subscriptions keep it, new ones cannot pick it",
+    "Changes a price (platform admins): `isActive: false` deactivates it for good (existing subscriptions keep it, new ones cannot pick it), `trialDays` (0-365 or null) sets its trial; no body at all deactivates",
   security: bearerSecurity,
   middleware: admin,
+  description:
+    "Body (optional, JSON): `{isActive?: false, trialDays?: 0-365 | null}`; unknown fields, malformed JSON, a non-JSON body or one over 4 KB are 400 and change nothing. The body is read by the handler itself (not declared here) so that every non-empty body, whatever its content type, is validated the same way.",
   request: { params: PriceParams },
   responses: {
-    200: json(PriceSchema, "Deactivated"),
+    200: json(PriceSchema, "Updated"),
     400: errors[400],
     401: errors[401],
     403: errors[403],
@@ -77,7 +82,8 @@ export const planPriceRoutes = createRouter()
       200,
     ),
   )
-  .openapi(deactivatePrice, async (c) => {
+  .openapi(updatePrice, async (c) => {
     const { planId, id } = c.req.valid("param");
-    return c.json(await planService(c).deactivatePrice(planId, id), 200);
+    const body = await optionalJsonBody(c, UpdatePriceBody, MAX_PRICE_PATCH_BYTES);
+    return c.json(await planService(c).updatePrice(planId, id, body), 200);
   });

@@ -33,3 +33,35 @@ export function validationHook(result: { success: boolean; error?: { issues: Iss
 export function createRouter() {
   return new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
 }
+
+/**
+ * A body that may be absent (undefined), but when present must be a JSON
+ * object of `schema` with a JSON content type and at most `maxBytes`:
+ * whatever the route's declared validator let through (a non-JSON content
+ * type skips it) is checked here, so no body is ever acted on unread.
+ */
+export async function optionalJsonBody<T extends z.ZodType>(
+  c: {
+    req: { text(): Promise<string>; header(name: string): string | undefined };
+  },
+  schema: T,
+  maxBytes: number,
+): Promise<z.infer<T> | undefined> {
+  const raw = await c.req.text();
+  if (raw.trim() === "") return undefined;
+  if (new TextEncoder().encode(raw).byteLength > maxBytes) {
+    throw new ApiError(400, `Request body must be at most ${maxBytes} bytes`);
+  }
+  if (!/^application\/(?:[\w.+-]+\+)?json\b/i.test(c.req.header("content-type") ?? "")) {
+    throw new ApiError(400, "Content-Type must be application/json");
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw);
+  } catch {
+    throw new ApiError(400, "Malformed JSON in request body", { code: "json_invalid" });
+  }
+  const result = schema.safeParse(parsed);
+  validationHook(result as { success: boolean; error?: { issues: Issue[] } });
+  return result.data as z.infer<T>;
+}

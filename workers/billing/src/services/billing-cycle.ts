@@ -16,7 +16,7 @@ import {
   voidStatements,
 } from "../db/invoices.ts";
 import type { SubscriptionWithPlan } from "../db/subscriptions.ts";
-import { GRACE_PERIOD_DAYS } from "../domain/payment.ts";
+import { GRACE_PERIOD_DAYS, PENDING_RECONCILE_AFTER_MINUTES } from "../domain/payment.ts";
 import type { PaymentProvider } from "../providers/payment-provider.ts";
 import { draftInvoiceFor, finalizeInvoice, flushUsage } from "./invoices.ts";
 import { PaymentService } from "./payments.ts";
@@ -24,8 +24,14 @@ import { PaymentService } from "./payments.ts";
 const BATCH = 100;
 const MAX_ROUNDS = 20;
 
+export interface BillingCycleOptions {
+  /** Attempts PENDING longer than this are reconciled with the provider (default 60). */
+  pendingReconcileMinutes?: number;
+}
+
 export interface BillingSettleReport {
   prorations: number;
+  reconciled: number;
   firstAttempts: number;
   retries: number;
   writtenOff: number;
@@ -67,6 +73,7 @@ export class BillingCycle {
     private readonly env: Env,
     provider: PaymentProvider,
     private readonly scope?: TenantScope,
+    private readonly options: BillingCycleOptions = {},
   ) {
     this.db = database(env.DB);
     this.payments = new PaymentService(this.db, env.DB, provider);
@@ -74,6 +81,27 @@ export class BillingCycle {
 
   get tenantScope(): TenantScope {
     return this.scope;
+  }
+
+  /**
+   * Bills the period a paused subscription was cut to at its pause, unless
+   * it is already billed (or empty): what resume does before starting the
+   * new cycle.
+   */
+  async closePausedPeriod(found: SubscriptionWithPlan, now: Date): Promise<void> {
+    const { subscription } = found;
+    if (subscription.status !== "PAUSED") return;
+    if (subscription.currentPeriodStart >= subscription.currentPeriodEnd) return;
+    const trialEndsAt = subscription.trialEndsAt;
+    if (trialEndsAt && trialEndsAt > subscription.currentPeriodStart) return;
+    const existing = await findInvoiceForPeriod(
+      this.db,
+      subscription.id,
+      subscription.currentPeriodStart,
+      "PERIOD",
+    );
+    if (existing && existing.status !== "DRAFT") return;
+    await this.closePeriod(found, now);
   }
 
   async closePeriod(found: SubscriptionWithPlan, now: Date): Promise<void> {
@@ -93,6 +121,7 @@ export class BillingCycle {
   async settle(now: Date): Promise<BillingSettleReport> {
     const report: BillingSettleReport = {
       prorations: 0,
+      reconciled: 0,
       firstAttempts: 0,
       retries: 0,
       writtenOff: 0,
@@ -128,6 +157,15 @@ export class BillingCycle {
         }
       }
     }
+
+    const reconciled = await this.payments.reconcileStale(
+      now,
+      this.options.pendingReconcileMinutes ?? PENDING_RECONCILE_AFTER_MINUTES,
+      this.scope,
+      BATCH * 5,
+    );
+    report.reconciled = reconciled.settled;
+    report.failures += reconciled.failures;
 
     const first = await invoicesAwaitingFirstAttempt(this.db, this.scope, BATCH * 5);
     for (const { id } of first) {

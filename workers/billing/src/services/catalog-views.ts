@@ -20,6 +20,7 @@ export function priceView(price: PlanPriceRow) {
     amount: price.amount,
     currency: price.currency,
     isActive: price.isActive,
+    trialDays: price.trialDays,
     createdAt: price.createdAt,
     updatedAt: price.updatedAt,
   };

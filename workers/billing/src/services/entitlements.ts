@@ -4,8 +4,10 @@ import {
   deniedCheck,
   quotaExceededMessage,
 } from "@edge-platform/shared/billing/entitlement-decision";
+import type { Database } from "@edge-platform/shared/db/client";
 import type { tenantStatuses } from "@edge-platform/shared/db/schema/identity";
 import { ApiError } from "@edge-platform/shared/http/api-error";
+import { findFeatureByLookupKey } from "../db/catalog.ts";
 import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
 
 export const BOOLEAN_NOT_CONSUMABLE =
@@ -22,13 +24,32 @@ export interface CallerTenant {
  * tenant's EntitlementCounter object; this maps them to HTTP.
  */
 export class EntitlementService {
-  constructor(private readonly counters: DurableObjectNamespace<EntitlementCounter>) {}
+  constructor(
+    private readonly counters: DurableObjectNamespace<EntitlementCounter>,
+    private readonly db: Database,
+  ) {}
 
+  /**
+   * The tenant's entitlement to a feature. A feature that does not exist in
+   * the catalog is a 404 (looked up only when the answer is a denial, so
+   * allowed checks cost no extra read).
+   */
   async check(tenant: CallerTenant, featureKey: string): Promise<CheckResult> {
     if (tenant.status !== "ACTIVE") {
+      await this.requireFeature(featureKey);
       return deniedCheck(featureKey, `Tenant is ${tenant.status.toLowerCase()}`);
     }
-    return this.reach(() => entitlementCounter(this.counters, tenant.id).check(featureKey));
+    const result = await this.reach(() =>
+      entitlementCounter(this.counters, tenant.id).check(featureKey),
+    );
+    if (!result.allowed) await this.requireFeature(featureKey);
+    return result;
+  }
+
+  private async requireFeature(featureKey: string): Promise<void> {
+    if (!(await findFeatureByLookupKey(this.db, featureKey))) {
+      throw new ApiError(404, `Feature with lookup key "${featureKey}" not found`);
+    }
   }
 
   async consume(tenant: CallerTenant, featureKey: string, amount: number) {
@@ -52,6 +73,7 @@ export class EntitlementService {
           resetAt: result.resetAt,
         };
       case "denied":
+        await this.requireFeature(featureKey);
         throw new ApiError(403, result.reason, { code: "not_entitled" });
       case "not_consumable":
         throw new ApiError(400, BOOLEAN_NOT_CONSUMABLE, { code: "not_consumable" });

@@ -7,8 +7,9 @@ import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-co
 import type { Database } from "@edge-platform/shared/db/client";
 import type { InvoiceKind, InvoiceStatus } from "@edge-platform/shared/db/schema/billing";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import type { TenantContext } from "../app-env.ts";
+import type { TenantScoped } from "../app-env.ts";
 import {
+  FINALIZE_STATUS_STATEMENT,
   finalizeStatements,
   findInvoice,
   findInvoiceForPeriod,
@@ -23,6 +24,7 @@ import {
 } from "../db/invoices.ts";
 import {
   findCurrentSubscription,
+  findSubscriptionById,
   listSnapshots,
   type SubscriptionWithPlan,
 } from "../db/subscriptions.ts";
@@ -106,6 +108,10 @@ export async function draftInvoiceFor(
     endedAt,
     snapshots,
     usage,
+    active: {
+      from: new Date(billableFrom),
+      until: subscription.endedAt ? new Date(subscription.endedAt) : null,
+    },
   });
 }
 
@@ -121,7 +127,7 @@ export async function flushUsage(
 export async function finalizeInvoice(d1: D1Database, invoiceId: string, now: Date) {
   const dueDate = new Date(now.getTime() + INVOICE_DUE_DAYS * MS_PER_DAY);
   const results = await d1.batch(finalizeStatements(d1, invoiceId, now, dueDate));
-  return (results[1]?.meta.changes ?? 0) === 1;
+  return (results[FINALIZE_STATUS_STATEMENT]?.meta.changes ?? 0) === 1;
 }
 
 export class InvoiceService {
@@ -133,7 +139,7 @@ export class InvoiceService {
   ) {}
 
   async list(
-    context: TenantContext,
+    context: TenantScoped,
     page: PageRequest,
     filter: { status?: InvoiceStatus | undefined },
   ) {
@@ -151,12 +157,12 @@ export class InvoiceService {
     return { data: rows.map((row) => invoiceView(row, lines)), meta: pageMeta(page, total) };
   }
 
-  async get(context: TenantContext, id: string) {
+  async get(context: TenantScoped, id: string) {
     const invoice = await this.require(context, id);
     return invoiceView(invoice, await listLineItems(this.db, [invoice.id]));
   }
 
-  async lineItems(context: TenantContext, id: string) {
+  async lineItems(context: TenantScoped, id: string) {
     const invoice = await this.require(context, id);
     return { data: (await listLineItems(this.db, [invoice.id])).map(lineItemView) };
   }
@@ -168,7 +174,7 @@ export class InvoiceService {
    * closes (an invoice finalized early keeps its lines; later usage of the
    * window is billed on the next invoice).
    */
-  async generate(context: TenantContext, now: Date = new Date()) {
+  async generate(context: TenantScoped, now: Date = new Date()) {
     const found = await findCurrentSubscription(this.db, context.tenant.id);
     if (!found) throw new ApiError(404, "No active subscription found for this tenant");
     const { subscription } = found;
@@ -179,15 +185,68 @@ export class InvoiceService {
       start: new Date(subscription.currentPeriodStart),
       end: new Date(subscription.currentPeriodEnd),
     };
-    const existing = await findInvoiceForPeriod(
-      this.db,
-      subscription.id,
-      subscription.currentPeriodStart,
+    if (period.end.getTime() <= period.start.getTime()) {
+      throw new ApiError(409, "The subscription has no billable current period (it is paused)");
+    }
+    return this.createDraft(context, found, "PERIOD", period, null, now);
+  }
+
+  /**
+   * A replacement for a VOID invoice: a DRAFT for the same subscription,
+   * kind and period, built from the usage no billing invoice covers (so the
+   * voided usage appears on it once); it gets a new number at finalize.
+   * 409 while the period has a live invoice.
+   */
+  async reissue(context: TenantScoped, voidedInvoiceId: string, now: Date = new Date()) {
+    const voided = await this.require(context, voidedInvoiceId.toLowerCase());
+    if (voided.status !== "VOID") {
+      throw new ApiError(
+        409,
+        `Only a VOID invoice can be replaced; ${voided.invoiceNumber ?? voided.id} is ${voided.status}`,
+      );
+    }
+    const found = await findSubscriptionById(this.db, voided.subscriptionId);
+    if (!found) throw new Error("the voided invoice's subscription is missing");
+    const start = new Date(voided.periodStart);
+    if (voided.kind === "PRORATION") {
+      // A final invoice covers the subscription's last period up to its end.
+      const { endedAt, currentPeriodEnd } = found.subscription;
+      if (!endedAt) throw new Error("a PRORATION invoice's subscription has not ended");
+      return this.createDraft(
+        context,
+        found,
+        "PRORATION",
+        { start, end: new Date(currentPeriodEnd) },
+        new Date(endedAt),
+        now,
+      );
+    }
+    return this.createDraft(
+      context,
+      found,
       "PERIOD",
+      { start, end: new Date(voided.periodEnd) },
+      null,
+      now,
     );
+  }
+
+  private async createDraft(
+    context: TenantScoped,
+    found: SubscriptionWithPlan,
+    kind: InvoiceKind,
+    period: { start: Date; end: Date },
+    endedAt: Date | null,
+    now: Date,
+  ) {
+    const { subscription } = found;
+    const periodStart = period.start.toISOString();
+    const existing = await findInvoiceForPeriod(this.db, subscription.id, periodStart, kind, {
+      live: true,
+    });
     if (existing) throw this.alreadyExists(existing);
     await flushUsage(this.counters, context.tenant.id);
-    const draft = await draftInvoiceFor(this.db, found, "PERIOD", period, null, null);
+    const draft = await draftInvoiceFor(this.db, found, kind, period, endedAt, null);
     const id = crypto.randomUUID();
     const created = await insertDraftInvoice(
       this.d1,
@@ -196,19 +255,16 @@ export class InvoiceService {
       now.toISOString(),
     );
     if (!created) {
-      const raced = await findInvoiceForPeriod(
-        this.db,
-        subscription.id,
-        subscription.currentPeriodStart,
-        "PERIOD",
-      );
+      const raced = await findInvoiceForPeriod(this.db, subscription.id, periodStart, kind, {
+        live: true,
+      });
       if (raced) throw this.alreadyExists(raced);
     }
     return this.get(context, id);
   }
 
   /** DRAFT -> OPEN, then the first payment attempt (its failure is retried by the billing cycle). */
-  async finalize(context: TenantContext, id: string, now: Date = new Date()) {
+  async finalize(context: TenantScoped, id: string, now: Date = new Date()) {
     const invoice = await this.require(context, id);
     if (!(await finalizeInvoice(this.d1, invoice.id, now))) {
       throw await this.refused(context, id, "finalize");
@@ -228,7 +284,7 @@ export class InvoiceService {
     return this.get(context, id);
   }
 
-  async void(context: TenantContext, id: string, now: Date = new Date()) {
+  async void(context: TenantScoped, id: string, now: Date = new Date()) {
     const invoice = await this.require(context, id);
     const results = await this.d1.batch(voidStatements(this.d1, invoice.id, now));
     if ((results[0]?.meta.changes ?? 0) !== 1) throw await this.refused(context, id, "void");
@@ -236,7 +292,7 @@ export class InvoiceService {
   }
 
   /** Paid outside the provider (bank transfer, cheque): PAYMENT without a provider reference. */
-  async markPaid(context: TenantContext, id: string, now: Date = new Date()) {
+  async markPaid(context: TenantScoped, id: string, now: Date = new Date()) {
     const invoice = await this.require(context, id);
     const results = await this.d1.batch(
       payStatements(this.d1, invoice.id, now, { attemptId: null, externalReference: null }),
@@ -245,13 +301,13 @@ export class InvoiceService {
     return this.get(context, id);
   }
 
-  private async require(context: TenantContext, id: string) {
+  private async require(context: TenantScoped, id: string) {
     const invoice = await findInvoice(this.db, context.tenant.id, id);
     if (!invoice) throw invoiceNotFound();
     return invoice;
   }
 
-  private async refused(context: TenantContext, id: string, action: InvoiceAction) {
+  private async refused(context: TenantScoped, id: string, action: InvoiceAction) {
     const current = await this.require(context, id);
     return new ApiError(400, transitionError(action, current.status));
   }
@@ -259,7 +315,7 @@ export class InvoiceService {
   private alreadyExists(existing: InvoiceRow) {
     return new ApiError(
       409,
-      `An invoice for this period already exists (${existing.invoiceNumber ?? existing.id}, ${existing.status})`,
+      `An invoice for this period already exists (${existing.invoiceNumber ?? existing.id}, ${existing.status}); void it to reissue`,
       { details: { invoiceId: existing.id } },
     );
   }

@@ -1,6 +1,6 @@
 import type { Database } from "@edge-platform/shared/db/client";
 import type { LedgerEntryType } from "@edge-platform/shared/db/schema/billing";
-import type { TenantContext } from "../app-env.ts";
+import type { TenantScoped } from "../app-env.ts";
 import { type LedgerEntryRow, ledgerTotals, listLedgerEntries } from "../db/ledger.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
 
@@ -25,7 +25,7 @@ export class LedgerService {
   constructor(private readonly db: Database) {}
 
   async list(
-    context: TenantContext,
+    context: TenantScoped,
     page: PageRequest,
     filter: { type?: LedgerEntryType | undefined; currency?: string | undefined },
   ) {
@@ -40,7 +40,7 @@ export class LedgerService {
   }
 
   /** Σdebit − Σcredit in one currency; positive means the tenant owes money. */
-  async balance(context: TenantContext, currency: string = DEFAULT_CURRENCY, now = new Date()) {
+  async balance(context: TenantScoped, currency: string = DEFAULT_CURRENCY, now = new Date()) {
     const totals = await ledgerTotals(this.db, context.tenant.id, currency);
     return {
       tenantId: context.tenant.id,
@@ -48,6 +48,7 @@ export class LedgerService {
       balance: totals.debit - totals.credit,
       totalCharged: totals.debit,
       totalPaid: totals.credit,
+      creditBalance: totals.creditBalance,
       unit: "cents" as const,
       asOf: now.toISOString(),
     };

@@ -1,26 +1,44 @@
 import type { Database } from "@edge-platform/shared/db/client";
 import type { PaymentAttemptStatus } from "@edge-platform/shared/db/schema/billing";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import type { TenantContext } from "../app-env.ts";
-import { findInvoiceById, payStatements } from "../db/invoices.ts";
+import type { TenantScoped } from "../app-env.ts";
+import type { TenantScope } from "../db/billing-cycle.ts";
+import {
+  findInvoiceById,
+  type InvoiceRow,
+  paymentReferenceOf,
+  payStatements,
+  receivedCreditStatements,
+} from "../db/invoices.ts";
 import { refundedSoFar, refundStatement } from "../db/ledger.ts";
 import {
+  adoptProviderIdStatement,
+  cancelUnansweredAttemptStatement,
   findAttempt,
   findAttemptByProviderId,
   findPaymentAttempt,
+  findPaymentCustomer,
   insertAttemptStatement,
+  insertPaymentCustomerStatement,
   listPaymentAttempts,
+  markUnavailableStatement,
   type PaymentAttemptRow,
   recordProviderAnswerStatement,
+  stalePendingAttempts,
+  unavailableAttemptsOf,
 } from "../db/payments.ts";
+import { findTenantById } from "../db/tenants.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
 import {
   attemptStatusOf,
   isLastAttempt,
   nextRetryAt,
   type PaymentEvent,
+  PROVIDER_UNAVAILABLE_REASON,
+  unavailableRetryAt,
 } from "../domain/payment.ts";
-import type { PaymentProvider } from "../providers/payment-provider.ts";
+import type { PaymentProvider, PaymentResult } from "../providers/payment-provider.ts";
+import { NoPaymentMethodError } from "../providers/payprovider.ts";
 
 export interface PaymentOutcome {
   /** Whether anything changed; an event that changes nothing is still recorded. */
@@ -71,7 +89,7 @@ export class PaymentService {
   ) {}
 
   async list(
-    context: TenantContext,
+    context: TenantScoped,
     page: PageRequest,
     filter: { status?: PaymentAttemptStatus | undefined },
   ) {
@@ -85,7 +103,7 @@ export class PaymentService {
     return { data: rows.map(paymentAttemptView), meta: pageMeta(page, total) };
   }
 
-  async get(context: TenantContext, id: string) {
+  async get(context: TenantScoped, id: string) {
     const row = await findPaymentAttempt(this.db, context.tenant.id, id);
     if (!row)
       throw new ApiError(404, "Payment attempt not found or does not belong to this tenant");
@@ -93,10 +111,14 @@ export class PaymentService {
   }
 
   /**
-   * Makes attempt `attemptNumber` on an OPEN invoice: the row first (once,
-   * whatever runs concurrently), then the provider call keyed by the row id
-   * (so a repeat after a crash is the same payment), then the provider's
-   * answer; a settled answer goes through the same handlers as a webhook.
+   * Makes attempt `attemptNumber` on an OPEN invoice. The row is written
+   * first, once, whatever runs concurrently; only the caller whose insert
+   * created it calls the provider (so two overlapping billing cycles charge
+   * once), keyed by the row id (a repeat after a crash is the same
+   * payment). The tenant's provider customer is created on first use. The
+   * answer is recorded, and a settled answer goes through the same handlers
+   * as a webhook. A provider error leaves the attempt FAILED with a retry
+   * (not a dunning step); a customer without a payment method is a decline.
    */
   async attempt(invoiceId: string, attemptNumber: number, now: Date): Promise<PaymentOutcome> {
     const invoice = await findInvoiceById(this.db, invoiceId);
@@ -111,7 +133,7 @@ export class PaymentService {
     }
     const previous =
       attemptNumber > 1 ? await findAttempt(this.db, invoiceId, attemptNumber - 1) : undefined;
-    await insertAttemptStatement(this.d1, {
+    const inserted = await insertAttemptStatement(this.d1, {
       id: crypto.randomUUID(),
       invoiceId,
       attemptNumber,
@@ -119,58 +141,206 @@ export class PaymentService {
       retryOf: previous?.id ?? null,
       now: now.toISOString(),
     }).run();
+    if (inserted.meta.changes !== 1) {
+      return { changed: false, note: `attempt ${attemptNumber} already made or in progress` };
+    }
     const attempt = await findAttempt(this.db, invoiceId, attemptNumber);
     if (!attempt) return { changed: false, note: "invoice is not OPEN" };
-    if (attempt.providerPaymentId) return { changed: false, note: "attempt already made" };
+    return this.charge(attempt, invoice, now);
+  }
 
-    const result = await this.provider.createPayment({
+  /**
+   * Settles attempts left PENDING for longer than `olderThanMinutes` (no
+   * webhook came, or the process died before the provider answered): the
+   * provider is asked, and the attempt becomes SUCCEEDED or FAILED. An
+   * attempt the provider never answered is made again with the same
+   * idempotency key (the provider returns the payment if it exists). A
+   * provider that cannot be reached leaves the attempt for the next sweep.
+   */
+  async reconcileStale(now: Date, olderThanMinutes: number, scope: TenantScope, limit: number) {
+    const before = new Date(now.getTime() - olderThanMinutes * 60_000).toISOString();
+    let settled = 0;
+    let failures = 0;
+    for (const attempt of await stalePendingAttempts(this.db, before, scope, limit)) {
+      try {
+        const outcome = await this.reconcile(attempt, now, olderThanMinutes);
+        if (outcome.changed) settled++;
+      } catch (error) {
+        failures++;
+        console.error(
+          JSON.stringify({
+            level: "error",
+            msg: "reconciling a pending payment failed; the next sweep retries",
+            attemptId: attempt.id,
+            error: String(error),
+          }),
+        );
+      }
+    }
+    return { settled, failures };
+  }
+
+  private async reconcile(
+    attempt: PaymentAttemptRow,
+    now: Date,
+    olderThanMinutes: number,
+  ): Promise<PaymentOutcome> {
+    const invoice = await findInvoiceById(this.db, attempt.invoiceId);
+    if (!invoice) return { changed: false, note: "the attempt's invoice is missing" };
+    if (!attempt.providerPaymentId) {
+      if (invoice.status !== "OPEN") {
+        const result = await cancelUnansweredAttemptStatement(this.d1, attempt.id, {
+          reason: `never reached the provider; invoice is ${invoice.status}`,
+          now: now.toISOString(),
+        }).run();
+        return { changed: result.meta.changes === 1, note: "attempt cancelled" };
+      }
+      return this.charge(attempt, invoice, now);
+    }
+    const result = await this.provider.retrievePayment(attempt.providerPaymentId);
+    const event = {
+      providerPaymentId: result.providerPaymentId,
       amount: attempt.amount,
       currency: attempt.currency,
-      idempotencyKey: attempt.id,
-      description: `Invoice ${invoice.invoiceNumber ?? invoice.id}`,
-      tenantId: invoice.tenantId,
-      metadata: {
-        invoiceId: invoice.id,
-        invoiceNumber: invoice.invoiceNumber ?? "",
-        attemptId: attempt.id,
-        attemptNumber: String(attemptNumber),
-      },
-    });
-    await recordProviderAnswerStatement(this.d1, attempt.id, {
-      providerPaymentId: result.providerPaymentId,
-      status: attemptStatusOf(result.status),
-      failureReason: result.failureReason,
-      providerResponse: result.raw,
-      now: now.toISOString(),
-    }).run();
+    };
     switch (result.status) {
       case "succeeded":
-        return this.apply(
-          {
-            type: "payment.succeeded",
-            providerPaymentId: result.providerPaymentId,
-            amount: attempt.amount,
-            currency: attempt.currency,
-          },
-          now,
-          result.raw,
-        );
+        return this.apply({ type: "payment.succeeded", ...event }, now, result.raw);
       case "failed":
       case "cancelled":
         return this.apply(
           {
             type: result.status === "failed" ? "payment.failed" : "payment.cancelled",
-            providerPaymentId: result.providerPaymentId,
-            amount: attempt.amount,
-            currency: attempt.currency,
+            ...event,
             failureReason: result.failureReason,
           },
           now,
           result.raw,
         );
       default:
-        return { changed: true, note: `attempt ${attemptNumber} is ${result.status}` };
+        // Still unsettled at the provider after the bound: a failed step of
+        // dunning; should it succeed later, its webhook turns the money
+        // into a payment or a credit.
+        return this.apply(
+          {
+            type: "payment.failed",
+            ...event,
+            failureReason: `still ${result.status} at the provider after ${olderThanMinutes} minutes`,
+          },
+          now,
+          result.raw,
+        );
     }
+  }
+
+  /** The provider call of an attempt that has no provider answer yet. */
+  private async charge(
+    attempt: PaymentAttemptRow,
+    invoice: InvoiceRow,
+    now: Date,
+  ): Promise<PaymentOutcome> {
+    const at = now.toISOString();
+    let result: PaymentResult;
+    try {
+      const customerId = await this.customerFor(invoice.tenantId);
+      result = await this.provider.createPayment({
+        amount: attempt.amount,
+        currency: attempt.currency,
+        idempotencyKey: attempt.id,
+        description: `Invoice ${invoice.invoiceNumber ?? invoice.id}`,
+        tenantId: invoice.tenantId,
+        customerId,
+        metadata: {
+          invoiceId: invoice.id,
+          invoiceNumber: invoice.invoiceNumber ?? "",
+          attemptId: attempt.id,
+          attemptNumber: String(attempt.attemptNumber),
+        },
+      });
+    } catch (error) {
+      if (error instanceof NoPaymentMethodError) {
+        return this.fail(
+          attempt,
+          invoice,
+          {
+            type: "payment.failed",
+            providerPaymentId: "",
+            amount: attempt.amount,
+            currency: attempt.currency,
+            failureReason: error.message,
+          },
+          now,
+          undefined,
+        );
+      }
+      const retryAt = unavailableRetryAt(now);
+      const failed = await markUnavailableStatement(this.d1, attempt.id, {
+        reason: `${PROVIDER_UNAVAILABLE_REASON}: ${String(error).slice(0, 300)}`,
+        nextRetryAt: invoice.status === "OPEN" ? retryAt.toISOString() : null,
+        now: at,
+      }).run();
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "payment provider call failed; attempt FAILED and retried",
+          attemptId: attempt.id,
+          retryAt: retryAt.toISOString(),
+          error: String(error),
+        }),
+      );
+      return {
+        changed: failed.meta.changes === 1,
+        note: `provider unavailable; retry at ${retryAt.toISOString()}`,
+      };
+    }
+    await recordProviderAnswerStatement(this.d1, attempt.id, {
+      providerPaymentId: result.providerPaymentId,
+      status: attemptStatusOf(result.status),
+      failureReason: result.failureReason,
+      providerResponse: result.raw,
+      now: at,
+    }).run();
+    const event = {
+      providerPaymentId: result.providerPaymentId,
+      amount: attempt.amount,
+      currency: attempt.currency,
+    };
+    switch (result.status) {
+      case "succeeded":
+        return this.apply({ type: "payment.succeeded", ...event }, now, result.raw);
+      case "failed":
+      case "cancelled":
+        return this.apply(
+          {
+            type: result.status === "failed" ? "payment.failed" : "payment.cancelled",
+            ...event,
+            failureReason: result.failureReason,
+          },
+          now,
+          result.raw,
+        );
+      default:
+        return { changed: true, note: `attempt ${attempt.attemptNumber} is ${result.status}` };
+    }
+  }
+
+  /** The tenant's provider customer: created once (idempotent on the tenant), then stored and reused. */
+  private async customerFor(tenantId: string): Promise<string> {
+    const stored = await findPaymentCustomer(this.db, tenantId, this.provider.name);
+    if (stored) return stored;
+    const tenant = await findTenantById(this.db, tenantId);
+    const { providerCustomerId } = await this.provider.createCustomer({
+      tenantId,
+      idempotencyKey: `tenant-customer-${tenantId}`,
+      name: tenant?.name ?? tenantId,
+    });
+    await insertPaymentCustomerStatement(this.d1, {
+      tenantId,
+      provider: this.provider.name,
+      providerCustomerId,
+    }).run();
+    // A concurrent first charge may have stored its answer first: use what is stored.
+    return (await findPaymentCustomer(this.db, tenantId, this.provider.name)) ?? providerCustomerId;
   }
 
   /** Applies a normalized payment event (webhook or a provider's synchronous answer). */
@@ -178,7 +348,7 @@ export class PaymentService {
     if (event.type === "unknown") {
       return { changed: false, note: `event type ${event.providerType} is not handled` };
     }
-    const attempt = await findAttemptByProviderId(this.db, event.providerPaymentId);
+    const attempt = await this.attemptOf(event);
     if (!attempt) {
       return {
         changed: false,
@@ -191,14 +361,8 @@ export class PaymentService {
 
     switch (event.type) {
       case "payment.succeeded": {
-        if (invoice.status === "VOID") {
-          return {
-            changed: false,
-            note: `invoice ${invoice.invoiceNumber} is VOID; payment recorded only`,
-          };
-        }
-        if (invoice.status === "PAID") {
-          return { changed: false, note: `invoice ${invoice.invoiceNumber} is already PAID` };
+        if (invoice.status === "VOID" || invoice.status === "PAID") {
+          return this.creditUnneeded(attempt, invoice, event, now, raw);
         }
         if (invoice.status === "DRAFT") {
           return { changed: false, note: "invoice is a DRAFT; payment recorded only" };
@@ -257,14 +421,75 @@ export class PaymentService {
   }
 
   /**
+   * The attempt an event is about: by the provider's payment id, or, for a
+   * payment whose creation answer never reached us (provider error), by our
+   * attempt id in its metadata, which then gets the provider id.
+   */
+  private async attemptOf(event: {
+    providerPaymentId: string;
+    attemptId?: string | null;
+  }): Promise<PaymentAttemptRow | undefined> {
+    const found = await findAttemptByProviderId(this.db, event.providerPaymentId);
+    if (found || !event.attemptId) return found;
+    await adoptProviderIdStatement(this.d1, event.attemptId, event.providerPaymentId).run();
+    return findAttemptByProviderId(this.db, event.providerPaymentId);
+  }
+
+  /**
+   * A success for an invoice that no longer needs the money (VOID, or PAID
+   * by another payment): the amount is a CREDIT on the tenant's ledger with
+   * the provider reference, used by its next invoice. A replay of the
+   * payment that paid the invoice changes nothing.
+   */
+  private async creditUnneeded(
+    attempt: PaymentAttemptRow,
+    invoice: InvoiceRow,
+    event: { providerPaymentId: string; amount: number | null },
+    now: Date,
+    raw: unknown,
+  ): Promise<PaymentOutcome> {
+    if (invoice.status === "PAID") {
+      const paidBy = await paymentReferenceOf(this.db, invoice.id);
+      if (paidBy === event.providerPaymentId) {
+        return { changed: false, note: `invoice ${invoice.invoiceNumber} is already PAID` };
+      }
+    }
+    const amount = event.amount ?? attempt.amount;
+    const results = await this.d1.batch(
+      receivedCreditStatements(
+        this.d1,
+        {
+          tenantId: invoice.tenantId,
+          invoiceId: invoice.id,
+          attemptId: attempt.id,
+          amount,
+          currency: attempt.currency,
+          reference: event.providerPaymentId,
+          description: `Payment received for ${invoice.status} invoice ${invoice.invoiceNumber ?? invoice.id}: credit balance`,
+          providerResponse: raw,
+        },
+        now,
+      ),
+    );
+    const credited = (results[0]?.meta.changes ?? 0) === 1;
+    return {
+      changed: credited,
+      note: credited
+        ? `invoice ${invoice.invoiceNumber} is ${invoice.status}; ${amount} credited to the tenant`
+        : "payment already credited",
+    };
+  }
+
+  /**
    * A failed (or cancelled) attempt: marked so, and the next attempt is
-   * scheduled while the invoice is still OPEN; after the last attempt the
-   * invoice's dunning is exhausted and its subscription becomes PAST_DUE,
-   * unless it is no longer ACTIVE (replaced, cancelled).
+   * scheduled while the invoice is still OPEN; after the last dunning step
+   * (declined attempts; provider outages do not count) the invoice's
+   * dunning is exhausted and its subscription becomes PAST_DUE, unless it is
+   * no longer ACTIVE (replaced, cancelled).
    */
   private async fail(
     attempt: PaymentAttemptRow,
-    invoice: NonNullable<Awaited<ReturnType<typeof findInvoiceById>>>,
+    invoice: InvoiceRow,
     event: Extract<PaymentEvent, { type: "payment.failed" | "payment.cancelled" }>,
     now: Date,
     raw: unknown,
@@ -273,14 +498,18 @@ export class PaymentService {
     const status = event.type === "payment.failed" ? "FAILED" : "CANCELLED";
     const reason = event.failureReason ?? (status === "FAILED" ? "Unknown failure" : "Cancelled");
     const open = invoice.status === "OPEN";
-    const retryAt = open ? nextRetryAt(attempt.attemptNumber, now) : null;
-    const last = open && isLastAttempt(attempt.attemptNumber);
+    // The dunning step: the attempt's number, not counting attempts the provider never decided.
+    const step =
+      attempt.attemptNumber - (await unavailableAttemptsOf(this.db, invoice.id, attempt.id));
+    const retryAt = open ? nextRetryAt(step, now) : null;
+    const last = open && isLastAttempt(step);
     const statements = [
       this.d1
         .prepare(
           `UPDATE payment_attempts SET status = ?2, failure_reason = ?3, next_retry_at = ?4,
              provider_response = coalesce(?5, provider_response), updated_at = ?6
-           WHERE id = ?1 AND status IN ('PENDING', 'REQUIRES_ACTION')`,
+           WHERE id = ?1 AND (status IN ('PENDING', 'REQUIRES_ACTION')
+             OR (status = 'FAILED' AND failure_reason LIKE '${PROVIDER_UNAVAILABLE_REASON}:%'))`,
         )
         .bind(
           attempt.id,

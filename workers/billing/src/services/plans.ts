@@ -2,7 +2,6 @@ import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db
 import type { BillingInterval, CatalogStatus } from "@edge-platform/shared/db/schema/catalog";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import {
-  deactivatePlanPrice,
   findPlanById,
   findPlanBySlug,
   findPlanPrice,
@@ -12,6 +11,7 @@ import {
   listPlans,
   type PlanRow,
   updatePlan,
+  updatePlanPrice,
 } from "../db/catalog.ts";
 import { planView, priceView } from "./catalog-views.ts";
 
@@ -98,7 +98,12 @@ export class PlanService {
 
   async createPrice(
     planId: string,
-    input: { interval: BillingInterval; amount: number; currency: string },
+    input: {
+      interval: BillingInterval;
+      amount: number;
+      currency: string;
+      trialDays?: number | undefined;
+    },
   ) {
     const plan = await this.require(planId);
     if (plan.status !== "ACTIVE") {
@@ -116,6 +121,7 @@ export class PlanService {
         interval: input.interval,
         amount: input.amount,
         currency,
+        trialDays: input.trialDays ?? null,
         createdAt: now,
         updatedAt: now,
       });
@@ -137,12 +143,26 @@ export class PlanService {
     return { data: prices.map(priceView) };
   }
 
-  /** Permanent; deactivating an inactive price again answers with it unchanged. */
-  async deactivatePrice(planId: string, id: string) {
+  /**
+   * Deactivates (permanent; again on an inactive price answers with it
+   * unchanged) and/or sets the trial. No body at all deactivates, as the
+   * contract's body-less PATCH does.
+   */
+  async updatePrice(
+    planId: string,
+    id: string,
+    changes: { isActive?: false | undefined; trialDays?: number | null | undefined } = {
+      isActive: false,
+    },
+  ) {
     const existing = await findPlanPrice(this.db, planId, id);
     if (!existing) throw new ApiError(404, "Price not found or does not belong to this plan");
-    if (!existing.isActive) return priceView(existing);
-    const updated = await deactivatePlanPrice(this.db, planId, id);
+    const deactivate = changes.isActive === false && existing.isActive;
+    if (!deactivate && changes.trialDays === undefined) return priceView(existing);
+    const updated = await updatePlanPrice(this.db, planId, id, {
+      isActive: deactivate ? false : undefined,
+      trialDays: changes.trialDays,
+    });
     return priceView(updated ?? existing);
   }
 

@@ -1,5 +1,6 @@
 import {
   initialSubscriptionPeriods,
+  isInTrial,
   planChangeCycleOrigin,
   timelineOf,
 } from "@edge-platform/shared/billing/billing-period";
@@ -21,8 +22,10 @@ import {
   resume,
   type SubscriptionWithPlan,
   subscribeStatements,
+  tenantHadTrial,
 } from "../db/subscriptions.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
+import { trialDaysFor } from "../domain/trials.ts";
 import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
 import { subscriptionView } from "./catalog-views.ts";
 import { tenantCancellationHooks } from "./tenants.ts";
@@ -39,6 +42,8 @@ export class SubscriptionService {
   constructor(
     private readonly db: Database,
     private readonly counters: DurableObjectNamespace<EntitlementCounter>,
+    /** Bills a paused subscription's period up to the pause if not yet billed (the billing cycle's close). */
+    private readonly closePausedPeriod?: (found: SubscriptionWithPlan, now: Date) => Promise<void>,
   ) {}
 
   /**
@@ -50,15 +55,13 @@ export class SubscriptionService {
    * old period's end, where it is billed its prorated base fee, while the
    * old one's final invoice credits its unused part.
    */
-  async subscribe(
-    context: TenantContext,
-    input: { planId: string; priceId: string; trialDays?: number | undefined },
-  ) {
-    const [plan, price, entitlements, replaced] = await Promise.all([
+  async subscribe(context: TenantContext, input: { planId: string; priceId: string }) {
+    const [plan, price, entitlements, replaced, hadTrial] = await Promise.all([
       findPlanById(this.db, input.planId),
       findPlanPrice(this.db, input.planId, input.priceId),
       listPlanEntitlements(this.db, input.planId),
       findCurrentSubscription(this.db, context.tenant.id),
+      tenantHadTrial(this.db, context.tenant.id),
     ]);
     if (!plan) throw new ApiError(404, `Plan with ID "${input.planId}" not found`);
     if (plan.status !== "ACTIVE") {
@@ -75,6 +78,7 @@ export class SubscriptionService {
     );
     const startedAt = new Date();
     const now = startedAt.toISOString();
+    const trialDays = trialDaysFor(price, { planChange: replaced !== undefined, hadTrial });
     const cycleOrigin = planChangeCycleOrigin(
       replaced
         ? {
@@ -82,14 +86,9 @@ export class SubscriptionService {
             timeline: timelineOf(replaced.subscription, replaced.price.interval),
           }
         : null,
-      { interval: price.interval, trialDays: input.trialDays, at: startedAt },
+      { interval: price.interval, trialDays, at: startedAt },
     );
-    const periods = initialSubscriptionPeriods(
-      startedAt,
-      price.interval,
-      input.trialDays,
-      cycleOrigin,
-    );
+    const periods = initialSubscriptionPeriods(startedAt, price.interval, trialDays, cycleOrigin);
     const id = crypto.randomUUID();
     try {
       await this.db.batch(
@@ -116,7 +115,8 @@ export class SubscriptionService {
         ),
       );
     } catch (error) {
-      if (uniqueViolation(error)?.startsWith("subscriptions.")) {
+      const violated = uniqueViolation(error);
+      if (violated?.startsWith("subscriptions.") || violated?.startsWith("tenant_trials.")) {
         throw new ApiError(
           409,
           "Another subscription change for this tenant happened at the same time; retry",
@@ -191,11 +191,51 @@ export class SubscriptionService {
     return this.get(context, id);
   }
 
+  /**
+   * PAUSED -> ACTIVE in a new billing cycle starting now (TRIALING, period
+   * unchanged, while the trial runs). The period cut at the pause is billed
+   * first (once; the cron may already have), so the paused time is never
+   * billed and the pre-pause time always is.
+   */
   async resume(context: TenantContext, id: string) {
-    const changed = await resume(this.db, context.tenant.id, id, nowIso());
+    const found = await this.require(context, id);
+    const { subscription } = found;
+    if (subscription.status !== "PAUSED") throw new ApiError(409, "Subscription is not paused");
+    const resumedAt = new Date();
+    if (
+      this.closePausedPeriod &&
+      !isInTrial(timelineOf(subscription, found.price.interval), resumedAt)
+    ) {
+      try {
+        await this.closePausedPeriod(found, resumedAt);
+      } catch (error) {
+        console.error(
+          JSON.stringify({
+            level: "error",
+            msg: "billing the period before the pause failed",
+            subscriptionId: id,
+            error: String(error),
+          }),
+        );
+        throw new ApiError(503, "Could not bill the period before the pause; try again shortly");
+      }
+    }
+    const cycle = initialSubscriptionPeriods(resumedAt, found.price.interval);
+    const changed = await resume(
+      this.db,
+      context.tenant.id,
+      id,
+      subscription.currentPeriodStart,
+      {
+        origin: cycle.billingCycleOrigin.toISOString(),
+        anchor: cycle.billingAnchor,
+        start: cycle.currentPeriodStart.toISOString(),
+        end: cycle.currentPeriodEnd.toISOString(),
+      },
+      resumedAt.toISOString(),
+    );
     if (!changed) {
-      await this.require(context, id);
-      throw new ApiError(409, "Subscription is not paused");
+      throw new ApiError(409, "The subscription changed meanwhile (not paused any more); retry");
     }
     await this.refreshCounter(context.tenant.id);
     return this.get(context, id);

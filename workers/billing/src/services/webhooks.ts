@@ -33,6 +33,7 @@ export function normalizePayProviderEvent(payload: unknown): PaymentEvent {
   const object = asObject(asObject(event.data).object);
   const id = asString(object.id);
   const currency = asString(object.currency);
+  const attemptId = asString(asObject(object.metadata).attemptId);
   switch (type) {
     case "payment_intent.succeeded":
     case "payment_intent.requires_action":
@@ -42,6 +43,7 @@ export function normalizePayProviderEvent(payload: unknown): PaymentEvent {
         providerPaymentId: id,
         amount: asInteger(object.amount),
         currency,
+        attemptId,
       };
     case "payment_intent.payment_failed":
     case "payment_intent.canceled":
@@ -51,6 +53,7 @@ export function normalizePayProviderEvent(payload: unknown): PaymentEvent {
         providerPaymentId: id,
         amount: asInteger(object.amount),
         currency,
+        attemptId,
         failureReason:
           asString(asObject(object.last_payment_error).message) ??
           asString(object.cancellation_reason),

@@ -2176,6 +2176,78 @@ const IDENTITY_SLOTS: TemplateFamily[] = [
   },
 ];
 
+const COMPANIES = [
+  "Shopify",
+  "Stripe",
+  "Google",
+  "a startup",
+  "Northwind",
+  "Brightlane Labs",
+  "Acme Corp",
+  "Atlassian",
+  "a bank",
+  "an agency",
+  "Microsoft",
+  "Spotify",
+];
+const COLLEAGUES = [
+  "Jordan Blake",
+  "Morgan Ellis",
+  "Sam Rivera",
+  "Priya Nair",
+  "the engineering manager",
+  "the product manager",
+  "the recommender",
+  "the CTO",
+];
+
+const ENGLISH_NORMAL_PUBLIC: TemplateFamily[] = [
+  {
+    family: "en-normal-public-profile",
+    label: "normal_rag",
+    language: "en",
+    templates: [
+      "where can I {a} {b} {c}?",
+      "is there a live demo of {b}?",
+      "does {b} have a live site?",
+      "how much does {b} cost {d}?",
+      "which company is {e} from?",
+      "where does {e} work?",
+      "what is {e}'s role?",
+      "does {n} have a {f}?",
+      "what is {p} {f}?",
+      "which {g} is {n} {h}?",
+      "was {n} ever employed by {i}?",
+      "did {n} work at {i}?",
+      "has {n} been employed at {i}?",
+      "when did {n} join {i}?",
+      "how long was {n} at {i}?",
+    ],
+    slots: {
+      a: ["try", "see", "use", "find", "open", "visit"],
+      b: PROJECTS,
+      c: ["live", "online", "in action", "today", "myself"],
+      d: ["to run", "to host", "per month", "to operate", "in cloud fees"],
+      e: COLLEAGUES,
+      f: [
+        "blog",
+        "newsletter",
+        "YouTube channel",
+        "podcast",
+        "personal website",
+        "portfolio site",
+        "homepage",
+        "GitHub profile",
+        "public talk",
+        "Medium page",
+      ],
+      g: ["country", "time zone", "region", "continent"],
+      h: ["based in", "working from", "in", "available in"],
+      i: COMPANIES,
+    },
+  },
+];
+
 // ------------------------------------------------------------------ other languages
 function lang(language: string, rows: Partial<Record<Label, string[]>>): TemplateFamily[] {
   return Object.entries(rows).map(([label, templates]) => ({
@@ -2669,6 +2741,7 @@ export const FAMILIES: TemplateFamily[] = [
   ...PRIVATE_SLOTS,
   ...ENGLISH_NORMAL_FRAMES,
   ...MULTILINGUAL_INJECTION_SLOTS,
+  ...ENGLISH_NORMAL_PUBLIC,
   ...IDENTITY_SLOTS,
   ...OTHER_LANGUAGES,
 ];

@@ -47,3 +47,137 @@ export function pipelineFallbackAnswer(persona: Persona): string {
 /** Appended after a space when generation broke off mid-answer. */
 export const PARTIAL_ANSWER_TAIL =
   "I can't verify anything beyond that, so I'll stop here rather than guess.";
+
+export interface DeclineEvidence {
+  source: string;
+  content: string;
+}
+
+function listOf(values: string[]): string {
+  if (values.length <= 1) return values.join("");
+  return `${values.slice(0, -1).join(", ")} and ${values[values.length - 1]}`;
+}
+
+function labelledValues(chunks: DeclineEvidence[], labels: string[], sources?: string[]): string[] {
+  const seen = new Set<string>();
+  const out: string[] = [];
+  for (const chunk of chunks) {
+    if (sources && !sources.includes(chunk.source)) continue;
+    for (const line of chunk.content.split("\n")) {
+      const trimmed = line.trim();
+      for (const label of labels) {
+        if (!trimmed.startsWith(`${label}:`)) continue;
+        for (const value of trimmed.slice(label.length + 1).split(",")) {
+          const clean = value.trim();
+          if (clean && !seen.has(clean.toLowerCase())) {
+            seen.add(clean.toLowerCase());
+            out.push(clean);
+          }
+        }
+      }
+    }
+  }
+  return out;
+}
+
+const TECH_CATEGORIES: [RegExp, string, string[]][] = [
+  [/\blanguages?\b|\bwritten in\b/i, "languages", ["Languages"]],
+  [/\bframeworks?\b|\blibrar(y|ies)\b/i, "frameworks", ["Frameworks"]],
+  [
+    /\bdatabases?\b|\bclouds?\b|\bplatforms?\b|\bhost(ing|ed)?\b|\bdeploy/i,
+    "platforms",
+    ["Platforms"],
+  ],
+  [/\btools?\b|\btesting\b|\bmonitoring\b/i, "tools", ["Tools"]],
+];
+const ALL_TECH_LABELS = [
+  "Languages",
+  "Frameworks",
+  "Platforms",
+  "AI and Data",
+  "Tools",
+  "Technologies",
+];
+
+/** What the portfolio does list in the area the question asked about, as one sentence. */
+function relatedListing(question: string, chunks: DeclineEvidence[]): string {
+  const q = question.toLowerCase();
+  if (
+    /\b(work(ed|ing|s)?|employ(ed|er|ers)?|job|compan(y|ies)|join(ed)?|hired?)\b/.test(q) &&
+    !/\b(use[ds]?|using|with)\b/.test(q)
+  ) {
+    const companies = labelledValues(chunks, ["Company"], ["resume"]);
+    if (companies.length > 0) return `The companies it lists are ${listOf(companies)}.`;
+  }
+  if (/\b(stud(y|ied)|degree|universit|college|school|graduat|master|phd|gpa|bachelor)/.test(q)) {
+    const education = chunks
+      .filter((chunk) => chunk.content.includes("Resume Section: Education"))
+      .flatMap((chunk) => chunk.content.split("\n").slice(1, 2));
+    if (education[0]) return `It lists ${education[0].trim().replace(/\.$/, "")}.`;
+  }
+  if (/\b(based|located|location|country|city|live|lives|from)\b/.test(q)) {
+    const location = labelledValues(chunks, ["Location"]);
+    if (location.length > 0) return `It gives the location as ${location.join(", ")}.`;
+  }
+  for (const [pattern, name, labels] of TECH_CATEGORIES) {
+    if (!pattern.test(q)) continue;
+    const values = labelledValues(chunks, labels);
+    if (values.length > 0) return `The ${name} it lists are ${listOf(values.slice(0, 10))}.`;
+  }
+  if (
+    /\b(use[ds]?|using|know|knows|knowledge|experience with|worked with|built with|tech|technolog|stack|skills?)\b/.test(
+      q,
+    )
+  ) {
+    const values = labelledValues(chunks, ALL_TECH_LABELS);
+    if (values.length > 0)
+      return `The technologies it lists include ${listOf(values.slice(0, 10))}.`;
+  }
+  return "";
+}
+
+const TYPE_GAPS: Partial<Record<string, string>> = {
+  when: "a date",
+  duration: "a date or duration",
+  count: "that number",
+  why: "a reason",
+};
+
+/**
+ * The decline when the question asks about something the retrieved evidence
+ * does not support: it names what is missing, says plainly "no" to a yes/no
+ * question, and lists what the portfolio does hold in that area.
+ */
+export function notInPortfolioAnswer(
+  question: string,
+  decision: {
+    reason: "entity_not_found" | "answer_type_not_found";
+    type: string;
+    missing: { surface: string }[];
+    found: { surface: string }[];
+  },
+  chunks: DeclineEvidence[],
+  persona: Persona,
+): string {
+  const missing = [...new Set(decision.missing.map((key) => key.surface))];
+  const found = [...new Set(decision.found.map((key) => key.surface))].filter(
+    (surface) => !missing.includes(surface),
+  );
+  const context = found.length > 0 ? ` in connection with ${listOf(found)}` : "";
+  let statement: string;
+  if (decision.type === "names")
+    statement = `The portfolio doesn't name the ${listOf(missing)}${found.length > 0 ? ` for ${listOf(found)}` : ""}; it only gives how many.`;
+  else if (decision.reason === "answer_type_not_found" || missing.length === 0)
+    statement = `The portfolio doesn't give ${TYPE_GAPS[decision.type] ?? "that detail"}${found.length > 0 ? ` for ${listOf(found)}` : " for that"}.`;
+  else statement = `The portfolio doesn't mention ${listOf(missing)}${context}.`;
+  if (decision.type === "yes_no")
+    statement = `No, not according to the portfolio: ${statement.charAt(0).toLowerCase()}${statement.slice(1)}`;
+  const listing = decision.type === "names" ? "" : relatedListing(question, chunks);
+  return [
+    statement,
+    listing,
+    `I only answer from verified portfolio content, so I won't guess; for anything else, write to ${persona.contactEmail}.`,
+  ]
+    .filter(Boolean)
+    .join(" ");
+}

@@ -54,6 +54,41 @@ describe("chunking (500 words, 50 overlap by default)", () => {
 });
 
 describe("documents", () => {
+  it("keeps each job's role, company, dates and description in one chunk", () => {
+    const chunks = buildDocuments(AVERY_QUINN_PORTFOLIO).flatMap((doc) =>
+      chunkDocument(doc, 500, 50),
+    );
+    const jobs = chunks.filter((chunk) =>
+      chunk.sourceId.startsWith("resume#professional-experience-"),
+    );
+    expect(jobs.map((chunk) => chunk.title)).toEqual([
+      "Resume: Staff Engineer at Northwind Health",
+      "Resume: Senior Frontend Engineer at Parcel & Pine",
+      "Resume: Software Engineer at Brightlane Labs",
+    ]);
+    const brightlane = jobs[2]!.content;
+    expect(brightlane.startsWith("Resume Section: Professional Experience\n")).toBe(true);
+    for (const fact of [
+      "Role: Software Engineer",
+      "Company: Brightlane Labs",
+      "Dates: 2016 to 2018",
+      "internal tools and REST APIs",
+    ])
+      expect(brightlane).toContain(fact);
+    expect(brightlane).not.toContain("Northwind");
+    // Small chunk sizes split a long job, and every piece keeps the section prefix.
+    const small = chunkDocument(
+      buildDocuments(AVERY_QUINN_PORTFOLIO).find(
+        (doc) => doc.sourceId === "resume#professional-experience-1",
+      )!,
+      20,
+      2,
+    );
+    expect(small.length).toBeGreaterThan(1);
+    for (const chunk of small)
+      expect(chunk.content.startsWith("Resume Section: Professional Experience")).toBe(true);
+  });
+
   it("builds project, testimonial, resume-section, profile and recommendation documents", () => {
     const docs = buildDocuments(AVERY_QUINN_PORTFOLIO);
     const ids = docs.map((doc) => doc.sourceId);
@@ -61,7 +96,13 @@ describe("documents", () => {
     expect(ids).toContain("project-ask-avery#contributions");
     expect(ids).toContain("project-ask-avery#links");
     expect(ids).not.toContain("project-signal-canvas#links");
-    expect(ids).toContain("resume#professional-experience");
+    expect(ids).toEqual(
+      expect.arrayContaining([
+        "resume#professional-experience-1",
+        "resume#professional-experience-2",
+        "resume#professional-experience-3",
+      ]),
+    );
     expect(ids).toContain("testimonial-morgan-ellis");
     expect(ids).toContain("recommendation-jordan-blake");
     const overview = docs.find((doc) => doc.sourceId === "project-signal-canvas#overview")!;

@@ -174,19 +174,54 @@ export function resumeDocuments(resume: CmsResume): PortfolioDocument[] {
   });
   return sections
     .filter((section) => section.body)
-    .map((section) => {
+    .flatMap((section) => {
       const prefix = `Resume Section: ${section.header}`;
       const slug = section.header.toLowerCase().replace(/\s+/g, "-");
-      return {
-        ...base,
-        // Each section is its own item: sources name "Resume: Education", not just "Resume".
-        itemId: `${resume._id}#${slug}`,
-        sourceId: `${resume._id}#${slug}`,
-        title: `Resume: ${section.header}`,
-        prefix,
-        text: `${prefix}\n${section.body}`,
-      };
+      const entries = EXPERIENCE_HEADERS.has(section.header) ? jobEntries(section.body) : [];
+      // One document per job, so a job's role, company, dates and description stay in one chunk
+      // (and a question about one employer retrieves that job, not the whole history).
+      if (entries.length > 1)
+        return entries.map((entry, i) => {
+          const company = fieldValue(entry, "Company");
+          const role = fieldValue(entry, "Role");
+          const label = [role, company].filter(Boolean).join(" at ") || `entry ${i + 1}`;
+          const id = `${resume._id}#${slug}-${i + 1}`;
+          return {
+            ...base,
+            itemId: id,
+            sourceId: id,
+            title: `Resume: ${label}`,
+            prefix,
+            text: `${prefix}\n${entry}`,
+          };
+        });
+      return [
+        {
+          ...base,
+          // Each section is its own item: sources name "Resume: Education", not just "Resume".
+          itemId: `${resume._id}#${slug}`,
+          sourceId: `${resume._id}#${slug}`,
+          title: `Resume: ${section.header}`,
+          prefix,
+          text: `${prefix}\n${section.body}`,
+        },
+      ];
     });
+}
+
+const EXPERIENCE_HEADERS = new Set(["Professional Experience", "Employment History", "Experience"]);
+
+/** The blank-line separated entries of an experience section (one job each). */
+function jobEntries(body: string): string[] {
+  return body
+    .split(/\n\s*\n/)
+    .map((entry) => entry.trim())
+    .filter(Boolean);
+}
+
+function fieldValue(entry: string, label: string): string {
+  const match = new RegExp(`^${label}:\\s*(.+)$`, "im").exec(entry);
+  return match ? match[1]!.trim() : "";
 }
 
 export function profileDocuments(profile: CmsProfile): PortfolioDocument[] {

@@ -35,6 +35,7 @@ export function systemPrompt(persona: Persona, devMode: boolean, chunks: PromptC
   const rules = [
     "Answer only from the context below. Never invent facts, dates, companies, technologies, pay or personal details.",
     `If the context is not enough, say so and point to ${email}.`,
+    "If the question asks about something the context does not state (a technology, company, date, number or other detail), say plainly that the portfolio does not mention it, naming it; to a yes/no question about it answer no, not according to the portfolio. Never answer with an unrelated fact instead.",
     "Be concise and conversational.",
     `Refer to ${name} in the third person. You are the assistant, not ${name}.`,
     "You have no verified information about pay or private details.",

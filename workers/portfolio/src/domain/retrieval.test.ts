@@ -1,5 +1,11 @@
 import { describe, expect, it } from "vitest";
-import { assessConfidence, type CandidateChunk, limitCandidates, rerank } from "./retrieval.ts";
+import {
+  assessConfidence,
+  bm25Scores,
+  type CandidateChunk,
+  limitCandidates,
+  rerank,
+} from "./retrieval.ts";
 
 const thresholds = { minSimilarity: 0.5, strongSimilarity: 0.72, minQueryCoverage: 0.18 };
 
@@ -102,5 +108,58 @@ describe("reranking and caps", () => {
     expect(selected.filter((chunk) => chunk.source === "testimonial")).toHaveLength(1);
     expect(selected[0]!.source).toBe("project");
     expect(selected[0]!.score).toBeGreaterThan(selected[0]!.similarity);
+  });
+});
+
+describe("BM25 in the rerank", () => {
+  it("weighs a rare term over common ones", () => {
+    const docs = [
+      { content: "Company: Brightlane Labs\nBuilt tools and APIs for a logistics start-up." },
+      { content: "Built tools and APIs and dashboards and tools." },
+      { content: "APIs, tools, dashboards." },
+    ];
+    const scores = bm25Scores(
+      new Set(["brightlane", "tool"]),
+      new Set(["brightlane", "tool"]),
+      docs,
+    );
+    expect(scores[0]).toBeGreaterThan(scores[1]!);
+    expect(scores[0]).toBeGreaterThan(scores[2]!);
+    expect(bm25Scores(new Set(["zebra"]), new Set(["zebra"]), docs)).toEqual([0, 0, 0]);
+  });
+
+  it("ranks the chunk holding the question's rare term first, and the job covering a named year", () => {
+    const ranked = rerank(
+      "Where did Avery work in 2017?",
+      [
+        candidate({
+          id: "a",
+          source: "resume",
+          itemId: "a",
+          content: "Role: Staff Engineer\nDates: 2021 to present",
+          similarity: 0.6,
+        }),
+        candidate({
+          id: "b",
+          source: "resume",
+          itemId: "b",
+          content: "Role: Software Engineer\nDates: 2016 to 2018",
+          similarity: 0.55,
+        }),
+      ],
+      2,
+      new Set(["avery"]),
+    );
+    expect(ranked[0]!.id).toBe("b");
+  });
+
+  it("coverage counts the question's own terms, each met by itself or a synonym", () => {
+    const [ranked] = rerank(
+      "Which country is Avery in?",
+      [candidate({ content: "Senior Software Engineer based in Lisbon, Portugal" })],
+      1,
+      new Set(["avery"]),
+    );
+    expect(ranked!.queryTermCoverage).toBe(1);
   });
 });

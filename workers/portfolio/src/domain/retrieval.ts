@@ -94,17 +94,88 @@ function intentAdjustment(chunk: CandidateChunk, intents: Set<Intent>): number {
 }
 
 const SOURCE_CAPS: Record<Intent | "none", Record<string, number>> = {
-  project: { resume: 2, project: 4, profile: 1, testimonial: 1 },
-  skill: { resume: 3, project: 3, profile: 2, testimonial: 1 },
-  experience: { resume: 3, project: 2, profile: 3, testimonial: 1 },
+  project: { resume: 3, project: 4, profile: 1, testimonial: 1 },
+  skill: { resume: 4, project: 3, profile: 2, testimonial: 1 },
+  // Jobs are one chunk each, so a career question needs room for every one of them.
+  experience: { resume: 5, project: 2, profile: 2, testimonial: 1 },
   feedback: { resume: 1, project: 1, profile: 3, testimonial: 3 },
-  none: { resume: 2, project: 3, profile: 2, testimonial: 2 },
+  none: { resume: 4, project: 3, profile: 2, testimonial: 2 },
 };
 
 function capsFor(intents: Set<Intent>): Record<string, number> {
   for (const intent of ["project", "skill", "experience", "feedback"] as const)
     if (intents.has(intent)) return SOURCE_CAPS[intent];
   return SOURCE_CAPS.none;
+}
+
+/**
+ * BM25 (k1 1.2, b 0.75) of each candidate for the question's terms, with
+ * document frequencies from the candidate pool (locally every chunk; with
+ * Vectorize the nearest few dozen). Rare terms (a company, a technology, a
+ * project name) weigh most, which bag-of-words cosine does not do. Synonyms
+ * count at a third of a term's weight.
+ */
+export function bm25Scores(
+  terms: ReadonlySet<string>,
+  expanded: ReadonlySet<string>,
+  candidates: { content: string }[],
+): number[] {
+  const docs = candidates.map((candidate) => {
+    const frequencies = new Map<string, number>();
+    const tokens = contentTerms(candidate.content).map(baseForm);
+    for (const term of tokens) frequencies.set(term, (frequencies.get(term) ?? 0) + 1);
+    return { frequencies, length: tokens.length };
+  });
+  if (docs.length === 0) return [];
+  const averageLength = docs.reduce((sum, doc) => sum + doc.length, 0) / docs.length || 1;
+  const weights = new Map<string, number>();
+  for (const term of expanded) {
+    const base = baseForm(term);
+    weights.set(base, Math.max(weights.get(base) ?? 0, terms.has(term) ? 1 : SYNONYM_WEIGHT));
+  }
+  const idf = new Map<string, number>();
+  for (const term of weights.keys()) {
+    const df = docs.filter((doc) => doc.frequencies.has(term)).length;
+    idf.set(term, Math.log(1 + (docs.length - df + 0.5) / (df + 0.5)));
+  }
+  return docs.map((doc) => {
+    let score = 0;
+    for (const [term, weight] of weights) {
+      const tf = doc.frequencies.get(term) ?? 0;
+      if (tf === 0) continue;
+      const norm = 1 - BM25_B + (BM25_B * doc.length) / averageLength;
+      score += weight * idf.get(term)! * ((tf * (BM25_K1 + 1)) / (tf + BM25_K1 * norm));
+    }
+    return score;
+  });
+}
+
+/** "mentored", "mentoring" and "mentor" count as one term for BM25. */
+function baseForm(term: string): string {
+  for (const suffix of ["ing", "ed", "es", "s"])
+    if (term.endsWith(suffix) && term.length - suffix.length >= 4 && /^[a-z]+$/.test(term))
+      return term.slice(0, -suffix.length);
+  return term;
+}
+
+const BM25_K1 = 1.2;
+const BM25_B = 0.75;
+const SYNONYM_WEIGHT = 1 / 3;
+/** BM25 adds up to this much to a chunk's score, half of it at BM25_HALF. */
+const BM25_WEIGHT = 0.3;
+const BM25_HALF = 3;
+/** A question naming a year favours the chunk whose date range covers it ("Where did Avery work in 2019?"). */
+const YEAR_BONUS = 0.15;
+
+function coversYear(content: string, year: number): boolean {
+  if (new RegExp(`\\b${year}\\b`).test(content)) return true;
+  for (const match of content.matchAll(
+    /\b((?:19|20)\d\d)\s*(?:to|-|–)\s*((?:19|20)\d\d|present)\b/gi,
+  )) {
+    const to = /^\d/.test(match[2]!) ? Number(match[2]) : Number.POSITIVE_INFINITY;
+    if (Number(match[1]) <= year && year <= to) return true;
+  }
+  return false;
 }
 
 /**
@@ -121,13 +192,25 @@ export function rerank(
   const terms = new Set(contentTerms(question).filter((term) => !ignoredTerms.has(term)));
   const expanded = expandTerms(terms);
   const intents = activeIntents(expanded);
-  const ranked: RankedChunk[] = candidates.map((candidate) => {
+  const lexical = bm25Scores(terms, expanded, candidates);
+  const years = [...question.matchAll(/\b(?:19|20)\d\d\b/g)].map((match) => Number(match[0]));
+  const ranked: RankedChunk[] = candidates.map((candidate, index) => {
     const chunkTerms = new Set(contentTerms(candidate.content));
     let matches = 0;
     for (const term of expanded) if (chunkTerms.has(term)) matches++;
-    const coverage = expanded.size === 0 ? 0 : round4(matches / expanded.size);
+    // Coverage counts the question's own terms, each met by itself or a synonym: expanding
+    // "country" to seven location words must not make a chunk that says "based in" look weak.
+    let covered = 0;
+    for (const term of terms)
+      if ([...expandTerms([term])].some((t) => chunkTerms.has(t))) covered++;
+    const coverage = terms.size === 0 ? 0 : round4(covered / terms.size);
+    const bm25 = lexical[index]!;
     const score = round4(
-      candidate.similarity + 0.18 * coverage + intentAdjustment(candidate, intents),
+      candidate.similarity +
+        0.18 * coverage +
+        intentAdjustment(candidate, intents) +
+        BM25_WEIGHT * (bm25 / (bm25 + BM25_HALF)) +
+        (years.some((year) => coversYear(candidate.content, year)) ? YEAR_BONUS : 0),
     );
     return { ...candidate, queryTermMatches: matches, queryTermCoverage: coverage, score };
   });

@@ -128,6 +128,14 @@ const IRREGULAR_STEMS: Record<string, string> = {
   skills: "skill",
   projects: "project",
   roles: "role",
+  graduated: "graduate",
+  grew: "grow",
+  ran: "run",
+  grown: "grow",
+  graduation: "graduate",
+  graduating: "graduate",
+  recommended: "recommendation",
+  recommend: "recommendation",
 };
 
 /** A light stemmer: enough to make `projects`/`project` and `built`/`build` meet. */
@@ -160,23 +168,71 @@ export const SYNONYM_GROUPS: readonly (readonly string[])[] = [
   ["ml", "machine-learning", "ai", "deep-learning", "model", "llm", "rag"],
   ["devops", "ci/cd", "docker", "kubernetes", "deployment", "deploy", "infrastructure"],
   ["job", "role", "position", "employment", "title"],
-  ["feedback", "testimonial", "recommendation", "review", "endorsement"],
+  ["feedback", "testimonial", "recommendation", "review", "endorsement", "reference"],
   ["project", "portfolio", "product", "app", "build"],
   ["experience", "career", "work", "employer", "history"],
+  ["company", "employer", "organization", "organisation", "firm"],
   ["skill", "expertise", "proficiency", "strength"],
-  ["education", "degree", "university", "college", "school", "study"],
-  ["contact", "email", "hire", "reach"],
+  ["education", "degree", "university", "college", "school", "study", "graduate", "thesis"],
+  ["contact", "email", "hire", "reach", "touch", "connect"],
+  ["current", "currently", "present", "now", "today", "still"],
+  ["location", "located", "based", "country", "city", "town", "region"],
 ];
+
+/**
+ * Kinds of technology and well-known members of each, so "testing tools"
+ * meets "Vitest" and "databases" meets "PostgreSQL". One-way: a category
+ * word brings in its members (a question about Vitest is not about Jest).
+ */
+export const TECHNOLOGY_CATEGORIES: Readonly<Record<string, readonly string[]>> = {
+  testing: [
+    "vitest",
+    "jest",
+    "playwright",
+    "cypress",
+    "pytest",
+    "mocha",
+    "selenium",
+    "test",
+    "a/b",
+  ],
+  test: ["vitest", "jest", "playwright", "cypress", "pytest", "mocha", "selenium"],
+  monitoring: ["grafana", "prometheus", "datadog", "sentry", "vitals", "observability"],
+  observability: ["grafana", "prometheus", "datadog", "sentry", "monitoring"],
+  database: [
+    "postgresql",
+    "postgres",
+    "mysql",
+    "sqlite",
+    "d1",
+    "mongodb",
+    "redis",
+    "pgvector",
+    "dynamodb",
+    "sql",
+  ],
+  cloud: ["aws", "gcp", "azure", "cloudflare", "vercel", "heroku"],
+  frontend: ["react", "next.js", "vue", "angular", "svelte", "css", "tailwind"],
+  backend: ["node.js", "fastapi", "hono", "django", "flask", "express", "api"],
+  container: ["docker", "kubernetes", "podman"],
+  ci: ["github", "actions", "jenkins", "gitlab", "circleci"],
+  // Not technologies, but asked the same way: "where is the code" means the GitHub link.
+  code: ["github"],
+  repo: ["github"],
+  repository: ["github"],
+  source: ["github"],
+};
 
 const GROUP_BY_TERM = new Map<string, readonly string[]>();
 for (const group of SYNONYM_GROUPS) for (const term of group) GROUP_BY_TERM.set(term, group);
 
-/** Terms plus every member of each synonym group a term belongs to. */
+/** Terms plus every member of each synonym group a term belongs to, and a category's members. */
 export function expandTerms(terms: Iterable<string>): Set<string> {
   const expanded = new Set<string>();
   for (const term of terms) {
     expanded.add(term);
     for (const member of GROUP_BY_TERM.get(term) ?? []) expanded.add(member);
+    for (const member of TECHNOLOGY_CATEGORIES[term] ?? []) expanded.add(stem(member));
   }
   return expanded;
 }

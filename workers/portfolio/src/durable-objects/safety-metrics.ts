@@ -33,7 +33,14 @@ export const PRE_ROUTER_REASONS = [
   "sensitive_personal_data",
   "unsupported_topic",
 ] as const;
-export const GATE_REASONS = ["empty_results", "low_similarity", "low_term_coverage"] as const;
+export const GATE_REASONS = [
+  "empty_results",
+  "low_similarity",
+  "low_term_coverage",
+  // The answerability check (the evidence lacks a key term, or the kind of fact asked for).
+  "entity_not_found",
+  "answer_type_not_found",
+] as const;
 export const FALLBACK_REASONS = [
   "database_unavailable",
   "empty_dev_seeded_response",

@@ -17,7 +17,7 @@ import type { Embedder, EmbeddingKind } from "./types.ts";
  * below the 0.50 floor, and a chunk holding the question's terms clears it.
  * Identical texts still score exactly 1 (the semantic cache's 0.95 bar).
  */
-export const LEXICAL_MODEL = "lexical-fnv-1024-v1";
+export const LEXICAL_MODEL = "lexical-fnv-1024-v2";
 const DIMENSIONS = 1024;
 const ALPHA_SQUARED = 0.5;
 const GROUP_WEIGHT = 1;

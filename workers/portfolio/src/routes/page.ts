@@ -87,6 +87,8 @@ async function ask(question) {
 
 function showDone(item, event) {
   const meta = document.createElement("footer");
+  // Nothing in the portfolio supports a declined answer: no sources line, marked as such.
+  if (event.sources.length === 0) item.classList.add("unsupported");
   if (event.sources.length > 0) {
     const label = document.createElement("span");
     label.textContent = "Sources: ";
@@ -131,6 +133,7 @@ article p { margin: 0; white-space: pre-wrap; }
 .question { align-self: flex-end; background: #2563eb; color: white; }
 .answer { background: color-mix(in srgb, CanvasText 8%, Canvas); }
 .answer.error { outline: 2px solid #dc2626; }
+.answer.unsupported { border-left: 3px solid GrayText; }
 .answer[aria-busy="true"] p::after { content: "▍"; animation: blink 1s steps(2) infinite; }
 @keyframes blink { 50% { opacity: 0; } }
 footer { margin-top: .5rem; font-size: .85rem; color: GrayText; }

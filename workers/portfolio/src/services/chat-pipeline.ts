@@ -2,9 +2,11 @@ import type { DrizzleD1Database } from "drizzle-orm/d1";
 import { findExact, recordHit, semanticCandidates, storeEntry } from "../db/cache.ts";
 import { chunksByIds } from "../db/chunks.ts";
 import { appendTurn, recentMessages } from "../db/conversations.ts";
+import { checkAnswerability } from "../domain/answerability.ts";
 import {
   cannedAnswer,
   lowConfidenceAnswer,
+  notInPortfolioAnswer,
   PARTIAL_ANSWER_TAIL,
   pipelineFallbackAnswer,
 } from "../domain/answers.ts";
@@ -55,8 +57,8 @@ export interface ChatDeps {
   embedder: Embedder;
   index: VectorIndex;
   generator: Generator;
-  /** Production's second opinion (Llama Guard on Workers AI); null in local runs. */
-  safetyGuard: SafetyGuard | null;
+  /** Production's second opinion (Llama Guard on Workers AI); absent or null in local runs. */
+  safetyGuard?: SafetyGuard | null;
   /** Makes sure content exists before retrieval (development mode's lazy ingest). */
   ensureContent: () => Promise<unknown>;
   recordMetrics: (event: MetricsEvent) => Promise<void>;
@@ -143,7 +145,12 @@ export async function* runChat(deps: ChatDeps, request: ChatRequest): AsyncGener
 
   // 1. Safety screen: canned answers, no embedding. A refused question is
   // not stored, so it never reaches a later turn's prompt.
-  const { decision } = await screenQuestion(request.question, settings, deps.safetyGuard, deps.log);
+  const { decision } = await screenQuestion(
+    request.question,
+    settings,
+    deps.safetyGuard ?? null,
+    deps.log,
+  );
   if (decision.bypass) {
     const text = cannedAnswer(decision.reason, persona, settings.devMode);
     yield* tokens(text);
@@ -223,13 +230,22 @@ export async function* runChat(deps: ChatDeps, request: ChatRequest): AsyncGener
     );
     chunks = rerank(request.question, candidates, settings.retrieval.topK, ignoredTerms);
 
-    // 5. Confidence gate.
+    // 5. Confidence gate, then answerability: the question's key terms must be in the evidence.
     const gate = assessConfidence(request.question, chunks, settings.retrieval, ignoredTerms);
-    if (!gate.confident) {
-      const text = lowConfidenceAnswer(gate.reason, persona);
+    const answerable = gate.confident
+      ? checkAnswerability(request.question, chunks, ignoredTerms)
+      : null;
+    if (!gate.confident || (answerable && !answerable.answerable)) {
+      const text =
+        answerable && !answerable.answerable
+          ? notInPortfolioAnswer(request.question, answerable, chunks, persona)
+          : lowConfidenceAnswer(gate.reason as Exclude<typeof gate.reason, "ok">, persona);
       yield* tokens(text);
       await storeTurn(text);
-      await record({ route: "confidence_fallback", gateReason: gate.reason });
+      await record({
+        route: "confidence_fallback",
+        gateReason: answerable && !answerable.answerable ? answerable.reason : gate.reason,
+      } as MetricsEvent);
       yield done(false, []);
       return;
     }
@@ -263,7 +279,7 @@ export async function* runChat(deps: ChatDeps, request: ChatRequest): AsyncGener
       if (streamed.trim()) fallback = `${/\s$/.test(streamed) ? "" : " "}${PARTIAL_ANSWER_TAIL}`;
       else
         fallback =
-          extractiveAnswer(request.question, chunks, persona) ?? pipelineFallbackAnswer(persona);
+          extractiveAnswer(request.question, chunks, persona) || pipelineFallbackAnswer(persona);
       yield* tokens(fallback);
       await storeTurn(streamed);
       await record({ route: "error_fallback", fallbackReason: "generation_failure" });

@@ -1,6 +1,8 @@
 /**
  * The chat page in headless Chromium (Debian's chromium + playwright-core):
- * ask a question, watch the answer stream in, see its sources.
+ * ask a question, watch the answer stream in, see its sources; ask about
+ * something the portfolio never mentions and see a plain decline without a
+ * sources line.
  */
 import type { BrowserContext } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -27,7 +29,7 @@ describe.skipIf(skipBrowserTests)("chat page in Chromium", () => {
     await worker?.stop();
   });
 
-  it("streams an answer with its sources", async () => {
+  it("streams an answer with its sources; declines plainly, without a sources line", async () => {
     const page = await browser.newPage();
     const problems: string[] = [];
     page.on("console", (message) => {
@@ -77,5 +79,28 @@ describe.skipIf(skipBrowserTests)("chat page in Chromium", () => {
     await second.locator("footer").waitFor({ timeout: 30_000 });
     await expect(second.locator(".timing").textContent()).resolves.toMatch(/^cached · /);
     await expect(second.locator("p").textContent()).resolves.toBe(text);
-  }, 60_000);
+
+    // Something the portfolio never mentions: a plain decline, with no sources line.
+    await page.fill("#question", "Has Avery used Kubernetes?");
+    await page.click("#send");
+    const declined = page.locator("article.answer").nth(2);
+    await declined.locator("footer").waitFor({ timeout: 30_000 });
+    const declinedText = (await declined.locator("p").textContent()) ?? "";
+    expect(declinedText).toMatch(
+      /^No, not according to the portfolio: the portfolio doesn't mention Kubernetes\./,
+    );
+    expect(await declined.locator(".sources").count()).toBe(0);
+    await expect(declined.locator("footer").textContent()).resolves.not.toContain("Sources");
+    await expect(declined.getAttribute("class")).resolves.toContain("unsupported");
+    // A stated fact keeps its source.
+    await page.fill("#question", "When did Avery start at Northwind Health?");
+    await page.click("#send");
+    const fact = page.locator("article.answer").nth(3);
+    await fact.locator("footer").waitFor({ timeout: 30_000 });
+    await expect(fact.locator("p").textContent()).resolves.toContain("since 2021");
+    await expect(fact.locator(".sources li").allTextContents()).resolves.toContain(
+      "Resume: Staff Engineer at Northwind Health",
+    );
+    expect(problems, problems.join("\n")).toEqual([]);
+  }, 90_000);
 });
