@@ -6,11 +6,15 @@
  * 3. starts billing + usage-consumer in one `wrangler dev` process (queues
  *    only connect within a process), and aqi and portfolio in their own,
  * 4. waits for every health endpoint and prints the URLs.
- * Ctrl-C (or SIGTERM) stops everything it started.
+ * Ctrl-C (or SIGTERM) stops everything it started, gracefully: it first
+ * waits up to DEV_DRAIN_SECONDS (default 10) for the usage events in flight
+ * to finish, since the local queues hold their messages in memory; a second
+ * Ctrl-C stops at once. Whatever a stop still leaves unfinished is re-driven
+ * from D1 after the next start (workers/billing/src/services/usage-redrive.ts).
  *
  * Environment: BILLING_PORT, AQI_PORT, PORTFOLIO_PORT (8787, 8788, 8789);
  * STATE_DIR for the local databases (.wrangler/state); DEV_LOG_LEVEL for
- * wrangler's --log-level.
+ * wrangler's --log-level; DEV_DRAIN_SECONDS.
  */
 import type { ChildProcess } from "node:child_process";
 import path from "node:path";
@@ -18,6 +22,7 @@ import { loadDemoData } from "./demo-data.ts";
 import { writeDocsAssets } from "./docs-assets.ts";
 import { devVarsFile } from "./lib/dev-vars.ts";
 import { freePort } from "./lib/stack.ts";
+import { usageEventsInFlight } from "./lib/usage-backlog.ts";
 import { applyLocalMigrations, ROOT, startWrangler } from "./lib/wrangler.ts";
 
 const READY_TIMEOUT_MS = 120_000;
@@ -66,12 +71,61 @@ const services = [
   },
 ] as const;
 
+const drainSeconds = Number(process.env.DEV_DRAIN_SECONDS ?? 10);
+/** Give up waiting when the in-flight count has not gone down for this long. */
+const DRAIN_STALL_MS = 5000;
+
 const children = new Map<string, ChildProcess>();
 let stopping = false;
+let draining = false;
+let ready = false;
+
+/**
+ * Waits while usage events are in flight and the count keeps going down,
+ * at most DEV_DRAIN_SECONDS; returns early when a second signal comes.
+ */
+async function drainUsagePipeline(): Promise<void> {
+  const billing = services[0];
+  let inFlight = usageEventsInFlight(billing.persistTo);
+  if (!ready || !inFlight || !(drainSeconds > 0)) return;
+  log(
+    `waiting up to ${drainSeconds} s for ${inFlight} usage events in flight (Ctrl-C again to stop now)`,
+  );
+  const deadline = Date.now() + drainSeconds * 1000;
+  let lastProgress = Date.now();
+  while (draining && Date.now() < deadline && Date.now() - lastProgress < DRAIN_STALL_MS) {
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const now = usageEventsInFlight(billing.persistTo);
+    if (now === undefined || now === 0) {
+      inFlight = 0;
+      break;
+    }
+    if (now < (inFlight ?? Number.POSITIVE_INFINITY)) lastProgress = Date.now();
+    inFlight = now;
+  }
+  log(
+    inFlight === 0
+      ? "usage pipeline drained"
+      : `${inFlight} usage events still in flight; they are re-driven after the next start`,
+  );
+}
+
+function requestStop(exitCode: number): void {
+  if (stopping) return;
+  if (draining) {
+    draining = false;
+    return;
+  }
+  draining = true;
+  drainUsagePipeline()
+    .catch(() => undefined)
+    .finally(() => stopAll(exitCode));
+}
 
 function stopAll(exitCode: number): void {
   if (stopping) return;
   stopping = true;
+  draining = false;
   log("stopping...");
   for (const child of children.values()) {
     if (child.pid && child.exitCode === null) {
@@ -105,8 +159,8 @@ function stopAll(exitCode: number): void {
   ).then(() => process.exit(exitCode));
 }
 
-process.on("SIGINT", () => stopAll(0));
-process.on("SIGTERM", () => stopAll(0));
+process.on("SIGINT", () => requestStop(0));
+process.on("SIGTERM", () => requestStop(0));
 
 function pipeWithPrefix(
   stream: NodeJS.ReadableStream | null,
@@ -177,6 +231,7 @@ async function main() {
       ),
     ),
   );
+  ready = true;
   const lines = services.map(
     (service) =>
       `  ${service.name.padEnd(10)} ${service.links.map((link) => `http://localhost:${service.port}${link}`).join("  ")}`,

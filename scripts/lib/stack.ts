@@ -3,7 +3,7 @@
  * ports with a throw-away state directory, waits until it reports ready,
  * and stops it again. Used by the end-to-end suite and the benchmarks.
  */
-import { type ChildProcess, spawn } from "node:child_process";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -16,7 +16,32 @@ export interface RunningStack {
   portfolioUrl: string;
   /** Everything the stack printed so far (for diagnosing failures). */
   output(): string;
+  /** Stops it the way Ctrl-C does (graceful), then removes its state unless the caller owns it. */
   stop(): Promise<void>;
+  /** SIGINT to `npm run dev`, as a developer's Ctrl-C; resolves when it has exited. */
+  interrupt(): Promise<void>;
+  /** SIGKILL to `npm run dev` and every process under it at once (a crash); resolves when gone. */
+  crash(): Promise<void>;
+}
+
+/** Every process below `root` (children, their children, ...), from `ps`. */
+function descendants(root: number): number[] {
+  const table = execFileSync("ps", ["-e", "-o", "pid=,ppid="], { encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .map((line) => line.trim().split(/\s+/).map(Number));
+  const found: number[] = [];
+  const queue = [root];
+  while (queue.length > 0) {
+    const parent = queue.shift();
+    for (const [pid, ppid] of table) {
+      if (ppid === parent && pid !== undefined && !found.includes(pid)) {
+        found.push(pid);
+        queue.push(pid);
+      }
+    }
+  }
+  return found;
 }
 
 export function freePort(): Promise<number> {
@@ -35,14 +60,21 @@ export function freePort(): Promise<number> {
 }
 
 export async function startStack(
-  options: { timeoutMs?: number; logLevel?: string; env?: Record<string, string> } = {},
+  options: {
+    timeoutMs?: number;
+    logLevel?: string;
+    env?: Record<string, string>;
+    /** Local state to use and keep (a restart on the same state); a fresh temporary one otherwise. */
+    stateDir?: string;
+  } = {},
 ): Promise<RunningStack> {
   const [billingPort, aqiPort, portfolioPort] = [
     await freePort(),
     await freePort(),
     await freePort(),
   ];
-  const stateDir = mkdtempSync(path.join(tmpdir(), "edge-stack-"));
+  const ownsState = options.stateDir === undefined;
+  const stateDir = options.stateDir ?? mkdtempSync(path.join(tmpdir(), "edge-stack-"));
   let output = "";
   const child: ChildProcess = spawn(
     process.execPath,
@@ -73,11 +105,29 @@ export async function startStack(
     );
   });
   const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  const gone = () => child.exitCode !== null || child.signalCode !== null;
   const stop = async () => {
-    if (child.exitCode === null) child.kill("SIGTERM");
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-    if (child.exitCode === null) child.kill("SIGKILL");
-    rmSync(stateDir, { recursive: true, force: true });
+    // Up to DEV_DRAIN_SECONDS draining, then up to 5 s stopping (scripts/dev.ts).
+    if (!gone()) child.kill("SIGTERM");
+    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+    if (!gone()) await crash();
+    if (ownsState) rmSync(stateDir, { recursive: true, force: true });
+  };
+  const interrupt = async () => {
+    if (!gone()) child.kill("SIGINT");
+    await exited;
+  };
+  const crash = async () => {
+    if (gone()) return;
+    const pids = [...descendants(child.pid ?? -1), child.pid ?? -1];
+    for (const pid of pids) {
+      try {
+        process.kill(pid, "SIGKILL");
+      } catch {
+        // already gone
+      }
+    }
+    await exited;
   };
   const timeoutMs = options.timeoutMs ?? 120_000;
   let timer: NodeJS.Timeout | undefined;
@@ -103,5 +153,7 @@ export async function startStack(
     portfolioUrl: `http://127.0.0.1:${portfolioPort}`,
     output: () => output,
     stop,
+    interrupt,
+    crash,
   };
 }

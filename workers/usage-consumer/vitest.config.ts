@@ -61,7 +61,9 @@ export default defineConfig(async () => {
                 ENTITLEMENT_COUNTER: { className: "EntitlementCounter", useSQLite: true },
                 USAGE_OUTBOX_PUBLISHER: { className: "UsageOutboxPublisher", useSQLite: true },
                 USAGE_DEDUP_WINDOW: { className: "UsageDedupWindow", useSQLite: true },
+                USAGE_ARCHIVE_INDEX: { className: "UsageArchiveIndex", useSQLite: true },
               },
+              r2Buckets: { USAGE_ARCHIVE: "usage-archive" },
               queueProducers: {
                 USAGE_RAW_QUEUE: { queueName: "usage-raw" },
                 USAGE_VALIDATED_QUEUE: { queueName: "usage-validated" },

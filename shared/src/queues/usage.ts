@@ -94,3 +94,82 @@ export async function deadLetterIdFor(key: string): Promise<string> {
 export function retryDelaySeconds(attempts: number): number {
   return Math.min(60, 2 ** Math.max(0, attempts - 1));
 }
+
+/**
+ * Several events in one queue message. Queues limit and bill per message
+ * (5,000 messages/s per queue; a write, a read and a delete each), so the
+ * pipeline sends a tenant's events in envelopes of up to
+ * USAGE_ENVELOPE_MAX_EVENTS; each event inside is a message body of its
+ * own (raw or validated). Consumers also take single-event bodies (the
+ * administrators' dead-letter retries send those).
+ */
+export const USAGE_ENVELOPE_KIND = "usage-events";
+/** 100 validated events are about 45 KB, well under the 128 KB message limit. */
+export const USAGE_ENVELOPE_MAX_EVENTS = 100;
+/** sendBatch takes at most 256 KB in all; stay under it with room for overhead. */
+export const QUEUE_SEND_BATCH_MAX_BYTES = 200_000;
+
+export interface UsageEnvelope<T> {
+  kind: typeof USAGE_ENVELOPE_KIND;
+  events: T[];
+}
+
+export function isUsageEnvelope(body: unknown): body is UsageEnvelope<unknown> {
+  return (
+    typeof body === "object" &&
+    body !== null &&
+    (body as Record<string, unknown>).kind === USAGE_ENVELOPE_KIND &&
+    Array.isArray((body as Record<string, unknown>).events)
+  );
+}
+
+/** The event bodies a message carries: an envelope's events, or the body itself. */
+export function envelopeItems(body: unknown): unknown[] {
+  return isUsageEnvelope(body) ? body.events : [body];
+}
+
+/** Groups bodies by tenant (order kept) into envelopes of at most `max` events. */
+export function packEnvelopes<T extends { tenantId: string }>(
+  bodies: T[],
+  max: number = USAGE_ENVELOPE_MAX_EVENTS,
+): T[][] {
+  const byTenant = new Map<string, T[][]>();
+  for (const body of bodies) {
+    const groups = byTenant.get(body.tenantId) ?? [];
+    let last = groups.at(-1);
+    if (!last || last.length >= max) {
+      last = [];
+      groups.push(last);
+    }
+    last.push(body);
+    byTenant.set(body.tenantId, groups);
+  }
+  return [...byTenant.values()].flat();
+}
+
+/** Splits envelopes into sendBatch calls within the message-count and byte limits. */
+export function sendBatches<T>(envelopes: UsageEnvelope<T>[]): UsageEnvelope<T>[][] {
+  const batches: UsageEnvelope<T>[][] = [];
+  let current: UsageEnvelope<T>[] = [];
+  let bytes = 0;
+  for (const envelope of envelopes) {
+    const size = JSON.stringify(envelope).length;
+    if (
+      current.length > 0 &&
+      (current.length >= QUEUE_SEND_BATCH_MAX || bytes + size > QUEUE_SEND_BATCH_MAX_BYTES)
+    ) {
+      batches.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(envelope);
+    bytes += size;
+  }
+  if (current.length > 0) batches.push(current);
+  return batches;
+}
+
+/** Envelopes of `bodies` (by tenant), ready for sendBatches. */
+export function envelopesOf<T extends { tenantId: string }>(bodies: T[]): UsageEnvelope<T>[] {
+  return packEnvelopes(bodies).map((events) => ({ kind: USAGE_ENVELOPE_KIND, events }));
+}

@@ -5,19 +5,37 @@ import {
   scheduledBillingCycle,
 } from "./jobs/billing-cycle.ts";
 import { runSubscriptionJobs } from "./jobs/subscription-jobs.ts";
+import { runUsageArchive } from "./jobs/usage-archive.ts";
+import { armUsageReconciler } from "./services/usage-reconciler-arming.ts";
 import type { WebhookQueueMessage } from "./services/webhooks.ts";
 
 export { RateLimiter } from "@edge-platform/shared/rate-limit/rate-limiter";
 export { EntitlementCounter } from "./durable-objects/entitlement-counter.ts";
+export { UsageArchiveIndex } from "./durable-objects/usage-archive-index.ts";
 export { UsageDedupWindow } from "./durable-objects/usage-dedup-window.ts";
 export { UsageOutboxPublisher } from "./durable-objects/usage-outbox-publisher.ts";
 
 const app = createApp();
 
 export default {
-  fetch: app.fetch,
-  /** Cron Trigger (wrangler.toml [triggers]): subscription transitions and the billing cycle. */
+  fetch(request, env, ctx) {
+    armUsageReconciler.once(env, ctx);
+    return app.fetch(request, env, ctx);
+  },
+  /**
+   * Cron Trigger (wrangler.toml [triggers]): subscription transitions, the
+   * billing cycle, arming the usage reconciler, and archiving the usage
+   * events past the retention window to R2.
+   */
   scheduled(controller, env, ctx) {
+    ctx.waitUntil(armUsageReconciler.now(env));
+    ctx.waitUntil(
+      runUsageArchive(env, new Date(controller.scheduledTime)).catch((error: unknown) =>
+        console.error(
+          JSON.stringify({ level: "error", msg: "usage archive run failed", error: String(error) }),
+        ),
+      ),
+    );
     ctx.waitUntil(
       runSubscriptionJobs(env, new Date(controller.scheduledTime), {
         billing: scheduledBillingCycle(env),

@@ -1,6 +1,10 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import type { RawUsageMessage, ValidatedUsageMessage } from "@edge-platform/shared/queues/usage";
+import {
+  envelopeItems,
+  type RawUsageMessage,
+  type ValidatedUsageMessage,
+} from "@edge-platform/shared/queues/usage";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index.ts";
 import {
@@ -40,8 +44,12 @@ interface Faults {
   rate: number;
 }
 
-/** The stage's env with failures injected; what it sends onward is captured. */
-function faultyEnv(faults: Faults | null) {
+/**
+ * The stage's env with failures injected; what it sends onward is captured.
+ * `counterDown`: every counter call fails, so validation forwards all it
+ * validated to usage-validated (its slow path) instead of counting it.
+ */
+function faultyEnv(faults: Faults | null, options: { counterDown?: boolean } = {}) {
   const fail = (what: string) => {
     if (faults && faults.rng() < faults.rate) throw new Error(`injected ${what} failure`);
   };
@@ -49,13 +57,14 @@ function faultyEnv(faults: Faults | null) {
   const duplicates: unknown[] = [];
   const queue = (sink: unknown[]) =>
     ({
+      // Envelopes are opened: what was sent onward, event by event.
       send: async (body: unknown) => {
         fail("queue send");
-        sink.push(body);
+        sink.push(...envelopeItems(body));
       },
       sendBatch: async (messages: { body: unknown }[]) => {
         fail("queue send");
-        sink.push(...messages.map((message) => message.body));
+        sink.push(...messages.flatMap((message) => envelopeItems(message.body)));
       },
     }) as unknown as Queue;
   const db = new Proxy(env.DB, {
@@ -77,6 +86,7 @@ function faultyEnv(faults: Faults | null) {
       const stub = namespace.get(id) as unknown as { record(input: unknown): Promise<unknown> };
       return {
         record: async (input: unknown) => {
+          if (options.counterDown) throw new Error("counter unavailable");
           fail("record");
           const result = await stub.record(input);
           fail("record answer"); // the work is done, the answer is lost
@@ -181,7 +191,7 @@ describe("pipeline stages under failure", () => {
     const tenant = await pipelineTenant();
     const raw = await pendingEvents(tenant, 300, (i) => (i % 7) + 1);
     const rng = random(20261121);
-    const validation = faultyEnv({ rng, rate: 0.25 });
+    const validation = faultyEnv({ rng, rate: 0.25 }, { counterDown: true });
     const v = await deliverUntilAcked("usage-raw", validation.env, deliveries(raw), {
       rng,
       redeliverRate: 0.1,
@@ -216,15 +226,16 @@ describe("pipeline stages under failure", () => {
   it("counts messages delivered twice once, and reports the repeats as duplicates", async () => {
     const tenant = await pipelineTenant();
     const raw = await pendingEvents(tenant, 20, () => 2);
-    const stage = faultyEnv(null);
+    const stage = faultyEnv(null, { counterDown: true });
+    const aggregation = faultyEnv(null);
     await deliverUntilAcked("usage-raw", stage.env, deliveries(raw));
     await deliverUntilAcked("usage-raw", stage.env, deliveries(raw));
     // The second delivery finds VALIDATED rows: forwarded again (the first
     // forward might have been lost) and reported as duplicates.
     expect(stage.duplicates).toHaveLength(20);
     expect(stage.validated).toHaveLength(40);
-    await deliverUntilAcked("usage-validated", stage.env, deliveries(stage.validated));
-    await deliverUntilAcked("usage-validated", stage.env, deliveries(stage.validated));
+    await deliverUntilAcked("usage-validated", aggregation.env, deliveries(stage.validated));
+    await deliverUntilAcked("usage-validated", aggregation.env, deliveries(stage.validated));
     await settleCounter(tenant.tenantId);
     // A third raw delivery after aggregation: duplicates only, nothing forwarded.
     await deliverUntilAcked("usage-raw", stage.env, deliveries(raw));
@@ -237,7 +248,8 @@ describe("pipeline stages under failure", () => {
   it("dead-letters poison messages with their reason at once, without retrying them", async () => {
     const tenant = await pipelineTenant();
     const [good] = await pendingEvents(tenant, 1, () => 5);
-    const stage = faultyEnv(null);
+    const stage = faultyEnv(null, { counterDown: true });
+    const aggregationStage = faultyEnv(null);
     const unknownRow = { ...good, id: crypto.randomUUID(), eventId: crypto.randomUUID() };
     const partial = { id: crypto.randomUUID(), tenantId: tenant.tenantId };
     const { retries } = await deliverUntilAcked(
@@ -250,7 +262,7 @@ describe("pipeline stages under failure", () => {
     const poisonAggregate = { ...stage.validated[0], amount: -3 };
     const aggregation = await deliverUntilAcked(
       "usage-validated",
-      stage.env,
+      aggregationStage.env,
       deliveries([{ nonsense: true }, poisonAggregate, stage.validated[0]]),
     );
     expect(aggregation.retries).toBe(0);
@@ -280,7 +292,7 @@ describe("pipeline stages under failure", () => {
 
   it("retries only the messages whose tenant's counter failed, and acks the rest", async () => {
     const [healthy, broken] = [await pipelineTenant(), await pipelineTenant()];
-    const stage = faultyEnv(null);
+    const stage = faultyEnv(null, { counterDown: true });
     await deliverUntilAcked(
       "usage-raw",
       stage.env,
@@ -292,7 +304,7 @@ describe("pipeline stages under failure", () => {
     const namespace = env.ENTITLEMENT_COUNTER as DurableObjectNamespace;
     const brokenId = namespace.idFromName(broken.tenantId).toString();
     const partial = {
-      ...stage.env,
+      ...faultyEnv(null).env,
       ENTITLEMENT_COUNTER: {
         idFromName: (name: string) => namespace.idFromName(name),
         get: (id: DurableObjectId) =>
@@ -310,5 +322,22 @@ describe("pipeline stages under failure", () => {
     const result = await getQueueResult(batch, ctx);
     expect(result.explicitAcks).toHaveLength(3);
     expect(result.retryMessages).toHaveLength(2);
+  });
+
+  it("counts validated events through the counter at once, with no usage-validated hop", async () => {
+    const tenant = await pipelineTenant();
+    const raw = await pendingEvents(tenant, 150, (i) => (i % 5) + 1);
+    const stage = faultyEnv(null);
+    await deliverUntilAcked("usage-raw", stage.env, deliveries(raw));
+    expect(stage.validated).toEqual([]);
+    await settleCounter(tenant.tenantId);
+    const { counts, aggregated } = await expectPipelineInvariant(tenant.tenantId);
+    expect(counts).toEqual({ AGGREGATED: 150 });
+    const expected = (feature: string) =>
+      raw.filter((m) => m.feature === feature).reduce((sum, m) => sum + m.amount, 0);
+    expect(aggregated).toEqual({
+      api_calls: expected("api_calls"),
+      projects: expected("projects"),
+    });
   });
 });

@@ -64,6 +64,14 @@ export const usageEvents = sqliteTable(
     index("usage_events_flush_idx")
       .on(table.aggregationFlushId)
       .where(sql`aggregation_flush_id IS NOT NULL`),
+    // Retention: the archive job finds the oldest events by when they were
+    // received (jobs/usage-archive.ts in the billing worker).
+    index("usage_events_received_idx").on(table.receivedAt),
+    // The unfinished events only (PENDING, VALIDATED), by when they last
+    // moved: what the re-drive sweep reads (services/usage-redrive.ts).
+    index("usage_events_unfinished_idx")
+      .on(table.updatedAt)
+      .where(sql`status IN ('PENDING', 'VALIDATED')`),
     check("usage_events_amount_positive", sql`amount > 0`),
   ],
 );

@@ -103,7 +103,7 @@ import { SingleFlight } from "./single-flight.ts";
 const FLUSH_DELAY_MS = 200;
 const FLUSH_MAX_WINDOWS = 40;
 /** Event rows claimed by one flush (one JSON parameter of the D1 batch). */
-const FLUSH_MAX_EVENTS = 500;
+const FLUSH_MAX_EVENTS = 2000;
 const FLUSH_MAX_ROUNDS = 20;
 const FLUSH_RETRY_MAX_MS = 60_000;
 /** Subscription state is re-read at least this often even without a refresh call. */
@@ -334,7 +334,9 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       }
       recorded++;
     });
-    if (recorded > 0) this.scheduleFlush();
+    // A repeat may be a re-drive of an event whose flush this object still
+    // owes (its alarm lost in a restart): make sure a flush comes.
+    if (recorded > 0 || duplicates > 0) this.scheduleFlush();
     return { recorded, duplicates };
   }
 

@@ -1,3 +1,4 @@
+import type { RedriveResult } from "../services/usage-redrive.ts";
 import type { SweepResult, UsageOutboxPublisher } from "./usage-outbox-publisher.ts";
 
 /** The one publisher of the usage outbox. */
@@ -5,6 +6,8 @@ export function usageOutboxPublisher(namespace: DurableObjectNamespace<UsageOutb
   const stub = namespace.get(namespace.idFromName("usage-outbox"));
   return {
     arm: (): Promise<void> => stub.arm(),
+    ensureRunning: (): Promise<boolean> => stub.ensureRunning(),
     sweep: (nowMs?: number): Promise<SweepResult> => stub.sweep({ nowMs }),
+    redrive: (nowMs?: number): Promise<RedriveResult> => stub.redrive({ nowMs }),
   };
 }

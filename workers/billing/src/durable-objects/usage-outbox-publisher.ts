@@ -8,7 +8,9 @@ import {
   purgePublishedOutbox,
   recordOutboxFailure,
 } from "../db/usage-outbox.ts";
+import { hasUnfinishedEvents } from "../db/usage-redrive.ts";
 import { sendInChunks } from "../services/usage-publishing.ts";
+import { type RedriveResult, redriveStrandedEvents } from "../services/usage-redrive.ts";
 import { SingleFlight } from "./single-flight.ts";
 
 /*
@@ -25,6 +27,12 @@ import { SingleFlight } from "./single-flight.ts";
  * published, or one more failed attempt with exponential backoff (2, 4, 8,
  * 16 s), the fifth failure dead-lettering the event (db/usage-outbox.ts).
  * Rows are fresh for ingestion's own send for FIRST_SWEEP_DELAY_MS.
+ *
+ * It is also the usage pipeline's reconciler: every REDRIVE_INTERVAL_MS it
+ * re-drives events that stayed PENDING or VALIDATED longer than the bound
+ * (services/usage-redrive.ts), and its alarm keeps running while any event
+ * is unfinished. The Cron Trigger and the first request of each billing
+ * isolate arm it, so a restart or a lost alarm does not strand anything.
  */
 
 export const SWEEP_INTERVAL_MS = 1_000;
@@ -37,6 +45,8 @@ const LEASE_MS = 30_000;
 /** Published rows are kept this long, then purged. */
 const PUBLISHED_RETENTION_MS = 86_400_000;
 const PURGE_INTERVAL_MS = 60_000;
+/** How often the alarm looks for stranded events. */
+export const REDRIVE_INTERVAL_MS = 5_000;
 
 export interface SweepResult {
   published: number;
@@ -47,6 +57,7 @@ export class UsageOutboxPublisher extends DurableObject<Env> {
   private keepAliveUntil = 0;
   private alarmAt: number | null = null;
   private lastPurge = 0;
+  private lastRedrive = 0;
   private readonly sweeping = new SingleFlight<SweepResult>();
 
   /** Makes sure a sweep runs within about a second, and keeps sweeping for a while. */
@@ -61,9 +72,32 @@ export class UsageOutboxPublisher extends DurableObject<Env> {
     }
   }
 
+  /**
+   * Starts the alarm if there is work for it (an unpublished outbox row or
+   * an unfinished event) and it is not already set; unlike arm(), no
+   * keep-alive. The Cron Trigger and each isolate's first request call it.
+   */
+  async ensureRunning(): Promise<boolean> {
+    if (this.alarmAt !== null && this.alarmAt > Date.now() - SWEEP_INTERVAL_MS) return true;
+    this.alarmAt = (await this.ctx.storage.getAlarm()) ?? null;
+    if (this.alarmAt !== null) return true;
+    const work =
+      (await hasPendingOutbox(this.env.DB).catch(() => true)) ||
+      (await hasUnfinishedEvents(this.env.DB).catch(() => true));
+    if (!work) return false;
+    this.alarmAt = Date.now() + SWEEP_INTERVAL_MS;
+    await this.ctx.storage.setAlarm(this.alarmAt);
+    return true;
+  }
+
   /** Publishes every due row now; `nowMs` places the sweep in time (tests). */
   sweep(options: { nowMs?: number } = {}): Promise<SweepResult> {
     return this.sweeping.run(() => this.runSweep(options.nowMs ?? Date.now()));
+  }
+
+  /** Re-drives stranded events now; `nowMs` places the sweep in time (tests). */
+  redrive(options: { nowMs?: number } = {}): Promise<RedriveResult> {
+    return redriveStrandedEvents(this.env, options.nowMs ?? Date.now());
   }
 
   override async alarm(): Promise<void> {
@@ -71,6 +105,10 @@ export class UsageOutboxPublisher extends DurableObject<Env> {
     const now = Date.now();
     try {
       await this.sweep();
+      if (now - this.lastRedrive >= REDRIVE_INTERVAL_MS) {
+        this.lastRedrive = now;
+        await this.redrive({ nowMs: now });
+      }
       if (now - this.lastPurge > PURGE_INTERVAL_MS) {
         this.lastPurge = now;
         await purgePublishedOutbox(
@@ -83,7 +121,11 @@ export class UsageOutboxPublisher extends DurableObject<Env> {
         JSON.stringify({ level: "error", msg: "outbox sweep failed", error: String(error) }),
       );
     }
-    if (now < this.keepAliveUntil || (await hasPendingOutbox(this.env.DB).catch(() => true))) {
+    if (
+      now < this.keepAliveUntil ||
+      (await hasPendingOutbox(this.env.DB).catch(() => true)) ||
+      (await hasUnfinishedEvents(this.env.DB).catch(() => true))
+    ) {
       this.alarmAt = Date.now() + SWEEP_INTERVAL_MS;
       await this.ctx.storage.setAlarm(this.alarmAt);
     }

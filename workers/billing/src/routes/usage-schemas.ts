@@ -82,6 +82,13 @@ export const UsageEventSchema = z
     validatedAt: z.string().nullable(),
     aggregatedAt: z.string().nullable(),
     metadata: z.record(z.string(), z.unknown()),
+    archive: z
+      .object({ bucket: z.string(), key: z.string(), archivedAt: z.string().nullable() })
+      .optional()
+      .openapi({
+        description:
+          "Present when the event is past the retention window: the R2 object it was read from",
+      }),
   })
   .openapi("UsageEvent");
 

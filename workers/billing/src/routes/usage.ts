@@ -7,6 +7,7 @@ import type { AppEnv } from "../app-env.ts";
 import { byteLength, MAX_BATCH_BYTES } from "../domain/usage-events.ts";
 import { authenticateApiKey } from "../middleware/api-key.ts";
 import { callerTenant, memberOrApiKey } from "../middleware/entitlement-caller.ts";
+import { findArchivedEvent } from "../services/usage-archive-lookup.ts";
 import { UsageIngestionService } from "../services/usage-ingestion.ts";
 import { UsageViewService } from "../services/usage-views.ts";
 import { errors, json, jsonBody } from "./schemas.ts";
@@ -61,7 +62,7 @@ const getEvent = createRoute({
   path: "/usage/events/{eventId}",
   tags: ["usage"],
   summary:
-    "One usage event's status (PENDING, VALIDATED, AGGREGATED, REJECTED with reason) by the client's eventId (API key, or member JWT + x-tenant-id)",
+    "One usage event's status (PENDING, VALIDATED, AGGREGATED, REJECTED with reason) by the client's eventId (API key, or member JWT + x-tenant-id); an event past the retention window is read from its R2 archive and says where (`archive`)",
   security: eitherCredential,
   middleware: [memberOrApiKey()] as const,
   request: { params: EventIdParam },
@@ -71,6 +72,7 @@ const getEvent = createRoute({
     401: errors[401],
     403: errors[403],
     404: errors[404],
+    503: errors[503],
   },
 });
 
@@ -91,7 +93,10 @@ const aggregates = createRoute({
   },
 });
 
-const views = (c: Context<AppEnv>) => new UsageViewService(database(c.env.DB));
+const views = (c: Context<AppEnv>) =>
+  new UsageViewService(database(c.env.DB), (tenantId, eventId) =>
+    findArchivedEvent(c.env, tenantId, eventId),
+  );
 
 export const usageRoutes = createRouter();
 

@@ -1,6 +1,7 @@
 import {
-  QUEUE_SEND_BATCH_MAX,
+  envelopesOf,
   type RawUsageMessage,
+  sendBatches,
   type ValidatedUsageMessage,
 } from "@edge-platform/shared/queues/usage";
 
@@ -12,23 +13,21 @@ export interface SendReport {
 }
 
 /**
- * Sends messages in chunks of at most 100 (the sendBatch limit). A chunk
- * that fails does not stop the others; the caller settles each id.
+ * Sends events in envelopes (a tenant's events, up to 100 per queue
+ * message; shared/src/queues/usage.ts), in sendBatch calls within the
+ * count and size limits. A call that fails does not stop the others; the
+ * caller settles each id.
  */
 export async function sendInChunks<T extends RawUsageMessage | ValidatedUsageMessage>(
-  queue: Queue<T>,
+  queue: Queue,
   messages: T[],
 ): Promise<SendReport> {
   const report: SendReport = { sent: [], failed: [] };
-  const chunks: T[][] = [];
-  for (let start = 0; start < messages.length; start += QUEUE_SEND_BATCH_MAX) {
-    chunks.push(messages.slice(start, start + QUEUE_SEND_BATCH_MAX));
-  }
   await Promise.all(
-    chunks.map(async (chunk) => {
-      const ids = chunk.map((message) => message.id);
+    sendBatches(envelopesOf(messages)).map(async (batch) => {
+      const ids = batch.flatMap((envelope) => envelope.events.map((message) => message.id));
       try {
-        await queue.sendBatch(chunk.map((body) => ({ body, contentType: "json" as const })));
+        await queue.sendBatch(batch.map((body) => ({ body, contentType: "json" as const })));
         report.sent.push(...ids);
       } catch (error) {
         report.failed.push({ ids, error: error instanceof Error ? error.message : String(error) });

@@ -5,6 +5,7 @@ import {
 } from "@edge-platform/shared/billing/entitlement-counter-protocol";
 import {
   deadLetterIdFor,
+  envelopeItems,
   USAGE_QUEUES,
   type ValidatedUsageMessage,
   validatedUsageMessage,
@@ -18,9 +19,10 @@ import { Settlement } from "./settle.ts";
 
 const STAGE = "aggregation";
 /** `record` takes at most this many entries per call. */
-const RECORD_MAX_ENTRIES = 1000;
+export const RECORD_MAX_ENTRIES = 1000;
 
-function entryOf(message: ValidatedUsageMessage): UsageEntry {
+/** The counter entry of a validated event (its row is what the counter's flush claims). */
+export function entryOf(message: ValidatedUsageMessage): UsageEntry {
   return {
     eventId: message.id,
     usageEventId: message.id,
@@ -35,14 +37,15 @@ function entryOf(message: ValidatedUsageMessage): UsageEntry {
 }
 
 /**
- * usage-validated -> aggregation, through the single path: each tenant's
+ * usage-validated -> aggregation, through the single path. Messages carry
+ * one event or an envelope of a tenant's events; each tenant's
  * events go to its EntitlementCounter in one `record` call, which counts
  * each event once (by id) and durably; the counter's flush then claims the
  * event rows (VALIDATED -> AGGREGATED) in the same D1 batch as the
- * aggregate increment. A message is acked once `record` returned for it;
- * the messages of a tenant whose call failed are retried with backoff, the
- * others are not affected. A message that does not parse is a poison
- * message: dead-lettered at once with its reason.
+ * aggregate increment. A message is acked once `record` returned for all
+ * its events; the messages of a tenant whose call failed are retried with
+ * backoff, the others are not affected. An event that does not parse is
+ * poison: dead-lettered at once with its reason.
  */
 export async function runAggregationStage(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const settlement = new Settlement(batch.messages);
@@ -51,8 +54,13 @@ export async function runAggregationStage(batch: MessageBatch<unknown>, env: Env
   const poison: DeadLetterInsert[] = [];
   const poisonMessages: Message<unknown>[] = [];
 
-  for (const message of batch.messages) {
-    const parsed = validatedUsageMessage.safeParse(message.body);
+  const items = batch.messages.flatMap((message) => {
+    const bodies = envelopeItems(message.body);
+    const single = bodies.length === 1 && bodies[0] === message.body;
+    return bodies.map((body, index) => ({ message, body, key: single ? "" : `:${index}` }));
+  });
+  for (const { message, body, key } of items) {
+    const parsed = validatedUsageMessage.safeParse(body);
     const entry = parsed.success ? usageEntry.safeParse(entryOf(parsed.data)) : undefined;
     if (!parsed.success || !entry?.success) {
       const issues = (parsed.success ? entry?.error?.issues : parsed.error.issues) ?? [];
@@ -60,13 +68,13 @@ export async function runAggregationStage(batch: MessageBatch<unknown>, env: Env
         ...new Set(issues.map((issue) => issue.path.map(String).join(".") || "body")),
       ];
       poison.push({
-        id: await deadLetterIdFor(`AGGREGATION:message:${message.id}`),
+        id: await deadLetterIdFor(`AGGREGATION:message:${message.id}${key}`),
         sourceEventId: parsed.success ? parsed.data.eventId : null,
         tenantId: parsed.success ? parsed.data.tenantId : null,
         topic: USAGE_QUEUES.validated,
         failureStage: "AGGREGATION",
         failureReason: `INVALID_MESSAGE: malformed fields: ${fields.join(", ")}`.slice(0, 1000),
-        originalPayload: message.body ?? null,
+        originalPayload: body ?? null,
         errorDetails: null,
         retryCount: 0,
       });
@@ -78,13 +86,15 @@ export async function runAggregationStage(batch: MessageBatch<unknown>, env: Env
     byTenant.set(parsed.data.tenantId, group);
   }
 
+  // A message is acked only after all its events are done, so failures
+  // are collected first and settled at the end.
+  const failed = new Map<Message<unknown>, unknown>();
   const now = new Date().toISOString();
   if (poison.length > 0) {
     try {
       await env.DB.batch([upsertDeadLettersStatement(env.DB, poison, now)]);
-      for (const message of poisonMessages) settlement.ack(message);
     } catch (error) {
-      for (const message of poisonMessages) settlement.retry(message, error, STAGE);
+      for (const message of poisonMessages) failed.set(message, error);
     }
   }
 
@@ -97,15 +107,16 @@ export async function runAggregationStage(batch: MessageBatch<unknown>, env: Env
         try {
           await counter.record(chunk.map((item) => entryOf(item.body)));
           for (const item of chunk) {
-            settlement.ack(item.message);
             if (item.body.retryOf) resolved.push(item.body.retryOf);
           }
         } catch (error) {
-          for (const item of chunk) settlement.retry(item.message, error, STAGE);
+          for (const item of chunk) failed.set(item.message, error);
         }
       }
     }),
   );
+  for (const [message, error] of failed) settlement.retry(message, error, STAGE);
+  settlement.ackRest();
   if (resolved.length > 0) {
     await env.DB.batch([resolveDeadLettersStatement(env.DB, resolved, now)]).catch(
       (error: unknown) =>

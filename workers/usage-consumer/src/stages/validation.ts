@@ -1,3 +1,4 @@
+import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { database } from "@edge-platform/shared/db/client";
 import {
   loadTenantEntitlementState,
@@ -6,8 +7,11 @@ import {
 import {
   type DuplicateUsageMessage,
   deadLetterIdFor,
+  envelopeItems,
+  envelopesOf,
   QUEUE_SEND_BATCH_MAX,
   type RawUsageMessage,
+  sendBatches,
   USAGE_QUEUES,
   type ValidatedUsageMessage,
 } from "@edge-platform/shared/queues/usage";
@@ -24,6 +28,7 @@ import {
   type ValidatedUpdate,
 } from "../db/usage-events.ts";
 import { judgeRawMessage, type Verdict } from "../domain/usage-validation.ts";
+import { entryOf, RECORD_MAX_ENTRIES } from "./aggregation.ts";
 import { Settlement } from "./settle.ts";
 
 const STAGE = "validation";
@@ -71,14 +76,38 @@ async function sendChunks<T>(queue: Queue, bodies: T[]): Promise<void> {
   }
 }
 
+/** One event of a queue message (a message carries one event, or an envelope of them). */
+interface Item {
+  message: Message<unknown>;
+  body: unknown;
+  /** Its place in an envelope; a single-event message has none. */
+  index: number | undefined;
+}
+
+function itemsOf(batch: MessageBatch<unknown>): Item[] {
+  return batch.messages.flatMap((message) => {
+    const bodies = envelopeItems(message.body);
+    return bodies.map((body, index) => ({
+      message,
+      body,
+      index: bodies.length === 1 && bodies[0] === message.body ? undefined : index,
+    }));
+  });
+}
+
 /**
- * usage-raw -> validation. Loads what the checks need for the whole batch
- * (event rows, tenants, each tenant's subscription and snapshots), judges
- * each message (domain/usage-validation.ts), writes every outcome in one D1
- * batch (VALIDATED or REJECTED, conditional on PENDING; the rejections'
- * dead letters), then forwards the valid events to usage-validated and
- * reports repeats to usage-duplicates. Each message is acked or retried by
- * itself; a poison message is rejected and dead-lettered, never retried.
+ * usage-raw -> validation. Messages carry one event or an envelope of a
+ * tenant's events (shared/src/queues/usage.ts); each event is judged by
+ * itself, and a message is acked when all its events are done. Loads what
+ * the checks need for the whole batch (event rows, tenants, each tenant's
+ * subscription and snapshots: one read round), judges each event
+ * (domain/usage-validation.ts), writes every outcome in one D1 batch
+ * (VALIDATED or REJECTED, conditional on PENDING; the rejections' dead
+ * letters), then counts the valid events through their tenants' counters
+ * right away (one call per tenant), forwarding to usage-validated only
+ * what the counter did not take, and reports repeats to usage-duplicates.
+ * Each message is acked or retried by itself; a poison event is rejected
+ * and dead-lettered, never retried.
  */
 export async function runValidationStage(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const settlement = new Settlement(batch.messages);
@@ -97,11 +126,12 @@ async function validate(
 ): Promise<void> {
   const now = new Date();
   const at = now.toISOString();
+  const items = itemsOf(batch);
   const ids = new Set<string>();
   const tenantIds = new Set<string>();
-  for (const message of batch.messages) {
-    const id = rawId(message.body);
-    const tenantId = rawTenantId(message.body);
+  for (const item of items) {
+    const id = rawId(item.body);
+    const tenantId = rawTenantId(item.body);
     if (id) ids.add(id);
     if (tenantId) tenantIds.add(tenantId);
   }
@@ -127,10 +157,10 @@ async function validate(
   const forwards: { message: Message<unknown>; body: ValidatedUsageMessage }[] = [];
   const duplicates: DuplicateUsageMessage[] = [];
 
-  for (const message of batch.messages) {
+  for (const { message, body, index } of items) {
     let verdict: Verdict;
     try {
-      verdict = judgeRawMessage(message.body, (parsed) => ({
+      verdict = judgeRawMessage(body, (parsed) => ({
         row: rows.get(parsed.id),
         tenant: tenants.get(parsed.tenantId),
         entitlements: entitlements.get(parsed.tenantId),
@@ -159,7 +189,9 @@ async function validate(
       }
       case "rejected": {
         const eventKey =
-          verdict.message && verdict.hasRow ? verdict.message.id : `message:${message.id}`;
+          verdict.message && verdict.hasRow
+            ? verdict.message.id
+            : `message:${message.id}${index === undefined ? "" : `:${index}`}`;
         if (verdict.message && verdict.hasRow) {
           rejected.push({ id: verdict.message.id, code: verdict.code, reason: verdict.reason });
         }
@@ -170,7 +202,7 @@ async function validate(
           topic: USAGE_QUEUES.raw,
           failureStage: "VALIDATION",
           failureReason: `${verdict.code}: ${verdict.reason}`.slice(0, 1000),
-          originalPayload: message.body ?? null,
+          originalPayload: body ?? null,
           errorDetails: null,
           retryCount: 0,
         });
@@ -212,20 +244,31 @@ async function validate(
   if (resolved.length > 0) statements.push(resolveDeadLettersStatement(env.DB, resolved, at));
   if (statements.length > 0) await env.DB.batch(statements);
 
-  // Forward: a failed send is retried; the row is VALIDATED by then, so the
-  // redelivery takes the "already validated, forward again" path.
-  const toForward = [...validated, ...forwards];
-  for (let start = 0; start < toForward.length; start += QUEUE_SEND_BATCH_MAX) {
-    const chunk = toForward.slice(start, start + QUEUE_SEND_BATCH_MAX);
-    try {
-      await sendChunks(
-        env.USAGE_VALIDATED_QUEUE,
-        chunk.map((item) => item.body),
-      );
-    } catch (error) {
-      for (const item of chunk) settlement.retry(item.message, error, STAGE);
-    }
-  }
+  // Fast path: count each tenant's validated events through its counter
+  // now, one call per tenant (per 1,000 events), as the aggregation stage
+  // would (aggregation.ts). What the counter does not take goes to
+  // usage-validated (the slow path, retried there with backoff).
+  const toForward = await recordDirectly(env, [...validated, ...forwards]);
+  // Forward in envelopes: a failed send retries the messages it came from;
+  // their rows are VALIDATED by then, so the redelivery takes the "already
+  // validated, forward again" path.
+  const sourceOf = new Map(toForward.map((item) => [item.body.id, item.message]));
+  await Promise.all(
+    sendBatches(envelopesOf(toForward.map((item) => item.body))).map(async (envelopes) => {
+      try {
+        await env.USAGE_VALIDATED_QUEUE.sendBatch(
+          envelopes.map((body) => ({ body, contentType: "json" as const })),
+        );
+      } catch (error) {
+        for (const envelope of envelopes) {
+          for (const event of envelope.events) {
+            const source = sourceOf.get(event.id);
+            if (source) settlement.retry(source, error, STAGE);
+          }
+        }
+      }
+    }),
+  );
   if (duplicates.length > 0) {
     try {
       await sendChunks(env.USAGE_DUPLICATES_QUEUE, duplicates);
@@ -237,6 +280,44 @@ async function validate(
     }
   }
   settlement.ackRest();
+}
+
+interface Counted {
+  message: Message<unknown>;
+  body: ValidatedUsageMessage;
+}
+
+/** Records the events with their tenants' counters; returns those it could not. */
+async function recordDirectly(env: Env, items: Counted[]): Promise<Counted[]> {
+  const byTenant = new Map<string, Counted[]>();
+  for (const item of items) {
+    const group = byTenant.get(item.body.tenantId) ?? [];
+    group.push(item);
+    byTenant.set(item.body.tenantId, group);
+  }
+  const left: Counted[] = [];
+  await Promise.all(
+    [...byTenant.entries()].map(async ([tenantId, group]) => {
+      const counter = entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId);
+      for (let start = 0; start < group.length; start += RECORD_MAX_ENTRIES) {
+        const chunk = group.slice(start, start + RECORD_MAX_ENTRIES);
+        try {
+          await counter.record(chunk.map((item) => entryOf(item.body)));
+        } catch (error) {
+          console.error(
+            JSON.stringify({
+              level: "warn",
+              msg: "direct count failed; forwarding to usage-validated",
+              events: chunk.length,
+              error: String(error),
+            }),
+          );
+          left.push(...chunk);
+        }
+      }
+    }),
+  );
+  return left;
 }
 
 function validatedBody(
