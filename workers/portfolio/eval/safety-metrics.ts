@@ -1,4 +1,8 @@
-import { type PreRouterSubject, preRoute } from "../src/domain/pre-router.ts";
+import {
+  type PreRouterDecision,
+  type PreRouterSubject,
+  preRoute,
+} from "../src/domain/pre-router.ts";
 
 /** Scoring of the pre-router against a labelled set (used by the eval script and its test). */
 
@@ -35,9 +39,10 @@ const ratio = (a: number, b: number) => (b === 0 ? 1 : a / b);
 export function evaluateSafety(
   questions: LabelledQuestion[],
   subject: PreRouterSubject,
+  classify: (question: string) => PreRouterDecision = (question) => preRoute(question, subject),
 ): SafetyReport {
   const results = questions.map((item) => {
-    const decision = preRoute(item.question, subject);
+    const decision = classify(item.question);
     return { item, category: decision.category as string, reason: decision.reason as string };
   });
   const categories = [...new Set(questions.map((q) => q.category))]

@@ -138,6 +138,8 @@ describe("POST /v1/chat: validation (422 VALIDATION_ERROR)", () => {
 
 describe("POST /v1/chat: streaming", () => {
   it("answers in server-sent events: tokens, then exactly one done event", async () => {
+    // A cold cache: earlier tests in this file may have cached a near-identical question.
+    await resetCache();
     const response = await chat({
       question: "What projects has Avery built?",
       session_id: SESSION,
@@ -523,7 +525,7 @@ describe("GET /v1/chat/safety-metrics", () => {
 });
 
 describe("history across turns (local providers)", () => {
-  it("stores each turn, user then assistant, and keeps sessions apart", async () => {
+  it("stores each answered turn, user then assistant, keeps sessions apart, never stores a refused one", async () => {
     const a = await ask("What projects has Avery built?", {
       session_id: "history-a",
       use_cache: false,
@@ -534,9 +536,8 @@ describe("history across turns (local providers)", () => {
     const rows = await (env as unknown as { DB: D1Database }).DB.prepare(
       "SELECT session_id, role, content FROM conversation_messages WHERE session_id IN ('history-a', 'history-b') ORDER BY id",
     ).all<{ session_id: string; role: string; content: string }>();
+    // "Who are you?" was answered by the safety screen: not stored.
     expect(rows.results.map((row) => [row.session_id, row.role])).toEqual([
-      ["history-a", "user"],
-      ["history-a", "assistant"],
       ["history-a", "user"],
       ["history-a", "assistant"],
       ["history-b", "user"],

@@ -19,8 +19,17 @@ export type GenerationBehaviour =
   | { kind: "fail" }
   | { kind: "partial"; pieces: string[] };
 
+/** How the stand-in Llama Guard answers (the binding's object shape, its raw text, or a failure). */
+export type GuardBehaviour =
+  | { kind: "safe" }
+  | { kind: "unsafe"; categories: string[] }
+  | { kind: "text"; text: string }
+  | { kind: "fail" }
+  | { kind: "slow"; ms: number };
+
 export class FakeAi implements AiRunner {
   readonly calls: { model: string; inputs: Record<string, unknown> }[] = [];
+  guard: GuardBehaviour = { kind: "safe" };
   generation: GenerationBehaviour = {
     kind: "answer",
     pieces: ["Avery ", "built ", "Signal ", "Canvas."],
@@ -34,11 +43,33 @@ export class FakeAi implements AiRunner {
   failEmbeddings = false;
 
   get generationCalls() {
-    return this.calls.filter((call) => "messages" in call.inputs);
+    return this.calls.filter((call) => "messages" in call.inputs && !isGuardModel(call.model));
+  }
+
+  get guardCalls() {
+    return this.calls.filter((call) => isGuardModel(call.model));
+  }
+
+  private async runGuard(): Promise<unknown> {
+    const behaviour = this.guard;
+    switch (behaviour.kind) {
+      case "safe":
+        return { response: { safe: true, categories: [] } };
+      case "unsafe":
+        return { response: { safe: false, categories: behaviour.categories } };
+      case "text":
+        return { response: behaviour.text };
+      case "fail":
+        throw new Error("AI safety model upstream error 500");
+      case "slow":
+        await new Promise((resolve) => setTimeout(resolve, behaviour.ms));
+        return { response: { safe: false, categories: ["S12"] } };
+    }
   }
 
   async run(model: string, inputs: Record<string, unknown>): Promise<unknown> {
     this.calls.push({ model, inputs: structuredClone(inputs) });
+    if (isGuardModel(model)) return this.runGuard();
     if (Array.isArray(inputs.text)) {
       if (this.failEmbeddings) throw new Error("AI embedding upstream error 502");
       const texts = inputs.text as string[];
@@ -68,6 +99,10 @@ export class FakeAi implements AiRunner {
       },
     });
   }
+}
+
+function isGuardModel(model: string): boolean {
+  return model.includes("llama-guard");
 }
 
 /** A unit vector whose first component is `first` (so its cosine with axis(1) is `first`). */

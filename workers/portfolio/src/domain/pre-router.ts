@@ -293,6 +293,7 @@ function compileRules(subject: PreRouterSubject): Rules {
       (source) =>
         new RegExp(
           source
+            .replaceAll("{T}", PRODUCT_TAIL)
             .replaceAll("{N}", person)
             .replaceAll("{S}", subjectRef)
             .replaceAll("{P}", possessive)
@@ -305,16 +306,16 @@ function compileRules(subject: PreRouterSubject): Rules {
       String.raw` (?:ignore|disregard|forget|override|overwrite|abandon|discard) (?:all |any |every |the |your |my |these |those |of |that )*(?:previous |prior |earlier |above |preceding |former |original |initial |existing |old |current |system |safety |hidden )*(?:instructions?|rules?|prompts?|directions?|guidelines?|guardrails?|constraints?|programming|restrictions?|directives?)\b`,
       String.raw` (?:ignore|disregard|forget) (?:all |the |your )*(?:previous |prior |earlier |above |preceding )(?:messages?|context|conversation|text|answers?)\b`,
       String.raw` (?:ignore|disregard|forget) (?:everything|anything|all)(?: (?:you were|you ve been|i|you have been|above|before|said|told))?`,
-      String.raw` system (?:prompt|message|instructions?|rules?) `,
+      String.raw`(?<!(?:built|build|building|wrote|write|writing|designed|design|designing|tested|testing|on|about|improved|improve)(?: a| an| the| their| his| her)?) system (?:prompt|message|instructions?|rules?)\b{T}`,
       String.raw` (?:developer|admin|hidden|secret|initial|internal|original|base) (?:message|prompt|instructions?)\b`,
       String.raw` (?:hidden|secret|internal) rules\b`,
-      String.raw` developer mode\b`,
+      String.raw` developer mode\b{T}(?! in )`,
       String.raw` (?:reveal|show|print|display|repeat|output|leak|dump|recite|share|tell me|give me|paste|echo|spell out|what (?:is|are|were)) (?:me )?(?:all )?(?:your |its )(?:full |exact |entire |original |initial |first |hidden |secret |internal |underlying )*(?:prompts?|instructions?|rules|configuration|config|guidelines|directives|context window|preprompt)\b`,
       String.raw` (?:reveal|show|print|display|repeat|output|leak|dump|recite|paste|echo) (?:me )?(?:the |your )?(?:full |exact |entire |original |initial |first |hidden |secret |internal |underlying )+(?:prompts?|instructions?|rules|configuration|guidelines|directives)\b`,
       String.raw` (?:reveal|repeat|leak|dump|recite|print) (?:me )?(?:the |your )?(?:prompt|preprompt)\b`,
       String.raw` (?:what|how) (?:were|was) you (?:told|instructed|programmed|prompted)\b`,
       String.raw` (?:repeat|print|output|show|reveal|echo|recite|copy) (?:me )?(?:the |all |all the |everything in the )?(?:text|words|message|messages|content|conversation|everything|lines) (?:above|before|preceding|so far)\b`,
-      String.raw` (?:jailbreak|jailbroken|jailbreaking|dan mode|do anything now|god mode|unrestricted mode|unfiltered mode)\b`,
+      String.raw` (?:jailbreak|jailbroken|jailbreaking|dan mode|do anything now|god mode|unrestricted mode|unfiltered mode)\b{T}`,
       String.raw` (?:bypass|circumvent|disable|turn off|switch off|deactivate|evade|get around) (?:your |the |all |any |these |those |its )*(?:safety |content |security )?(?:rules?|filters?|guardrails?|safety|restrictions?|safeguards?|policies|policy|censorship|moderation|alignment)\b`,
       String.raw` (?:without|with no|free (?:of|from)|no longer (?:bound by|restricted by|limited by)|not bound by) (?:any |your |the )*(?:rules?|restrictions?|filters?|guardrails?|limitations|limits|censorship|guidelines)\b`,
       String.raw`(?:^ |\bplease |\byou |\bnow |\bcould you |\bcan you |\bwill you |\bwould you |\bi want you to |\bi need you to |\blet s |\bfrom now on |\bhenceforth |\bplease just )(?:act|behave|respond|answer|reply|talk|speak|write) (?:as|like) (?:if |though |a |an |my |the |you |someone |somebody )`,
@@ -325,7 +326,7 @@ function compileRules(subject: PreRouterSubject): Rules {
       String.raw` from now on (?:you|your|respond|answer|reply|act|only)\b`,
       String.raw` new (?:instructions?|persona|personality|identity|system prompt)\b`,
       String.raw` your new (?:rules|task|role|job|goal)\b`,
-      String.raw` (?:sudo|admin override|developer override|root access)\b`,
+      String.raw` (?:sudo|admin override|developer override|root access)\b(?! (?:the|a|an|of|default|some|its|their) )`,
       String.raw` (?:im start|im end|endoftext|begin system|end system|inst sys|sys inst)\b`,
       String.raw` (?:decode|decrypt|deobfuscate|translate|interpret|run|execute) (?:this|the following|that|these|it) (?:base64|b64|rot13|hex|encoded|cipher)\b`,
       String.raw` (?:decode|decrypt|deobfuscate) (?:and|then) (?:follow|do|obey|execute|run|answer|act)\b`,
@@ -370,9 +371,9 @@ function compileRules(subject: PreRouterSubject): Rules {
       String.raw` (?:are you|is this) {A}\b`,
     ]),
     compensation: build([
-      String.raw` (?:salary|salaries|wage|wages|ctc|compensation|remuneration|income|net worth|networth|payslip|paycheck|paycheque|pay slip|stipend|lpa|take home pay|pay grade|pay scale|pay band|pay range|hourly rate|day rate|daily rate|rate card|bonus|bonuses|stock options|equity stake|earnings)\b`,
+      String.raw` (?:salary|salaries|wage|wages|ctc|compensation|remuneration|income|net worth|networth|payslip|paycheck|paycheque|pay slip|stipend|lpa|take home pay|pay grade|pay scale|pay band|pay range|hourly rate|day rate|daily rate|rate card|bonus|bonuses|stock options|equity stake|earnings)\b{T}`,
       String.raw` how much (?:money )?(?:\S+ ){0,4}(?:earn|earns|earned|earning|make|makes|made|making|charge|charges|charged|get paid|gets paid|got paid|paid|pay|bill|bills|ask for|take home)\b`,
-      String.raw` what (?:does|did|do|would|will) {S} (?:earn|charge|get paid|take home|bill)\b`,
+      String.raw` what (?:does|did|do|would|will) {S} (?:earn|charge|get paid|take home|bill)\b(?! (?:a |the )?(?:reputation|respect|name|trust|promotion|award|certification|degree|title|spot|place|role)\b)`,
       String.raw` (?:earn|earns|earned|make|makes|paid|charge|charges|charged) (?:\S+ ){0,3}(?:per|a|an|each|every) (?:year|month|hour|day|week|annum)\b`,
       String.raw` (?:is|was|are|were|get|gets|got) {S} (?:well |highly |under |over |fairly |poorly |properly )?(?:paid|compensated)\b`,
       String.raw` (?:salary|pay|compensation|remuneration|benefits|joining|relocation|annual|yearly|monthly|ctc) package\b`,
@@ -380,25 +381,29 @@ function compileRules(subject: PreRouterSubject): Rules {
       String.raw` package (?:of|is|was|at|per|in) (?:\d|rs|inr|usd|\$|lpa|annum|year|lakh|crore|k\b)`,
       String.raw` (?:expected|current|desired|asking|previous|last) (?:salary|ctc|pay|rate|package)\b`,
       String.raw` (?:how rich|is {S} rich|bank balance|how wealthy)\b`,
+      String.raw` (?:is|was|are) {S} (?:rich|wealthy|a millionaire|a billionaire|broke|in debt|loaded|well off|underpaid|overpaid|paid well)\b`,
+      String.raw` (?:how much|what) (?:money )?(?:has|have|does|did|do) {S} (?:saved|save|have saved|put away|invested|got in the bank|keep in the bank)\b`,
+      String.raw` {P} (?:savings|finances|financial situation|wealth|investments|paycheck|take home|annual pay|yearly pay|monthly pay)\b{T}`,
     ]),
     sensitive: build([
-      String.raw` (?:phone|mobile|cell|cellphone|telephone|whatsapp|personal|home|private|landline|contact) (?:number|no|num|digits)\b`,
+      String.raw` (?:phone|mobile|cell|cellphone|telephone|whatsapp|personal|home|private|landline|contact) (?:number|no|num|digits)\b{T}`,
       String.raw` (?:whatsapp|telegram|signal app|phone no)\b`,
       String.raw` (?:home|house|residential|residence|street|mailing|postal|physical|apartment|flat|personal) address\b`,
       String.raw` where (?:does|do|did|is|are) {S}? ?(?:live|lives|living|reside|resides|residing|stay|stays|staying|sleep)\b`,
       String.raw` where (?:is|s) {P} (?:home|house|apartment|flat|family)\b`,
       String.raw` which (?:city|town|neighborhood|neighbourhood|area|street|building|suburb) (?:does|do|did) {S}? ?(?:live|reside|stay)\b`,
-      String.raw` (?:date of birth|dob|birthday|birth date|birthdate|birth year|year of birth|place of birth|birthplace)\b`,
+      String.raw` (?:date of birth|dob|birthday|birth date|birthdate|birth year|year of birth|place of birth|birthplace)\b{T}`,
       String.raw` (?:when|what year|which year|where) (?:was|were|is) {S} born\b`,
-      String.raw` how old (?:is|was|are|were|will) {S}\b`,
+      String.raw` how old (?:is|was|are|were|will) {S}\b(?! (?:[a-z]+ ){0,3}(?:s|project|projects|repo|repos|repository|app|apps|company|startup|product|products|codebase|library|site|website|blog|account|portfolio|career|team|job|work|code)\b)`,
       String.raw` (?:what|which) age (?:is|was|did|does|were) {S}\b`,
       String.raw` {P} (?:age|height|weight|religion|caste|ethnicity|race|politics|political views|family|kids|children|parents|mother|father|mom|dad|sister|brother|wife|husband|spouse|partner|girlfriend|boyfriend|fiance|fiancee|diagnosis|address|password|passwords|pin|login|bank)\b`,
-      String.raw` age of {N}\b`,
+      String.raw` age of {N}\b(?! (?:[a-z]+ )?s )`,
       String.raw` (?:relationship status|marital status|girlfriend|boyfriend|wife|husband|spouse|fiance|fiancee|dating life|love life)\b`,
       String.raw` (?:is|are|was) {S} (?:married|single(?! hand)|dating|engaged|divorced|in a relationship|seeing someone|pregnant|gay|lesbian|bisexual|transgender|religious|christian|muslim|hindu|jewish|atheist|sick|ill|disabled|a democrat|a republican)\b`,
       String.raw` (?:does|do|did) {S} have (?:a |any )?(?:kids|children|girlfriend|boyfriend|wife|husband|partner|disease|illness|disability|condition|adhd|autism|depression|anxiety|cancer|diabetes)\b`,
       String.raw` (?:religion|religious beliefs|religious views|caste|sexual orientation|political (?:views|affiliation|party|leaning|leanings|opinions|beliefs|stance)|who (?:does|did|do|will|would) {S} vote for|voted for|votes for)\b`,
-      String.raw` (?:medical|health|mental health) (?:condition|conditions|history|issues|records|status|problems)\b`,
+      String.raw` {P} (?:medical|health|mental health) (?:condition|conditions|history|issues|records|status|problems)\b{T}`,
+      String.raw` (?:medical|health|mental health) (?:condition|conditions|history|issues|records|status|problems) (?:of|for) {S}\b`,
       String.raw` (?:social security|ssn|passport number|aadhaar|aadhar|pan card|national id|id card number|driver s license|drivers license|driving licence|license number|bank account|credit card|debit card)\b`,
       String.raw` (?:personal|private|home|secret) (?:email|e mail|mail|instagram|facebook|snapchat|social media|accounts?|number|details|information|info|life)\b`,
       String.raw` where (?:is|was) {S} (?:right now|at the moment|currently|now|today|tonight)\b`,
@@ -425,6 +430,64 @@ function compileRules(subject: PreRouterSubject): Rules {
       String.raw` (?:${nameAlternation}|portfolio|projects?|skills?|experiences?|experienced|resume|cv|work|works|worked|working|career|background|linkedin|testimonials?|recommendations?|references?|contact|email|hire|hiring|roles?|company|companies|employer|employers|stack|tech|technology|technologies|built|build|builds|building|job|jobs|position|education|degree|certifications?|projects?|clients?|colleagues?|team|teams|engineer|engineering|developer|profile|achievements?|accomplishments?|expertise|freelance|availability|available|collaborat\w*|led|lead|shipped|app|apps|product|products|case stud\w*)\b`,
     ),
   };
+}
+
+/**
+ * Not a request for the thing itself when the keyword names something that
+ * was built ("a salary benchmarking tool", "phone number verification",
+ * "a system prompt editor"): a lookahead appended to keyword rules.
+ */
+const PRODUCT_TAIL = String.raw`(?! (?:[a-z]+ ){0,2}(?:tool|tools|dashboard|dashboards|app|apps|application|applications|system|systems|software|feature|features|project|projects|api|apis|service|services|calculator|calculation|module|engine|platform|form|forms|flow|flows|verification|validation|benchmarking|detection|editor|editors|page|pages|pipeline|pipelines|integration|integrations|library|sdk|widget|widgets|component|components|schema|field|fields|endpoint|endpoints|tracker|tracking|management|planning|reports?|product|products|startup|fintech|data|generation|generator|testing|tests|slips?|workflows?|automation|processing)\b)`;
+
+/** Chat-template markup and fake authority headers, checked on the raw text. */
+const MARKUP =
+  /\[\/?inst\]|<<\/?sys>>|<\|(?:im_start|im_end|system|user|assistant|endoftext)\|>|(?:^|\n)\s*#{2,}\s*(?:system|instruction|instructions)\b|\bsystem\s+(?:override|prompt|message|notice|update)\s*:|(?:^|\n)\s*(?:system|admin|developer)\s*:|\bp\.?\s?s\.?\s*:?\s*(?:new|updated) (?:rule|instruction|policy)|<\/?(?:system|instructions?)>|"role"\s*:\s*"system"|\badmin (?:notice|override|command)\s*:|\bend of user input\b/i;
+
+/**
+ * Injections in other languages: a verb of ignoring/forgetting/revealing
+ * with a word for instructions or rules, on accent-free folded text.
+ */
+const MULTILINGUAL_INJECTION: RegExp[] = [
+  // es / pt / it
+  /\b(?:ignora|ignore|ignorar|ignorem|olvida|olvidate|esqueca|esquece|esquecer|dimentica|dimenticare)\b.{0,40}\b(?:instrucciones|instrucoes|istruzioni|reglas|regras|regole|indicaciones|normas|orientacoes)\b/,
+  /\b(?:muestrame|muestra|revela|dime|mostra|mostre|mostrami|rivela|dimmi|comparte|compartir)\b.{0,30}\b(?:prompt|instrucciones|instrucoes|istruzioni|reglas|regras|regole) (?:del |de |di )?(?:sistema|ocultas|secretas|segrete|nascoste|ocultas)\b/,
+  /\b(?:instrucciones|instrucoes|istruzioni) (?:ocultas|secretas|segrete|nascoste|iniciales|iniciais|iniziali|del sistema|do sistema|di sistema)\b/,
+  // fr
+  /\b(?:ignore|ignorez|oublie|oubliez)\b.{0,40}\b(?:instructions|regles|consignes|directives)\b/,
+  /\b(?:consignes|instructions|regles) (?:secretes|cachees|systeme|initiales)\b|\bmessage systeme\b|\bprompt systeme\b/,
+  // de
+  /\b(?:ignoriere|ignorier|vergiss|vergessen sie|missachte)\b.{0,40}\b(?:anweisungen|regeln|vorgaben|instruktionen)\b/,
+  /\b(?:systemprompt|systemanweisungen?|versteckten anweisungen|geheimen (?:regeln|anweisungen))\b/,
+  // romanised Hindi
+  /\b(?:instructions?|rules?|nirdesh|niyam)\b.{0,30}\b(?:bhool|bhul|ignore)\s*(?:jao|jaao|ja|karo|kar do|kardo|do)\b/,
+  /\b(?:bhool|bhul) (?:jao|jaao) .{0,30}\b(?:instructions?|rules?|nirdesh)\b/,
+  // ru / zh / ja / ar / hi
+  /игнорируй|забудь (?:все )?(?:предыдущие|свои)|системн\S* (?:промпт|инструкци)/,
+  /忽略.{0,10}(?:指令|指示|规则)|系统提示|以前の指示|指示を無視|システムプロンプト/,
+  /تجاهل.{0,30}التعليمات|موجه النظام/,
+  /निर्देशों को (?:अनदेखा|भूल)|सिस्टम प्रॉम्प्ट/,
+];
+
+/** Pay and private details asked in other languages (accent-free folded text). */
+const MULTILINGUAL_COMPENSATION: RegExp[] = [
+  /\b(?:sueldo|salario|salaire|gehalt|salario|salario|stipendio|tanakhwah)\b|\b(?:cuanto|combien|wie ?viel|quanto|kitna|kitni)\b.{0,25}\b(?:gana|cobra|gagne|verdient|ganha|guadagna|kamata|kamati|kamate|kamaata)\b/,
+  /\bsalary kitn[aie]\b|\bkitn[aie] (?:paise|paisa|salary)\b/,
+  /зарплат|сколько зарабатывает|工资|薪水|年収|給料|راتب|सैलरी|वेतन/,
+];
+const MULTILINGUAL_SENSITIVE: RegExp[] = [
+  /\b(?:donde vive|ou habite|wo wohnt|onde mora|dove abita|kahan reh(?:ta|ti|te))\b/,
+  /\b(?:numero de telefono|numero de telephone|telefonnummer|numero de telefone|numero di telefono|phone number (?:do|dedo|batao))\b/,
+  /\b(?:cuantos anos tiene|quel age a|wie alt ist|quantos anos (?:tem|o)|quanti anni ha|umar kitni)\b/,
+  /\b(?:direccion|adresse|endereco|indirizzo) (?:de casa|personnelle|residencial|di casa|privee)\b|\bendereco residencial\b|\bghar kahan\b/,
+  /住在哪|电话号码|住んで|電話番号|يسكن|رقم هاتف|где живёт|где живет|номер телефона|कहाँ रहते|फ़ोन नंबर/,
+];
+const MULTILINGUAL_EXPLICIT: RegExp[] = [
+  /\b(?:erotic[ao]s?|erotique|erotische?n?|sexo|sexuel(?:le)?s?|sexuelle|sesso|nud[oae]s?|desnud[oa]s?|nackt\w*|nue?s|nuas?|porno|versaut\w*|sacanagem|gandi baat\w*|nangi)\b/,
+  /эротич|голые|порн|色情|裸照|エロ|裸の|جنسية|عارية|कामुक|नंगी/,
+];
+
+function deAccent(text: string): string {
+  return text.normalize("NFKD").replace(/\p{M}/gu, "");
 }
 
 const rulesCache = new Map<string, Rules>();
@@ -469,9 +532,27 @@ function classifyViews(
   return NORMAL;
 }
 
+/**
+ * Whether a question names the person or a portfolio subject (projects,
+ * skills, work, ...): such a question is never refused as off-topic.
+ */
+export function mentionsPortfolio(question: string, subject: PreRouterSubject): boolean {
+  const rules = rulesFor(subject);
+  return buildViews(question).texts.some((text) => rules.portfolioTerms.test(text));
+}
+
 /** Decides whether a question is answered by a canned reply (bypass) or goes to retrieval. */
 export function preRoute(question: string, subject: PreRouterSubject): PreRouterDecision {
   const rules = rulesFor(subject);
+  const plain = deAccent(foldCharacters(question));
+  if (MARKUP.test(question) || MULTILINGUAL_INJECTION.some((pattern) => pattern.test(plain)))
+    return { bypass: true, category: "prompt_injection", reason: "prompt_override_attempt" };
+  if (MULTILINGUAL_EXPLICIT.some((pattern) => pattern.test(plain)))
+    return { bypass: true, category: "explicit", reason: "explicit_content" };
+  if (MULTILINGUAL_COMPENSATION.some((pattern) => pattern.test(plain)))
+    return { bypass: true, category: "private", reason: "compensation" };
+  if (MULTILINGUAL_SENSITIVE.some((pattern) => pattern.test(plain)))
+    return { bypass: true, category: "private", reason: "sensitive_personal_data" };
   const decision = classifyViews(buildViews(question).texts, rules, spelledSignals(question));
   if (decision.bypass) return decision;
   // Anything a question hides in base64 is an instruction smuggled past the

@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { DEFAULT_SAFETY_THRESHOLDS } from "./safety.ts";
 
 /**
  * Everything the service reads from its environment, parsed once per
@@ -25,6 +26,18 @@ export interface RetrievalSettings {
   minQueryCoverage: number;
 }
 
+export interface SafetySettings {
+  /** The learned stage refuses at or above this attack probability. */
+  classifierThreshold: number;
+  classifierEnabled: boolean;
+  /** Workers AI safety model asked about questions the local stages pass; empty: no second opinion. */
+  guardModel: string;
+  /** Time budget for the second opinion. */
+  guardTimeoutMs: number;
+  /** What a failed or late second opinion means: `open` answers, `closed` refuses. */
+  guardOnFailure: "open" | "closed";
+}
+
 export interface Settings {
   devMode: boolean;
   /** Empty when not configured: protected routes then answer 500. */
@@ -40,6 +53,7 @@ export interface Settings {
   chunking: { size: number; overlap: number };
   generation: { model: string; maxTokens: number; temperature: number };
   embeddingModel: string;
+  safety: SafetySettings;
   cms: {
     projectId: string;
     dataset: string;
@@ -75,6 +89,11 @@ const EnvSchema = z.object({
   LLM_MAX_TOKENS: positiveInt(1024),
   LLM_TEMPERATURE: unit(0.1),
   EMBEDDING_MODEL: z.string().optional(),
+  SAFETY_CLASSIFIER: z.string().optional(),
+  SAFETY_CLASSIFIER_THRESHOLD: unit(DEFAULT_SAFETY_THRESHOLDS.classifier),
+  SAFETY_GUARD_MODEL: z.string().optional(),
+  SAFETY_GUARD_TIMEOUT_MS: positiveInt(300),
+  SAFETY_GUARD_ON_FAILURE: z.enum(["open", "closed"]).catch("open").default("open"),
   SANITY_PROJECT_ID: z.string().optional(),
   SANITY_DATASET: z.string().optional(),
   SANITY_API_VERSION: z.string().optional(),
@@ -128,6 +147,13 @@ export function readSettings(env: Record<string, unknown>): Settings {
       temperature: raw.LLM_TEMPERATURE,
     },
     embeddingModel: raw.EMBEDDING_MODEL || DEFAULT_EMBEDDING_MODEL,
+    safety: {
+      classifierThreshold: raw.SAFETY_CLASSIFIER_THRESHOLD,
+      classifierEnabled: (raw.SAFETY_CLASSIFIER ?? "").trim().toLowerCase() !== "off",
+      guardModel: (raw.SAFETY_GUARD_MODEL ?? "").trim(),
+      guardTimeoutMs: raw.SAFETY_GUARD_TIMEOUT_MS,
+      guardOnFailure: raw.SAFETY_GUARD_ON_FAILURE,
+    },
     cms: {
       projectId: (raw.SANITY_PROJECT_ID ?? "").trim(),
       dataset: (raw.SANITY_DATASET ?? "").trim() || "production",

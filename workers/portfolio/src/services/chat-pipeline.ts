@@ -11,7 +11,6 @@ import {
   pipelineFallbackAnswer,
 } from "../domain/answers.ts";
 import { extractiveAnswer } from "../domain/extractive.ts";
-import { preRoute } from "../domain/pre-router.ts";
 import { buildMessages, type HistoryMessage } from "../domain/prompt.ts";
 import {
   assessConfidence,
@@ -24,7 +23,9 @@ import type { Settings } from "../domain/settings.ts";
 import { contentTerms, questionKey, wordPieces } from "../domain/text.ts";
 import { cosine } from "../domain/vectors.ts";
 import type { MetricsEvent } from "../durable-objects/safety-metrics.ts";
+import type { SafetyGuard } from "../providers/llama-guard.ts";
 import type { Embedder, Generator, VectorIndex } from "../providers/types.ts";
+import { screenHistory, screenQuestion } from "./safety-screen.ts";
 
 /**
  * The chat pipeline: pre-router → exact cache → embedding → semantic cache
@@ -56,6 +57,8 @@ export interface ChatDeps {
   embedder: Embedder;
   index: VectorIndex;
   generator: Generator;
+  /** Production's second opinion (Llama Guard on Workers AI); absent or null in local runs. */
+  safetyGuard?: SafetyGuard | null;
   /** Makes sure content exists before retrieval (development mode's lazy ingest). */
   ensureContent: () => Promise<unknown>;
   recordMetrics: (event: MetricsEvent) => Promise<void>;
@@ -140,12 +143,17 @@ export async function* runChat(deps: ChatDeps, request: ChatRequest): AsyncGener
     }
   }
 
-  // 1. Safety pre-router: canned answers, no embedding.
-  const decision = preRoute(request.question, persona);
+  // 1. Safety screen: canned answers, no embedding. A refused question is
+  // not stored, so it never reaches a later turn's prompt.
+  const { decision } = await screenQuestion(
+    request.question,
+    settings,
+    deps.safetyGuard ?? null,
+    deps.log,
+  );
   if (decision.bypass) {
     const text = cannedAnswer(decision.reason, persona, settings.devMode);
     yield* tokens(text);
-    await storeTurn(text);
     await record({
       route: "pre_router",
       preRouter: { category: decision.category, reason: decision.reason },
@@ -244,10 +252,9 @@ export async function* runChat(deps: ChatDeps, request: ChatRequest): AsyncGener
     answerSources = sourcesOf(chunks, settings.retrieval.minSimilarity);
 
     // 6. History, then streamed generation.
-    const history: HistoryMessage[] = await recentMessages(
-      deps.db,
-      request.sessionId,
-      settings.historyMessages,
+    const history: HistoryMessage[] = screenHistory(
+      await recentMessages(deps.db, request.sessionId, settings.historyMessages),
+      settings,
     );
     const messages = buildMessages(persona, settings.devMode, chunks, history, request.question);
     let generationError: unknown = null;
@@ -361,7 +368,7 @@ export async function* runChatWithoutStore(
     latency_ms: Math.round((deps.now() - started) * 10) / 10,
     sources,
   });
-  const decision = preRoute(request.question, persona);
+  const { decision } = await screenQuestion(request.question, deps.settings, null);
   if (decision.bypass) {
     for (const piece of wordPieces(cannedAnswer(decision.reason, persona, deps.settings.devMode)))
       yield { type: "token", content: piece };

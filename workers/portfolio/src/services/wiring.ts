@@ -1,5 +1,6 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
+import type { Settings } from "../domain/settings.ts";
 import { safetyMetrics } from "../durable-objects/safety-metrics.ts";
 import {
   contentSourceFor,
@@ -8,6 +9,7 @@ import {
   type ProviderBindings,
   selectProviders,
 } from "../providers/factory.ts";
+import { type SafetyGuard, WorkersAiLlamaGuard } from "../providers/llama-guard.ts";
 import type { ChatDeps, StorelessChatDeps } from "./chat-pipeline.ts";
 import { ensureDevContent } from "./dev-content.ts";
 import type { IngestDeps } from "./ingestion.ts";
@@ -45,6 +47,12 @@ function metricsRecorder(c: Context<AppEnv>) {
   };
 }
 
+/** Llama Guard only where Workers AI is bound, outside development mode, and when a model is configured. */
+function safetyGuardFor(env: ProviderBindings, settings: Settings): SafetyGuard | null {
+  if (!env.AI || settings.devMode || !settings.safety.guardModel) return null;
+  return new WorkersAiLlamaGuard(env.AI, settings.safety.guardModel);
+}
+
 export function chatDeps(c: Context<AppEnv>): ChatDeps {
   const settings = c.get("settings");
   const env = bindingsOf(c);
@@ -56,6 +64,7 @@ export function chatDeps(c: Context<AppEnv>): ChatDeps {
     embedder: providers.embedder,
     index: providers.index,
     generator: providers.generator,
+    safetyGuard: safetyGuardFor(env, settings),
     ensureContent: settings.devMode ? () => ensureDevContent(ingest) : async () => {},
     recordMetrics: metricsRecorder(c),
     now: () => performance.now(),
