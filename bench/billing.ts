@@ -11,8 +11,11 @@
  *    GET /health/live (the baseline: the worker answers with no I/O),
  *    GET /health (readiness: one D1 read and one Durable Object ping),
  *    GET /api/v1/entitlements/:key/check and POST .../consume with the API
- *    key; throughput over all rounds, median p50/p99 of the rounds, and
- *    every ratio against the no-I/O baseline (overall and per round).
+ *    key, and the same METERED consume with a fresh Idempotency-Key on
+ *    every request (the cost of the key's claim and stored answer);
+ *    throughput over all rounds, median p50/p99 of the rounds, every ratio
+ *    against the no-I/O baseline (overall and per round), and the ratio of
+ *    consume with a key to consume without one.
  * 4. Integrity under the same load: exactly BENCH_EXACT (default 2000)
  *    consumes at the same concurrency, then the counter must have grown by
  *    exactly the number of 2xx answers. (The timed runs cannot be compared
@@ -40,7 +43,11 @@ interface Route {
   method?: "GET" | "POST";
   body?: string;
   headers?: Record<string, string>;
+  /** Sends a fresh Idempotency-Key with every request (each one is a first request). */
+  freshIdempotencyKeys?: boolean;
 }
+
+let idempotencyKeysSent = 0;
 
 interface LoadResult {
   requests: number;
@@ -87,6 +94,22 @@ async function load(route: Route, seconds: number): Promise<LoadResult> {
     },
     connections: CONNECTIONS,
     duration: seconds,
+    ...(route.freshIdempotencyKeys
+      ? {
+          requests: [
+            {
+              setupRequest: (request: { headers: Record<string, string> }) => {
+                idempotencyKeysSent++;
+                request.headers = {
+                  ...request.headers,
+                  "idempotency-key": `bench-${process.pid}-${Date.now()}-${idempotencyKeysSent}`,
+                };
+                return request;
+              },
+            },
+          ],
+        }
+      : {}),
   });
   return {
     requests: result.requests.total,
@@ -225,6 +248,14 @@ async function main(): Promise<void> {
         body: JSON.stringify({ amount: 1 }),
         headers: auth,
       },
+      {
+        name: "POST /entitlements/:key/consume (API key, METERED, Idempotency-Key)",
+        url: `${base}/api/v1/entitlements/${metered.lookupKey}/consume`,
+        method: "POST",
+        body: JSON.stringify({ amount: 1 }),
+        headers: auth,
+        freshIdempotencyKeys: true,
+      },
     ];
     log("warm-up: 2 s per route");
     for (const route of routes) await load(route, 2);
@@ -236,9 +267,9 @@ async function main(): Promise<void> {
       for (const [index, route] of routes.entries())
         samples[index]?.push(await load(route, SECONDS));
     }
-    const [live, health, check, consume, consumeMetered] = samples.map((rounds, index) =>
-      combine(routes[index]?.name ?? "", rounds),
-    ) as [Combined, Combined, Combined, Combined, Combined];
+    const [live, health, check, consume, consumeMetered, consumeKeyed] = samples.map(
+      (rounds, index) => combine(routes[index]?.name ?? "", rounds),
+    ) as [Combined, Combined, Combined, Combined, Combined, Combined];
 
     log(`integrity: exactly ${EXACT} consumes at ${CONNECTIONS} connections`);
     // Let requests left in flight by the timed run finish before the baseline.
@@ -261,7 +292,7 @@ async function main(): Promise<void> {
       amount: EXACT,
     });
     const after = await usedNow();
-    const results = [live, health, check, consume, consumeMetered];
+    const results = [live, health, check, consume, consumeMetered, consumeKeyed];
     process.stdout.write(
       `\nBilling entitlements benchmark (${CONNECTIONS} connections; ${ROUNDS} interleaved rounds of ${SECONDS} s per route, one stack, one run; ${process.arch}, Node ${process.version})\n\n`,
     );
@@ -300,6 +331,14 @@ async function main(): Promise<void> {
     );
     process.stdout.write(
       `consume / baseline = ${consumeRatio.toFixed(2)} (target >= ${TARGETS.consume}: ${consumeRatio >= TARGETS.consume ? "met" : "NOT met"}; ${(consume.rps / health.rps).toFixed(2)}x GET /health)\n`,
+    );
+    // The idempotency check's cost: the same consume with and without a key, same run.
+    const keyedRatio = consumeKeyed.rps / consumeMetered.rps;
+    const perRound = consumeKeyed.roundRps
+      .map((rps, round) => (rps / (consumeMetered.roundRps[round] ?? Number.NaN)).toFixed(2))
+      .join(" ");
+    process.stdout.write(
+      `consume with Idempotency-Key / without = ${keyedRatio.toFixed(2)} req/s (per round ${perRound}); p50 ${consumeKeyed.p50} ms vs ${consumeMetered.p50} ms\n`,
     );
     const counted = after - before;
     const intact = counted === EXACT && exact["2xx"] === EXACT;

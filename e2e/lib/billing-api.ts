@@ -6,6 +6,7 @@ export interface Sent {
   status: number;
   // biome-ignore lint/suspicious/noExplicitAny: JSON bodies are asserted field by field
   body: any;
+  headers: Headers;
 }
 
 export interface SendOptions {
@@ -39,7 +40,7 @@ export async function send(path: string, options: SendOptions = {}): Promise<Sen
     headers,
     ...(body !== undefined ? { body } : {}),
   });
-  return { status: response.status, body: await response.json() };
+  return { status: response.status, body: await response.json(), headers: response.headers };
 }
 
 /** The billing worker's development values, as `npm run dev` uses them. */

@@ -25,8 +25,13 @@ export function entitlementCounter<T extends Rpc.DurableObjectBranded | undefine
   return {
     check: (featureKey: string, nowMs?: number): Promise<CheckResult> =>
       stub.check({ tenantId, featureKey, nowMs }),
-    consume: (featureKey: string, amount: number, nowMs?: number): Promise<ConsumeResult> =>
-      stub.consume({ tenantId, featureKey, amount, nowMs }),
+    /** A repeated `requestId` answers the first result and takes no units. */
+    consume: (
+      featureKey: string,
+      amount: number,
+      nowMs?: number,
+      requestId?: string,
+    ): Promise<ConsumeResult> => stub.consume({ tenantId, featureKey, amount, nowMs, requestId }),
     /** The usage pipeline's way in (see "the single path" in entitlement-counter.ts). */
     record: (entries: UsageEntry[]): Promise<RecordResult> => stub.record({ tenantId, entries }),
     /** Call after any change to the tenant's subscriptions. */

@@ -7,6 +7,9 @@ import type { CheckOutcome } from "./entitlement-decision.ts";
 // plain data. `nowMs` lets tests place a call in time; HTTP routes never
 // pass it.
 
+/** How long a consume's request id and result are remembered: past the key's 24 hours. */
+export const CONSUME_REQUEST_RETENTION_MS = 25 * 60 * 60 * 1000;
+
 /** The largest amount one consume or one usage event may add. */
 export const MAX_USAGE_AMOUNT = 1_000_000_000;
 
@@ -23,6 +26,14 @@ export const consumeInput = z.strictObject({
   featureKey,
   amount: z.number().int().positive().max(MAX_USAGE_AMOUNT),
   nowMs,
+  /**
+   * Idempotency: the object remembers the result of a consume with a
+   * request id (CONSUME_REQUEST_RETENTION_MS) and answers a repeat with it,
+   * taking no units, decided in the same synchronous step as the count.
+   * The billing worker derives it from the caller, the Idempotency-Key and
+   * the key's creation time.
+   */
+  requestId: z.string().min(1).max(255).optional(),
 });
 export type ConsumeInput = z.input<typeof consumeInput>;
 

@@ -4,6 +4,8 @@ import type { TenantRow } from "./db/tenants.ts";
 import type { UserRow } from "./db/users.ts";
 import type { MembershipRole } from "./domain/roles.ts";
 import type { MailSender } from "./mail/mail-sender.ts";
+import type { AuditReaderVariables } from "./middleware/audit-reader.ts";
+import type { IdempotencyVariables } from "./middleware/idempotency.ts";
 
 export interface TenantContext {
   tenant: TenantRow;
@@ -26,17 +28,19 @@ export interface BillingContext {
   platformAdmin: boolean;
 }
 
-export type AppVariables = CorrelationIdVariables & {
-  /** Set by `authenticate()`: the active user behind a valid access token. */
-  user: UserRow;
-  /** Set by `tenantContext()`: the `x-tenant-id` tenant and the caller's role in it. */
-  tenantContext: TenantContext;
-  /** Set by `billingContext()`: the `x-tenant-id` tenant on the money routes. */
-  billingContext: BillingContext;
-  /** Set by `authenticateApiKey()`: the key; its tenant is the request's tenant. */
-  apiKey: ApiKeyRow;
-  mailSender: MailSender;
-};
+export type AppVariables = CorrelationIdVariables &
+  IdempotencyVariables &
+  AuditReaderVariables & {
+    /** Set by `authenticate()`: the active user behind a valid access token. */
+    user: UserRow;
+    /** Set by `tenantContext()`: the `x-tenant-id` tenant and the caller's role in it. */
+    tenantContext: TenantContext;
+    /** Set by `billingContext()`: the `x-tenant-id` tenant on the money routes. */
+    billingContext: BillingContext;
+    /** Set by `authenticateApiKey()`: the key; its tenant is the request's tenant. */
+    apiKey: ApiKeyRow;
+    mailSender: MailSender;
+  };
 
 export type AppEnv = {
   Bindings: Env;

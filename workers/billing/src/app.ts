@@ -4,14 +4,22 @@ import { bufferRequestBody, installErrorHandling } from "@edge-platform/shared/h
 import { renderBillingProblem } from "@edge-platform/shared/http/error-shapes/billing";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
+import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "./domain/idempotency.ts";
 import { LoggingMailSender, type MailSender } from "./mail/mail-sender.ts";
+import { idempotencyKeys } from "./middleware/idempotency.ts";
 import { apiKeyRoutes } from "./routes/api-keys.ts";
+import { auditEventRoutes } from "./routes/audit-events.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { billingRoutes } from "./routes/billing.ts";
 import { entitlementRoutes } from "./routes/entitlements.ts";
 import { featureRoutes } from "./routes/features.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { invoiceRoutes } from "./routes/invoices.ts";
+import {
+  documentIdempotency,
+  IDEMPOTENCY_PARAMETER_NAME,
+  idempotencyKeyParameter,
+} from "./routes/openapi-idempotency.ts";
 import { planEntitlementRoutes } from "./routes/plan-entitlements.ts";
 import { planPriceRoutes } from "./routes/plan-prices.ts";
 import { planRoutes } from "./routes/plans.ts";
@@ -29,6 +37,8 @@ export const API_PREFIX = "/api/v1";
 export interface AppOptions {
   /** Where password-reset mail goes; the default logs a redacted line. */
   mailSender?: MailSender;
+  /** Epoch milliseconds for Idempotency-Key expiry; tests move it forward. */
+  idempotencyClock?: () => number;
 }
 
 /** Validation failures become 400s whose `message` lists every problem, as class-validator did. */
@@ -45,12 +55,19 @@ export function createApp(options: AppOptions = {}) {
         return allowed.includes(origin) ? origin : null;
       },
       allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
-      allowHeaders: ["Authorization", "Content-Type", "x-tenant-id", "x-correlation-id"],
+      allowHeaders: [
+        "Authorization",
+        "Content-Type",
+        "x-tenant-id",
+        "x-correlation-id",
+        IDEMPOTENCY_KEY_HEADER,
+      ],
       credentials: true,
-      exposeHeaders: ["x-correlation-id", "Retry-After"],
+      exposeHeaders: ["x-correlation-id", "Retry-After", IDEMPOTENT_REPLAYED_HEADER],
     }),
   );
   app.use(bufferRequestBody());
+  app.use(idempotencyKeys({ prefix: API_PREFIX, clock: options.idempotencyClock }));
   app.use(async (c, next) => {
     c.set("mailSender", mailSender);
     await next();
@@ -73,6 +90,7 @@ export function createApp(options: AppOptions = {}) {
   app.route(API_PREFIX, webhookRoutes);
   app.route(API_PREFIX, usageRoutes);
   app.route(API_PREFIX, usageDeadLetterRoutes);
+  app.route(API_PREFIX, auditEventRoutes);
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
@@ -85,10 +103,22 @@ export function createApp(options: AppOptions = {}) {
     scheme: "bearer",
     description: "Tenant API key (`mk_…`) for server-to-server routes",
   });
-  app.doc31("/api/docs-json", {
-    openapi: "3.1.0",
-    info: { title: "Billing and usage API", version: API_VERSION },
-  });
+  app.openAPIRegistry.registerComponent(
+    "parameters",
+    IDEMPOTENCY_PARAMETER_NAME,
+    idempotencyKeyParameter,
+  );
+  app.get("/api/docs-json", (c) =>
+    c.json(
+      documentIdempotency(
+        app.getOpenAPI31Document({
+          openapi: "3.1.0",
+          info: { title: "Billing and usage API", version: API_VERSION },
+        }),
+        API_PREFIX,
+      ),
+    ),
+  );
   app.get("/api/docs", swaggerUiPage("/api/docs-json", "Billing and usage API"));
   return app;
 }

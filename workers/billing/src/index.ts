@@ -4,6 +4,7 @@ import {
   isWebhookQueue,
   scheduledBillingCycle,
 } from "./jobs/billing-cycle.ts";
+import { pruneIdempotencyKeys } from "./jobs/idempotency-prune.ts";
 import { runSubscriptionJobs } from "./jobs/subscription-jobs.ts";
 import { runUsageArchive } from "./jobs/usage-archive.ts";
 import { armUsageReconciler } from "./services/usage-reconciler-arming.ts";
@@ -28,6 +29,7 @@ export default {
    * events past the retention window to R2.
    */
   scheduled(controller, env, ctx) {
+    ctx.waitUntil(pruneIdempotencyKeys(env, controller.scheduledTime));
     ctx.waitUntil(armUsageReconciler.now(env));
     ctx.waitUntil(
       runUsageArchive(env, new Date(controller.scheduledTime)).catch((error: unknown) =>

@@ -77,13 +77,13 @@ async function setup(totals: number[]) {
   return { tenantId, ids };
 }
 
-async function apply(ids: string[], step: Op, reference: string) {
+async function apply(tenantId: string, ids: string[], step: Op, reference: string) {
   const id = ids[step.invoice % ids.length] as string;
   const now = new Date();
   const run = () => {
     switch (step.kind) {
       case "finalize":
-        return finalizeInvoice(env.DB, id, now);
+        return finalizeInvoice(env.DB, { id, tenantId }, now);
       case "pay":
         return env.DB.batch(
           payStatements(env.DB, id, now, { attemptId: null, externalReference: null }),
@@ -145,7 +145,7 @@ describe("ledger property", () => {
         async (totals, steps) => {
           const { tenantId, ids } = await setup(totals);
           for (const [index, step] of steps.entries()) {
-            await apply(ids, step, `ref-${tenantId}-${index}`);
+            await apply(tenantId, ids, step, `ref-${tenantId}-${index}`);
           }
           const entries = await env.DB.prepare(
             "SELECT invoice_id, type, debit, credit, currency FROM ledger_entries WHERE tenant_id = ?",

@@ -5,7 +5,7 @@ import { and, count, desc, eq, isNull, lt, ne, or } from "drizzle-orm";
 export type ApiKeyRow = typeof apiKeys.$inferSelect;
 
 export function insertApiKey(db: Database, row: typeof apiKeys.$inferInsert) {
-  return db.insert(apiKeys).values(row).returning().get();
+  return db.insert(apiKeys).values(row).returning();
 }
 
 export async function listApiKeys(db: Database, tenantId: string, offset: number, limit: number) {
@@ -36,8 +36,7 @@ export function revokeApiKey(db: Database, tenantId: string, id: string) {
     .update(apiKeys)
     .set({ status: "REVOKED", revokedAt: nowIso() })
     .where(and(eq(apiKeys.id, id), eq(apiKeys.tenantId, tenantId), ne(apiKeys.status, "REVOKED")))
-    .returning()
-    .get();
+    .returning();
 }
 
 export function findApiKeyByHash(db: Database, keyHash: string) {

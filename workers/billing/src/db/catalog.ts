@@ -21,7 +21,7 @@ const intervalOrder = sql`CASE ${planPrices.interval} WHEN 'MONTHLY' THEN 0 ELSE
 // --- plans ---------------------------------------------------------------
 
 export function insertPlan(db: Database, row: typeof plans.$inferInsert) {
-  return db.insert(plans).values(row).returning().get();
+  return db.insert(plans).values(row).returning();
 }
 
 export function findPlanById(db: Database, id: string) {
@@ -57,14 +57,13 @@ export function updatePlan(
     .update(plans)
     .set({ ...changes, updatedAt: nowIso() })
     .where(eq(plans.id, id))
-    .returning()
-    .get();
+    .returning();
 }
 
 // --- prices --------------------------------------------------------------
 
 export function insertPlanPrice(db: Database, row: typeof planPrices.$inferInsert) {
-  return db.insert(planPrices).values(row).returning().get();
+  return db.insert(planPrices).values(row).returning();
 }
 
 export function listPlanPrices(db: Database, planIds: string[], includeInactive: boolean) {
@@ -105,8 +104,7 @@ export function updatePlanPrice(
       updatedAt: nowIso(),
     })
     .where(and(eq(planPrices.id, id), eq(planPrices.planId, planId)))
-    .returning()
-    .get();
+    .returning();
 }
 
 // --- features ------------------------------------------------------------
@@ -148,7 +146,7 @@ export function updateFeature(
 // --- plan entitlements ---------------------------------------------------
 
 export function insertPlanEntitlement(db: Database, row: typeof planEntitlements.$inferInsert) {
-  return db.insert(planEntitlements).values(row).returning().get();
+  return db.insert(planEntitlements).values(row).returning();
 }
 
 const entitlementWithFeature = {
@@ -207,14 +205,12 @@ export function updatePlanEntitlement(
         unchanged(planEntitlements.resetPeriod, expected.resetPeriod),
       ),
     )
-    .returning()
-    .get();
+    .returning();
 }
 
 export function deletePlanEntitlement(db: Database, planId: string, id: string) {
   return db
     .delete(planEntitlements)
     .where(and(eq(planEntitlements.id, id), eq(planEntitlements.planId, planId)))
-    .returning()
-    .get();
+    .returning();
 }

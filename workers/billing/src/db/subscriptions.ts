@@ -168,8 +168,7 @@ export function cancelNow(db: Database, tenantId: string, id: string, now: strin
     .update(subscriptions)
     .set({ status: "CANCELLED", cancelledAt: now, endedAt: now, updatedAt: now })
     .where(cancellable(tenantId, id))
-    .returning({ id: subscriptions.id })
-    .get();
+    .returning({ id: subscriptions.id, status: subscriptions.status });
 }
 
 export function cancelAtPeriodEnd(db: Database, tenantId: string, id: string, now: string) {
@@ -177,8 +176,7 @@ export function cancelAtPeriodEnd(db: Database, tenantId: string, id: string, no
     .update(subscriptions)
     .set({ cancelAtPeriodEnd: true, cancelledAt: now, updatedAt: now })
     .where(cancellable(tenantId, id))
-    .returning({ id: subscriptions.id })
-    .get();
+    .returning({ id: subscriptions.id, status: subscriptions.status });
 }
 
 /**
@@ -204,8 +202,7 @@ export function pause(db: Database, tenantId: string, id: string, now: string) {
         inArray(subscriptions.status, ["ACTIVE", "TRIALING", "PAST_DUE"]),
       ),
     )
-    .returning({ id: subscriptions.id })
-    .get();
+    .returning({ id: subscriptions.id, status: subscriptions.status });
 }
 
 /**
@@ -242,8 +239,7 @@ export function resume(
         eq(subscriptions.currentPeriodStart, expectedPeriodStart),
       ),
     )
-    .returning({ id: subscriptions.id })
-    .get();
+    .returning({ id: subscriptions.id, status: subscriptions.status });
 }
 
 // --- scheduled transitions -----------------------------------------------

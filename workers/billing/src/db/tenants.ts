@@ -67,8 +67,7 @@ export function updateTenant(
     .update(tenants)
     .set({ ...changes, updatedAt: nowIso() })
     .where(eq(tenants.id, id))
-    .returning()
-    .get();
+    .returning();
 }
 
 /**
@@ -135,8 +134,7 @@ export function changeMemberRole(
     .update(memberships)
     .set({ role, updatedAt: nowIso() })
     .where(and(eq(memberships.tenantId, tenantId), eq(memberships.userId, userId), demotion))
-    .returning()
-    .get();
+    .returning();
 }
 
 export function removeMember(db: Database, tenantId: string, userId: string) {
@@ -149,6 +147,5 @@ export function removeMember(db: Database, tenantId: string, userId: string) {
         anotherOwnerRemains(tenantId, userId),
       ),
     )
-    .returning()
-    .get();
+    .returning();
 }

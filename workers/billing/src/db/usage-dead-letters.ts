@@ -60,8 +60,7 @@ export function markDeadLetterRetrying(
       updatedAt: now,
     })
     .where(and(eq(deadLetterEvents.id, row.id), eq(deadLetterEvents.status, row.status)))
-    .returning()
-    .get();
+    .returning();
 }
 
 export function markDeadLetterDiscarded(
@@ -74,8 +73,7 @@ export function markDeadLetterDiscarded(
     .update(deadLetterEvents)
     .set({ status: "DISCARDED", resolvedAt: now, resolvedBy: adminId, updatedAt: now })
     .where(and(eq(deadLetterEvents.id, row.id), eq(deadLetterEvents.status, row.status)))
-    .returning()
-    .get();
+    .returning();
 }
 
 /**

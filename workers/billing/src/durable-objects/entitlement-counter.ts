@@ -3,6 +3,7 @@ import { type ResetWindow, resetWindowAt } from "@edge-platform/shared/billing/b
 import {
   type CheckInput,
   type CheckResult,
+  CONSUME_REQUEST_RETENTION_MS,
   type ConsumeInput,
   type ConsumeResult,
   checkInput,
@@ -202,6 +203,11 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
         flush_id TEXT
       );
       CREATE INDEX IF NOT EXISTS pending_events_flush_idx ON pending_events (flush_id);
+      CREATE TABLE IF NOT EXISTS consume_requests (
+        request_id TEXT PRIMARY KEY,
+        result TEXT NOT NULL,
+        recorded_at INTEGER NOT NULL
+      );
     `);
     // Objects created before the pipeline have a flushes table without claims.
     const flushColumns = this.sql
@@ -236,6 +242,8 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   async consume(raw: ConsumeInput): Promise<ConsumeResult> {
     const input = consumeInput.parse(raw);
     this.bindTenant(input.tenantId);
+    const answered = this.rememberedConsume(input.requestId);
+    if (answered) return answered;
     const now = new Date(input.nowMs ?? Date.now());
     const feature = input.featureKey;
     const state = await this.entitlements();
@@ -251,6 +259,21 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     if (this.usedIn(key) === undefined) await this.seed(key);
 
     // From here to the return: no await. Read, decide and write are one step.
+    const repeated = this.rememberedConsume(input.requestId);
+    if (repeated) return repeated;
+    const result = this.decideConsume(input, snapshot, key, now);
+    this.rememberConsume(input.requestId, result);
+    return result;
+  }
+
+  /** The synchronous part of `consume`: decide on the counter and take the units. */
+  private decideConsume(
+    input: ReturnType<typeof consumeInput.parse>,
+    snapshot: SnapshotTerms,
+    key: WindowKey,
+    now: Date,
+  ): ConsumeResult {
+    const feature = input.featureKey;
     const used = this.usedIn(key);
     if (used === undefined) throw new Error("counter missing after seeding");
     const decision = consumeDecision(snapshot, used, input.amount);
@@ -282,6 +305,30 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
           resetAt: key.window.end?.toISOString() ?? null,
         };
     }
+  }
+
+  /** The stored result of an earlier consume with this request id, if any. */
+  private rememberedConsume(requestId: string | undefined): ConsumeResult | undefined {
+    if (requestId === undefined) return undefined;
+    const row = this.sql
+      .exec<{ result: string }>(
+        "SELECT result FROM consume_requests WHERE request_id = ?",
+        requestId,
+      )
+      .toArray()[0];
+    return row ? (JSON.parse(row.result) as ConsumeResult) : undefined;
+  }
+
+  private rememberConsume(requestId: string | undefined, result: ConsumeResult): void {
+    if (requestId === undefined) return;
+    this.sql.exec(
+      "INSERT INTO consume_requests (request_id, result, recorded_at) VALUES (?, ?, ?)",
+      requestId,
+      JSON.stringify(result),
+      Date.now(),
+    );
+    // Refusals schedule no flush; the alarm must still come to prune the ids.
+    this.scheduleFlush();
   }
 
   /**
@@ -800,6 +847,10 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       new Date(cutoff).toISOString(),
     );
     this.sql.exec("DELETE FROM recorded_events WHERE recorded_at < ?", cutoff);
+    this.sql.exec(
+      "DELETE FROM consume_requests WHERE recorded_at < ?",
+      nowMs - CONSUME_REQUEST_RETENTION_MS,
+    );
   }
 }
 

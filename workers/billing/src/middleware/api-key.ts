@@ -7,6 +7,7 @@ import { effectiveApiKeyStatus, looksLikeApiKey } from "../domain/api-key.ts";
 import { constantTimeEqual } from "../domain/password.ts";
 import { sha256Hex } from "../domain/secrets.ts";
 import { bearerToken } from "./auth.ts";
+import { idempotent } from "./idempotency.ts";
 
 const INVALID_KEY = "API key not found or revoked";
 
@@ -49,6 +50,6 @@ export function authenticateApiKey() {
       ),
     );
     c.set("apiKey", found.key);
-    await next();
+    await idempotent(c, next);
   });
 }

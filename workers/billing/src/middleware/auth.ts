@@ -5,6 +5,7 @@ import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../app-env.ts";
 import { findUserById } from "../db/users.ts";
 import { SigningKeyError, signingKey, verifyAccessToken } from "../domain/access-token.ts";
+import { idempotent } from "./idempotency.ts";
 
 export const AUTHENTICATION_REQUIRED = "Authentication required";
 
@@ -57,6 +58,6 @@ export function authenticate() {
       throw new ApiError(401, AUTHENTICATION_REQUIRED);
     }
     c.set("user", user);
-    await next();
+    await idempotent(c, next);
   });
 }

@@ -3,6 +3,7 @@ import { createRoute, z } from "@hono/zod-openapi";
 import { MANAGERS } from "../domain/roles.ts";
 import { authenticateApiKey } from "../middleware/api-key.ts";
 import { authenticate } from "../middleware/auth.ts";
+import { withholdOnReplay } from "../middleware/idempotency.ts";
 import { requireRole, requireWritableTenant, tenantContext } from "../middleware/tenant.ts";
 import { apiKeyService } from "./context.ts";
 import {
@@ -36,13 +37,26 @@ const CreatedApiKeySchema = z
   .object({
     id: z.string(),
     name: z.string(),
-    key: z.string().openapi({ description: "The raw key. Shown once; store it now." }),
+    key: z.string().optional().openapi({
+      description:
+        "The raw key. Shown once; store it now. Absent from a replay of the same Idempotency-Key (see `notice`).",
+    }),
     prefix: z.string(),
     status: z.enum(apiKeyStatuses),
     expiresAt: z.string().nullable(),
     createdAt: z.string(),
+    notice: z.string().optional().openapi({
+      description: "Only on an Idempotency-Key replay: says that the raw key is not repeated.",
+    }),
   })
   .openapi("CreatedApiKey");
+
+/** The raw key is never stored, so a replayed creation answers without it. */
+const RAW_KEY_NOT_REPLAYED = {
+  fields: ["key"],
+  notice:
+    "Replayed response: the raw API key is shown only in the first response and is not stored; create a new key if it was lost.",
+};
 
 const readers = [authenticate(), tenantContext(), requireRole(...MANAGERS)];
 const writers = [...readers, requireWritableTenant()];
@@ -127,12 +141,13 @@ const revokeKey = createRoute({
 });
 
 export const apiKeyRoutes = createRouter()
-  .openapi(createKey, async (c) =>
-    c.json(
+  .openapi(createKey, async (c) => {
+    withholdOnReplay(c, RAW_KEY_NOT_REPLAYED);
+    return c.json(
       await apiKeyService(c).create(c.var.tenantContext, c.var.user, c.req.valid("json")),
       201,
-    ),
-  )
+    );
+  })
   .openapi(listKeys, async (c) =>
     c.json(await apiKeyService(c).list(c.var.tenantContext, c.req.valid("query")), 200),
   )

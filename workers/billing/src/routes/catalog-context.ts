@@ -2,20 +2,26 @@ import { database } from "@edge-platform/shared/db/client";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
 import { scheduledBillingCycle } from "../jobs/billing-cycle.ts";
+import { auditContext } from "../middleware/audit-context.ts";
 import { EntitlementService } from "../services/entitlements.ts";
 import { FeatureService } from "../services/features.ts";
 import { PlanEntitlementService } from "../services/plan-entitlements.ts";
 import { PlanService } from "../services/plans.ts";
 import { SubscriptionService } from "../services/subscriptions.ts";
 
-export const planService = (c: Context<AppEnv>) => new PlanService(database(c.env.DB));
+export const planService = (c: Context<AppEnv>) =>
+  new PlanService(database(c.env.DB), auditContext(c));
 export const featureService = (c: Context<AppEnv>) => new FeatureService(database(c.env.DB));
 export const planEntitlementService = (c: Context<AppEnv>) =>
-  new PlanEntitlementService(database(c.env.DB));
+  new PlanEntitlementService(database(c.env.DB), auditContext(c));
 export const subscriptionService = (c: Context<AppEnv>) =>
-  new SubscriptionService(database(c.env.DB), c.env.ENTITLEMENT_COUNTER, (found, now) =>
-    // Built only when a resume has a period to bill (it reads the provider configuration).
-    scheduledBillingCycle(c.env).closePausedPeriod(found, now),
+  new SubscriptionService(
+    database(c.env.DB),
+    c.env.ENTITLEMENT_COUNTER,
+    (found, now) =>
+      // Built only when a resume has a period to bill (it reads the provider configuration).
+      scheduledBillingCycle(c.env).closePausedPeriod(found, now),
+    auditContext(c),
   );
 export const entitlementService = (c: Context<AppEnv>) =>
   new EntitlementService(c.env.ENTITLEMENT_COUNTER, database(c.env.DB));

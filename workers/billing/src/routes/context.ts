@@ -1,6 +1,7 @@
 import { database } from "@edge-platform/shared/db/client";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
+import { auditContext } from "../middleware/audit-context.ts";
 import { requireSigningKey } from "../middleware/auth.ts";
 import { ApiKeyService } from "../services/api-keys.ts";
 import { SessionService } from "../services/sessions.ts";
@@ -8,10 +9,13 @@ import { TenantService } from "../services/tenants.ts";
 import { UserService } from "../services/users.ts";
 
 export const sessionService = (c: Context<AppEnv>) =>
-  new SessionService(database(c.env.DB), requireSigningKey(c));
-export const userService = (c: Context<AppEnv>) => new UserService(database(c.env.DB));
-export const tenantService = (c: Context<AppEnv>) => new TenantService(database(c.env.DB));
-export const apiKeyService = (c: Context<AppEnv>) => new ApiKeyService(database(c.env.DB));
+  new SessionService(database(c.env.DB), requireSigningKey(c), auditContext(c));
+export const userService = (c: Context<AppEnv>) =>
+  new UserService(database(c.env.DB), auditContext(c));
+export const tenantService = (c: Context<AppEnv>) =>
+  new TenantService(database(c.env.DB), auditContext(c));
+export const apiKeyService = (c: Context<AppEnv>) =>
+  new ApiKeyService(database(c.env.DB), auditContext(c));
 
 /**
  * Runs work after the response when the runtime allows it (so its duration

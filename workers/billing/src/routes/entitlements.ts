@@ -1,5 +1,6 @@
 import { createRoute } from "@hono/zod-openapi";
 import { callerTenant, memberOrApiKey } from "../middleware/entitlement-caller.ts";
+import { counterRequestId } from "../middleware/idempotency.ts";
 import { entitlementService } from "./catalog-context.ts";
 import { CheckSchema, ConsumeBody, ConsumeSchema, FeatureKeyParam } from "./catalog-schemas.ts";
 import { errors, json, jsonBody } from "./schemas.ts";
@@ -64,6 +65,7 @@ export const entitlementRoutes = createRouter()
         callerTenant(c),
         c.req.valid("param").featureKey,
         c.req.valid("json").amount,
+        counterRequestId(c),
       ),
       200,
     ),

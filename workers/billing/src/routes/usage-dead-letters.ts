@@ -3,6 +3,7 @@ import { deadLetterStages, deadLetterStatuses } from "@edge-platform/shared/db/s
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
+import { auditContext } from "../middleware/audit-context.ts";
 import { authenticate } from "../middleware/auth.ts";
 import { requirePlatformAdmin } from "../middleware/platform-admin.ts";
 import { UsageDeadLetterService } from "../services/usage-dead-letters.ts";
@@ -118,7 +119,8 @@ const discard = createRoute({
   },
 });
 
-const service = (c: Context<AppEnv>) => new UsageDeadLetterService(database(c.env.DB), c.env);
+const service = (c: Context<AppEnv>) =>
+  new UsageDeadLetterService(database(c.env.DB), c.env, auditContext(c));
 
 export const usageDeadLetterRoutes = createRouter()
   .openapi(list, async (c) => {

@@ -8,15 +8,20 @@ import {
   listApiKeys,
   revokeApiKey,
 } from "../db/api-keys.ts";
+import { auditEntry, ROW_CHANGED } from "../db/audit-events.ts";
 import type { UserRow } from "../db/users.ts";
 import { generateApiKey } from "../domain/api-key.ts";
+import { type AuditContext, SYSTEM_AUDIT } from "../domain/audit.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
 import { apiKeyView } from "./views.ts";
 
 const DAY_MS = 86_400_000;
 
 export class ApiKeyService {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly audit: AuditContext = SYSTEM_AUDIT,
+  ) {}
 
   /** The raw key is in this response and nowhere else, ever. */
   async create(
@@ -26,19 +31,34 @@ export class ApiKeyService {
   ) {
     const generated = await generateApiKey();
     const now = new Date();
-    const row = await insertApiKey(this.db, {
-      id: crypto.randomUUID(),
-      tenantId: context.tenant.id,
-      createdByUserId: creator.id,
-      keyPrefix: generated.prefix,
-      keyHash: generated.hash,
-      name: input.name,
-      expiresAt:
-        input.expiresInDays === undefined
-          ? null
-          : new Date(now.getTime() + input.expiresInDays * DAY_MS).toISOString(),
-      createdAt: now.toISOString(),
-    });
+    const id = crypto.randomUUID();
+    const [[row]] = await this.db.batch([
+      insertApiKey(this.db, {
+        id,
+        tenantId: context.tenant.id,
+        createdByUserId: creator.id,
+        keyPrefix: generated.prefix,
+        keyHash: generated.hash,
+        name: input.name,
+        expiresAt:
+          input.expiresInDays === undefined
+            ? null
+            : new Date(now.getTime() + input.expiresInDays * DAY_MS).toISOString(),
+        createdAt: now.toISOString(),
+      }),
+      auditEntry(this.db, this.audit, {
+        tenantId: context.tenant.id,
+        action: "api_key.created",
+        targetType: "api_key",
+        targetId: id,
+        changes: {
+          name: { after: input.name },
+          prefix: { after: generated.prefix },
+          expiresInDays: { after: input.expiresInDays ?? null },
+        },
+      }),
+    ]);
+    if (!row) throw new Error("API key insert returned no row");
     return {
       id: row.id,
       name: row.name,
@@ -63,7 +83,21 @@ export class ApiKeyService {
 
   /** Permanent: a revoked key stays revoked, and revoking it again is a 409. */
   async revoke(context: TenantContext, id: string) {
-    const revoked = await revokeApiKey(this.db, context.tenant.id, id);
+    const [[revoked]] = await this.db.batch([
+      revokeApiKey(this.db, context.tenant.id, id),
+      auditEntry(
+        this.db,
+        this.audit,
+        {
+          tenantId: context.tenant.id,
+          action: "api_key.revoked",
+          targetType: "api_key",
+          targetId: id,
+          changes: { status: { after: "REVOKED" } },
+        },
+        ROW_CHANGED,
+      ),
+    ]);
     if (revoked) return apiKeyView(revoked);
     const existing = await findApiKeyInTenant(this.db, context.tenant.id, id);
     if (!existing) throw new ApiError(404, `API key with ID "${id}" not found`);

@@ -16,9 +16,10 @@ import {
   voidStatements,
 } from "../db/invoices.ts";
 import type { SubscriptionWithPlan } from "../db/subscriptions.ts";
+import { SYSTEM_AUDIT } from "../domain/audit.ts";
 import { GRACE_PERIOD_DAYS, PENDING_RECONCILE_AFTER_MINUTES } from "../domain/payment.ts";
 import type { PaymentProvider } from "../providers/payment-provider.ts";
-import { draftInvoiceFor, finalizeInvoice, flushUsage } from "./invoices.ts";
+import { draftInvoiceFor, finalizeInvoice, flushUsage, invoiceAudit } from "./invoices.ts";
 import { PaymentService } from "./payments.ts";
 
 const BATCH = 100;
@@ -258,9 +259,14 @@ export class BillingCycle {
         "PERIOD",
       );
       if (manual?.status === "DRAFT") {
-        await this.env.DB.batch(voidStatements(this.env.DB, manual.id, now));
+        await this.env.DB.batch([
+          ...voidStatements(this.env.DB, manual.id, now),
+          invoiceAudit(this.env.DB, SYSTEM_AUDIT, manual, "invoice.voided", "DRAFT", "VOID", now, {
+            replacedBy: { after: invoice.id },
+          }),
+        ]);
       }
     }
-    if (invoice.status === "DRAFT") await finalizeInvoice(this.env.DB, invoice.id, now);
+    if (invoice.status === "DRAFT") await finalizeInvoice(this.env.DB, invoice, now);
   }
 }

@@ -52,12 +52,18 @@ export class EntitlementService {
     }
   }
 
-  async consume(tenant: CallerTenant, featureKey: string, amount: number) {
+  /** `requestId` (from an Idempotency-Key): the counter takes the units once per id. */
+  async consume(tenant: CallerTenant, featureKey: string, amount: number, requestId?: string) {
     if (tenant.status !== "ACTIVE") {
       throw new ApiError(403, `Tenant is ${tenant.status.toLowerCase()}`);
     }
     const result = await this.reach(() =>
-      entitlementCounter(this.counters, tenant.id).consume(featureKey, amount),
+      entitlementCounter(this.counters, tenant.id).consume(
+        featureKey,
+        amount,
+        undefined,
+        requestId,
+      ),
     );
     switch (result.status) {
       case "consumed":

@@ -5,9 +5,11 @@ import {
 } from "@edge-platform/shared/billing/billing-period";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import type { Database } from "@edge-platform/shared/db/client";
+import type { AuditChanges } from "@edge-platform/shared/db/schema/audit";
 import type { InvoiceKind, InvoiceStatus } from "@edge-platform/shared/db/schema/billing";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantScoped } from "../app-env.ts";
+import { auditStatement, whenInvoiceReached } from "../db/audit-events.ts";
 import {
   FINALIZE_STATUS_STATEMENT,
   finalizeStatements,
@@ -28,6 +30,12 @@ import {
   listSnapshots,
   type SubscriptionWithPlan,
 } from "../db/subscriptions.ts";
+import {
+  type AuditAction,
+  type AuditContext,
+  SYSTEM_AUDIT,
+  statusChange,
+} from "../domain/audit.ts";
 import {
   buildInvoiceDraft,
   INVOICE_DUE_DAYS,
@@ -123,11 +131,44 @@ export async function flushUsage(
   await entitlementCounter(counters, tenantId).flush();
 }
 
-/** DRAFT -> OPEN (number, CHARGE) in one batch; false when it was not a DRAFT any more. */
-export async function finalizeInvoice(d1: D1Database, invoiceId: string, now: Date) {
+/** DRAFT -> OPEN (number, CHARGE) and its audit row in one batch; false when it was not a DRAFT any more. */
+export async function finalizeInvoice(
+  d1: D1Database,
+  invoice: { id: string; tenantId: string },
+  now: Date,
+  audit: AuditContext = SYSTEM_AUDIT,
+) {
   const dueDate = new Date(now.getTime() + INVOICE_DUE_DAYS * MS_PER_DAY);
-  const results = await d1.batch(finalizeStatements(d1, invoiceId, now, dueDate));
+  const results = await d1.batch([
+    ...finalizeStatements(d1, invoice.id, now, dueDate),
+    invoiceAudit(d1, audit, invoice, "invoice.finalized", "DRAFT", "OPEN", now),
+  ]);
   return (results[FINALIZE_STATUS_STATEMENT]?.meta.changes ?? 0) === 1;
+}
+
+/** The audit row of an invoice transition, written only if the batch made it. */
+export function invoiceAudit(
+  d1: D1Database,
+  audit: AuditContext,
+  invoice: { id: string; tenantId: string },
+  action: AuditAction,
+  from: string,
+  to: "OPEN" | "VOID" | "PAID",
+  now: Date,
+  extra: AuditChanges = {},
+) {
+  return auditStatement(
+    d1,
+    audit,
+    {
+      tenantId: invoice.tenantId,
+      action,
+      targetType: "invoice",
+      targetId: invoice.id,
+      changes: statusChange(from, to, extra),
+    },
+    { when: whenInvoiceReached(invoice.id, to, now.toISOString()), now },
+  );
 }
 
 export class InvoiceService {
@@ -136,6 +177,7 @@ export class InvoiceService {
     private readonly d1: D1Database,
     private readonly counters: DurableObjectNamespace<EntitlementCounter>,
     private readonly payments: PaymentService,
+    private readonly audit: AuditContext = SYSTEM_AUDIT,
   ) {}
 
   async list(
@@ -266,7 +308,7 @@ export class InvoiceService {
   /** DRAFT -> OPEN, then the first payment attempt (its failure is retried by the billing cycle). */
   async finalize(context: TenantScoped, id: string, now: Date = new Date()) {
     const invoice = await this.require(context, id);
-    if (!(await finalizeInvoice(this.d1, invoice.id, now))) {
+    if (!(await finalizeInvoice(this.d1, invoice, now, this.audit))) {
       throw await this.refused(context, id, "finalize");
     }
     try {
@@ -286,7 +328,10 @@ export class InvoiceService {
 
   async void(context: TenantScoped, id: string, now: Date = new Date()) {
     const invoice = await this.require(context, id);
-    const results = await this.d1.batch(voidStatements(this.d1, invoice.id, now));
+    const results = await this.d1.batch([
+      ...voidStatements(this.d1, invoice.id, now),
+      invoiceAudit(this.d1, this.audit, invoice, "invoice.voided", invoice.status, "VOID", now),
+    ]);
     if ((results[0]?.meta.changes ?? 0) !== 1) throw await this.refused(context, id, "void");
     return this.get(context, id);
   }
@@ -294,9 +339,22 @@ export class InvoiceService {
   /** Paid outside the provider (bank transfer, cheque): PAYMENT without a provider reference. */
   async markPaid(context: TenantScoped, id: string, now: Date = new Date()) {
     const invoice = await this.require(context, id);
-    const results = await this.d1.batch(
-      payStatements(this.d1, invoice.id, now, { attemptId: null, externalReference: null }),
-    );
+    const results = await this.d1.batch([
+      ...payStatements(this.d1, invoice.id, now, { attemptId: null, externalReference: null }),
+      invoiceAudit(
+        this.d1,
+        this.audit,
+        invoice,
+        "invoice.marked_paid",
+        invoice.status,
+        "PAID",
+        now,
+        {
+          amount: { after: invoice.total },
+          currency: { after: invoice.currency },
+        },
+      ),
+    ]);
     if ((results[0]?.meta.changes ?? 0) !== 1) throw await this.refused(context, id, "pay");
     return this.get(context, id);
   }

@@ -1,7 +1,9 @@
 import type { Database } from "@edge-platform/shared/db/client";
+import type { AuditChanges } from "@edge-platform/shared/db/schema/audit";
 import type { PaymentAttemptStatus } from "@edge-platform/shared/db/schema/billing";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantScoped } from "../app-env.ts";
+import { auditStatement, type RawCondition, whenInvoiceReached } from "../db/audit-events.ts";
 import type { TenantScope } from "../db/billing-cycle.ts";
 import {
   findInvoiceById,
@@ -28,6 +30,7 @@ import {
   unavailableAttemptsOf,
 } from "../db/payments.ts";
 import { findTenantById } from "../db/tenants.ts";
+import { type AuditContext, SYSTEM_AUDIT } from "../domain/audit.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
 import {
   attemptStatusOf,
@@ -86,7 +89,41 @@ export class PaymentService {
     private readonly db: Database,
     private readonly d1: D1Database,
     private readonly provider: PaymentProvider,
+    private readonly audit: AuditContext = SYSTEM_AUDIT,
   ) {}
+
+  /**
+   * Payment outcomes are the provider's word (a webhook or its synchronous
+   * answer), whoever made the request that carried it.
+   */
+  private paymentAudit(
+    action: "payment.succeeded" | "payment.failed",
+    attempt: PaymentAttemptRow,
+    changes: AuditChanges,
+    when: RawCondition,
+    now: Date,
+  ) {
+    return auditStatement(
+      this.d1,
+      {
+        actor: { type: "provider", id: this.provider.name },
+        correlationId: this.audit.correlationId,
+      },
+      {
+        tenantId: attempt.tenantId,
+        action,
+        targetType: "payment_attempt",
+        targetId: attempt.id,
+        changes: {
+          invoiceId: { after: attempt.invoiceId },
+          amount: { after: attempt.amount },
+          currency: { after: attempt.currency },
+          ...changes,
+        },
+      },
+      { when, now },
+    );
+  }
 
   async list(
     context: TenantScoped,
@@ -367,13 +404,23 @@ export class PaymentService {
         if (invoice.status === "DRAFT") {
           return { changed: false, note: "invoice is a DRAFT; payment recorded only" };
         }
-        const results = await this.d1.batch(
-          payStatements(this.d1, invoice.id, now, {
+        const results = await this.d1.batch([
+          ...payStatements(this.d1, invoice.id, now, {
             attemptId: attempt.id,
             externalReference: event.providerPaymentId,
             providerResponse: raw,
           }),
-        );
+          this.paymentAudit(
+            "payment.succeeded",
+            attempt,
+            {
+              status: { before: attempt.status, after: "SUCCEEDED" },
+              invoiceStatus: { before: invoice.status, after: "PAID" },
+            },
+            whenInvoiceReached(invoice.id, "PAID", at),
+            now,
+          ),
+        ]);
         const paid = (results[0]?.meta.changes ?? 0) === 1;
         return {
           changed: paid,
@@ -455,8 +502,8 @@ export class PaymentService {
       }
     }
     const amount = event.amount ?? attempt.amount;
-    const results = await this.d1.batch(
-      receivedCreditStatements(
+    const results = await this.d1.batch([
+      ...receivedCreditStatements(
         this.d1,
         {
           tenantId: invoice.tenantId,
@@ -470,7 +517,22 @@ export class PaymentService {
         },
         now,
       ),
-    );
+      // Recorded only when this batch wrote the credit (a replay writes nothing).
+      this.paymentAudit(
+        "payment.succeeded",
+        attempt,
+        {
+          status: { before: attempt.status, after: "SUCCEEDED" },
+          credited: { after: amount },
+          invoiceStatus: { before: invoice.status, after: invoice.status },
+        },
+        {
+          sql: "EXISTS (SELECT 1 FROM ledger_entries WHERE type = 'CREDIT' AND external_reference = ? AND invoice_id = ? AND created_at = ?)",
+          params: [event.providerPaymentId, invoice.id, now.toISOString()],
+        },
+        now,
+      ),
+    ]);
     const credited = (results[0]?.meta.changes ?? 0) === 1;
     return {
       changed: credited,
@@ -538,7 +600,23 @@ export class PaymentService {
           .bind(invoice.subscriptionId, at, invoice.id),
       );
     }
-    const results = await this.d1.batch(statements);
+    const results = await this.d1.batch([
+      ...statements,
+      this.paymentAudit(
+        "payment.failed",
+        attempt,
+        {
+          status: { before: attempt.status, after: status },
+          failureReason: { after: reason },
+          nextRetryAt: { after: retryAt?.toISOString() ?? null },
+        },
+        {
+          sql: "EXISTS (SELECT 1 FROM payment_attempts WHERE id = ? AND status = ? AND updated_at = ?)",
+          params: [attempt.id, status, at],
+        },
+        now,
+      ),
+    ]);
     const changed = (results[0]?.meta.changes ?? 0) === 1;
     if (!changed) return { changed: false, note: `attempt is already ${attempt.status}` };
     if (!open)

@@ -5,6 +5,7 @@ import {
 } from "@edge-platform/shared/billing/entitlement-rules";
 import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
+import { ROW_CHANGED } from "../db/audit-events.ts";
 import {
   deletePlanEntitlement,
   findPlanEntitlement,
@@ -12,6 +13,7 @@ import {
   listPlanEntitlements,
   updatePlanEntitlement,
 } from "../db/catalog.ts";
+import { type AuditContext, fieldChanges, SYSTEM_AUDIT } from "../domain/audit.ts";
 import { planEntitlementView } from "./catalog-views.ts";
 import { FeatureService } from "./features.ts";
 import { PlanService } from "./plans.ts";
@@ -39,8 +41,11 @@ export class PlanEntitlementService {
   private readonly plans: PlanService;
   private readonly features: FeatureService;
 
-  constructor(private readonly db: Database) {
-    this.plans = new PlanService(db);
+  constructor(
+    private readonly db: Database,
+    audit: AuditContext = SYSTEM_AUDIT,
+  ) {
+    this.plans = new PlanService(db, audit);
     this.features = new FeatureService(db);
   }
 
@@ -63,15 +68,23 @@ export class PlanEntitlementService {
     const resolved = resolveEntitlementTerms(feature.type, sent);
     if (!resolved.ok) throw new ApiError(400, resolved.message);
     const now = nowIso();
+    const values = {
+      id: crypto.randomUUID(),
+      planId,
+      featureId,
+      ...resolved.terms,
+      createdAt: now,
+      updatedAt: now,
+    };
     try {
-      const row = await insertPlanEntitlement(this.db, {
-        id: crypto.randomUUID(),
-        planId,
-        featureId,
-        ...resolved.terms,
-        createdAt: now,
-        updatedAt: now,
-      });
+      const [[row]] = await this.db.batch([
+        insertPlanEntitlement(this.db, values),
+        this.plans.catalogEntry("entitlement.created", "entitlement", values.id, {
+          ...fieldChanges(null, values),
+          feature: { after: feature.lookupKey },
+        }),
+      ]);
+      if (!row) throw new Error("entitlement insert returned no row");
       return planEntitlementView(row, feature);
     } catch (error) {
       if (uniqueViolation(error)?.startsWith("plan_entitlements.")) {
@@ -108,7 +121,16 @@ export class PlanEntitlementService {
     const current = termsOf(found.entitlement);
     const resolved = resolveEntitlementTerms(found.feature.type, input, current);
     if (!resolved.ok) throw new ApiError(400, resolved.message);
-    const updated = await updatePlanEntitlement(this.db, planId, id, current, resolved.terms);
+    const [[updated]] = await this.db.batch([
+      updatePlanEntitlement(this.db, planId, id, current, resolved.terms),
+      this.plans.catalogEntry(
+        "entitlement.updated",
+        "entitlement",
+        id,
+        fieldChanges(current, resolved.terms),
+        ROW_CHANGED,
+      ),
+    ]);
     if (!updated) {
       throw new ApiError(409, "The entitlement was changed at the same time; fetch it and retry");
     }
@@ -118,7 +140,16 @@ export class PlanEntitlementService {
   async remove(planId: string, id: string) {
     const found = await findPlanEntitlement(this.db, planId, id);
     if (!found) throw entitlementNotFound();
-    const deleted = await deletePlanEntitlement(this.db, planId, id);
+    const [[deleted]] = await this.db.batch([
+      deletePlanEntitlement(this.db, planId, id),
+      this.plans.catalogEntry(
+        "entitlement.deleted",
+        "entitlement",
+        id,
+        { ...fieldChanges(found.entitlement, null), feature: { before: found.feature.lookupKey } },
+        ROW_CHANGED,
+      ),
+    ]);
     if (!deleted) throw entitlementNotFound();
     return planEntitlementView(deleted, found.feature);
   }

@@ -1,6 +1,9 @@
 import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db/client";
+import type { AuditChanges } from "@edge-platform/shared/db/schema/audit";
 import type { BillingInterval, CatalogStatus } from "@edge-platform/shared/db/schema/catalog";
 import { ApiError } from "@edge-platform/shared/http/api-error";
+import type { SQL } from "drizzle-orm";
+import { auditEntry, ROW_CHANGED } from "../db/audit-events.ts";
 import {
   findPlanById,
   findPlanBySlug,
@@ -13,7 +16,20 @@ import {
   updatePlan,
   updatePlanPrice,
 } from "../db/catalog.ts";
+import {
+  type AuditAction,
+  type AuditContext,
+  fieldChanges,
+  SYSTEM_AUDIT,
+} from "../domain/audit.ts";
 import { planView, priceView } from "./catalog-views.ts";
+
+/** The fields a PATCH actually sets (undefined means "leave as is"). */
+function definedOnly<T extends object>(changes: T): Partial<T> {
+  return Object.fromEntries(
+    Object.entries(changes).filter(([, value]) => value !== undefined),
+  ) as Partial<T>;
+}
 
 export const planNotFound = (id: string) => new ApiError(404, `Plan with ID "${id}" not found`);
 
@@ -37,22 +53,30 @@ export interface PlanChanges {
 
 /** Plans and their prices: the global catalog (writes are for platform admins). */
 export class PlanService {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly audit: AuditContext = SYSTEM_AUDIT,
+  ) {}
 
   async create(input: PlanInput) {
     const now = nowIso();
+    const row = {
+      id: crypto.randomUUID(),
+      name: input.name,
+      slug: input.slug,
+      description: input.description ?? null,
+      isPublic: input.isPublic ?? true,
+      displayOrder: input.displayOrder ?? 0,
+      metadata: input.metadata ?? {},
+      createdAt: now,
+      updatedAt: now,
+    };
     try {
-      const plan = await insertPlan(this.db, {
-        id: crypto.randomUUID(),
-        name: input.name,
-        slug: input.slug,
-        description: input.description ?? null,
-        isPublic: input.isPublic ?? true,
-        displayOrder: input.displayOrder ?? 0,
-        metadata: input.metadata ?? {},
-        createdAt: now,
-        updatedAt: now,
-      });
+      const [[plan]] = await this.db.batch([
+        insertPlan(this.db, row),
+        this.catalogEntry("plan.created", "plan", row.id, fieldChanges(null, row)),
+      ]);
+      if (!plan) throw new Error("plan insert returned no row");
       return planView(plan, []);
     } catch (error) {
       if (uniqueViolation(error) === "plans.slug") {
@@ -91,7 +115,17 @@ export class PlanService {
   }
 
   async update(id: string, changes: PlanChanges) {
-    const updated = await updatePlan(this.db, id, changes);
+    const before = await this.require(id);
+    const [[updated]] = await this.db.batch([
+      updatePlan(this.db, id, changes),
+      this.catalogEntry(
+        "plan.updated",
+        "plan",
+        id,
+        fieldChanges(before, { ...before, ...definedOnly(changes) }, Object.keys(changes)),
+        ROW_CHANGED,
+      ),
+    ]);
     if (!updated) throw planNotFound(id);
     return this.withPrices(updated);
   }
@@ -114,17 +148,22 @@ export class PlanService {
     }
     const currency = input.currency.toLowerCase();
     const now = nowIso();
+    const row = {
+      id: crypto.randomUUID(),
+      planId,
+      interval: input.interval,
+      amount: input.amount,
+      currency,
+      trialDays: input.trialDays ?? null,
+      createdAt: now,
+      updatedAt: now,
+    };
     try {
-      const price = await insertPlanPrice(this.db, {
-        id: crypto.randomUUID(),
-        planId,
-        interval: input.interval,
-        amount: input.amount,
-        currency,
-        trialDays: input.trialDays ?? null,
-        createdAt: now,
-        updatedAt: now,
-      });
+      const [[price]] = await this.db.batch([
+        insertPlanPrice(this.db, row),
+        this.catalogEntry("price.created", "price", row.id, fieldChanges(null, row)),
+      ]);
+      if (!price) throw new Error("price insert returned no row");
       return priceView(price);
     } catch (error) {
       if (uniqueViolation(error)?.startsWith("plan_prices.")) {
@@ -159,10 +198,23 @@ export class PlanService {
     if (!existing) throw new ApiError(404, "Price not found or does not belong to this plan");
     const deactivate = changes.isActive === false && existing.isActive;
     if (!deactivate && changes.trialDays === undefined) return priceView(existing);
-    const updated = await updatePlanPrice(this.db, planId, id, {
-      isActive: deactivate ? false : undefined,
-      trialDays: changes.trialDays,
-    });
+    const after = {
+      isActive: deactivate ? false : existing.isActive,
+      trialDays: changes.trialDays !== undefined ? changes.trialDays : existing.trialDays,
+    };
+    const [[updated]] = await this.db.batch([
+      updatePlanPrice(this.db, planId, id, {
+        isActive: deactivate ? false : undefined,
+        trialDays: changes.trialDays,
+      }),
+      this.catalogEntry(
+        "price.updated",
+        "price",
+        id,
+        fieldChanges(existing, after, ["isActive", "trialDays"]),
+        ROW_CHANGED,
+      ),
+    ]);
     return priceView(updated ?? existing);
   }
 
@@ -170,6 +222,22 @@ export class PlanService {
     const plan = await findPlanById(this.db, id);
     if (!plan) throw planNotFound(id);
     return plan;
+  }
+
+  /** The catalog is platform-wide: its audit rows have no tenant. */
+  catalogEntry(
+    action: AuditAction,
+    targetType: string,
+    targetId: string,
+    changes: AuditChanges,
+    when?: SQL,
+  ) {
+    return auditEntry(
+      this.db,
+      this.audit,
+      { tenantId: null, action, targetType, targetId, changes },
+      when,
+    );
   }
 
   private async withPrices(plan: PlanRow) {

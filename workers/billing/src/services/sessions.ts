@@ -5,6 +5,7 @@ import {
   uniqueViolation,
 } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
+import { auditEntry, ROW_CHANGED } from "../db/audit-events.ts";
 import {
   consumeResetToken,
   findRefreshToken,
@@ -27,6 +28,7 @@ import {
   updateUser,
 } from "../db/users.ts";
 import { signAccessToken } from "../domain/access-token.ts";
+import { type AuditContext, SYSTEM_AUDIT } from "../domain/audit.ts";
 import { hashPassword, verifyPassword } from "../domain/password.ts";
 import { randomToken, sha256Hex } from "../domain/secrets.ts";
 import { slugFromName, withRandomSuffix } from "../domain/slug.ts";
@@ -80,6 +82,7 @@ export class SessionService {
   constructor(
     private readonly db: Database,
     private readonly key: Uint8Array<ArrayBuffer>,
+    private readonly audit: AuditContext = SYSTEM_AUDIT,
   ) {}
 
   /** User, tenant, OWNER membership and first refresh token: one batch, all or nothing. */
@@ -184,7 +187,7 @@ export class SessionService {
     const row = await findRefreshToken(this.db, hash);
     if (!row) throw new ApiError(401, "Refresh token not found or has been purged");
     if (row.revokedAt !== null) {
-      await this.endAllSessions(row.userId);
+      await this.endAllSessions(row.userId, "refresh_token_reused");
       throw new ApiError(401, "Refresh token has been revoked");
     }
     const now = new Date();
@@ -199,7 +202,7 @@ export class SessionService {
     );
     if (changedRows(revoked) !== 1) {
       // Another request rotated this token first: the same token used twice.
-      await this.endAllSessions(row.userId);
+      await this.endAllSessions(row.userId, "refresh_token_reused");
       throw new ApiError(401, "Refresh token has been revoked");
     }
     return { accessToken: await accessTokenFor(this.key, user), refreshToken: successor.raw };
@@ -212,14 +215,24 @@ export class SessionService {
   }
 
   async logoutAll(user: UserRow) {
-    await this.endAllSessions(user.id);
+    await this.endAllSessions(user.id, "logout_all");
     return { message: "All sessions have been logged out" };
   }
 
-  private async endAllSessions(userId: string) {
+  /** A reused refresh token ends every session on no one's request: the system acts. */
+  private async endAllSessions(userId: string, reason: "logout_all" | "refresh_token_reused") {
+    const audit: AuditContext =
+      reason === "logout_all" ? this.audit : { ...this.audit, actor: SYSTEM_AUDIT.actor };
     await this.db.batch([
       revokeAllRefreshTokens(this.db, userId),
       bumpTokenVersion(this.db, userId),
+      auditEntry(this.db, audit, {
+        tenantId: null,
+        action: "auth.sessions_revoked",
+        targetType: "user",
+        targetId: userId,
+        changes: { sessions: { after: "revoked" }, reason: { after: reason } },
+      }),
     ]);
   }
 
@@ -254,7 +267,22 @@ export class SessionService {
       throw new ApiError(400, "Reset token has expired");
     }
     const newHash = await hashPassword(newPassword);
-    const results = await this.db.batch(consumeResetToken(this.db, row, newHash, nowIso(now)));
+    const results = await this.db.batch([
+      ...consumeResetToken(this.db, row, newHash, nowIso(now)),
+      // Only if the token was still usable (the statement just before marked it used).
+      auditEntry(
+        this.db,
+        { ...this.audit, actor: { type: "user", id: row.userId } },
+        {
+          tenantId: null,
+          action: "auth.password_reset",
+          targetType: "user",
+          targetId: row.userId,
+          changes: { password: { after: "reset" }, sessions: { after: "revoked" } },
+        },
+        ROW_CHANGED,
+      ),
+    ]);
     if (changedRows(results[2]) !== 1) {
       throw new ApiError(400, "Reset token has already been used");
     }
@@ -271,6 +299,13 @@ export class SessionService {
       revokeAllRefreshTokens(this.db, user.id),
       setPasswordAndEndSessions(this.db, user.id, newHash),
       insertRefreshToken(this.db, refresh.row),
+      auditEntry(this.db, this.audit, {
+        tenantId: null,
+        action: "auth.password_changed",
+        targetType: "user",
+        targetId: user.id,
+        changes: { password: { after: "changed" }, sessions: { after: "revoked" } },
+      }),
     ]);
     if (!updated) throw new ApiError(401, "User not found");
     return {

@@ -7,8 +7,10 @@ import {
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { buildEntitlementSnapshots } from "@edge-platform/shared/billing/entitlement-snapshot";
 import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db/client";
+import type { AuditChanges } from "@edge-platform/shared/db/schema/audit";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantContext } from "../app-env.ts";
+import { auditEntry, ROW_CHANGED } from "../db/audit-events.ts";
 import { findPlanById, findPlanPrice, listPlanEntitlements } from "../db/catalog.ts";
 import {
   cancelAtPeriodEnd,
@@ -24,6 +26,12 @@ import {
   subscribeStatements,
   tenantHadTrial,
 } from "../db/subscriptions.ts";
+import {
+  type AuditAction,
+  type AuditContext,
+  SYSTEM_AUDIT,
+  statusChange,
+} from "../domain/audit.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
 import { trialDaysFor } from "../domain/trials.ts";
 import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
@@ -44,6 +52,7 @@ export class SubscriptionService {
     private readonly counters: DurableObjectNamespace<EntitlementCounter>,
     /** Bills a paused subscription's period up to the pause if not yet billed (the billing cycle's close). */
     private readonly closePausedPeriod?: (found: SubscriptionWithPlan, now: Date) => Promise<void>,
+    private readonly audit: AuditContext = SYSTEM_AUDIT,
   ) {}
 
   /**
@@ -91,8 +100,8 @@ export class SubscriptionService {
     const periods = initialSubscriptionPeriods(startedAt, price.interval, trialDays, cycleOrigin);
     const id = crypto.randomUUID();
     try {
-      await this.db.batch(
-        subscribeStatements(
+      await this.db.batch([
+        ...subscribeStatements(
           this.db,
           {
             id,
@@ -113,7 +122,20 @@ export class SubscriptionService {
           now,
           replaced?.subscription.id ?? null,
         ),
-      );
+        auditEntry(this.db, this.audit, {
+          tenantId: context.tenant.id,
+          action: replaced ? "subscription.changed" : "subscription.created",
+          targetType: "subscription",
+          targetId: id,
+          changes: {
+            planId: { before: replaced?.subscription.planId ?? null, after: plan.id },
+            priceId: { before: replaced?.subscription.priceId ?? null, after: price.id },
+            status: { before: replaced?.subscription.status ?? null, after: periods.status },
+            ...(replaced ? { replacedSubscriptionId: { after: replaced.subscription.id } } : {}),
+            ...(trialDays ? { trialDays: { after: trialDays } } : {}),
+          },
+        }),
+      ]);
     } catch (error) {
       const violated = uniqueViolation(error);
       if (violated?.startsWith("subscriptions.") || violated?.startsWith("tenant_trials.")) {
@@ -158,9 +180,20 @@ export class SubscriptionService {
    */
   async cancel(context: TenantContext, id: string, atPeriodEnd: boolean) {
     const now = nowIso();
-    const changed = atPeriodEnd
-      ? await cancelAtPeriodEnd(this.db, context.tenant.id, id, now)
-      : await cancelNow(this.db, context.tenant.id, id, now);
+    const before = await this.require(context, id);
+    const [[changed]] = await this.db.batch([
+      atPeriodEnd
+        ? cancelAtPeriodEnd(this.db, context.tenant.id, id, now)
+        : cancelNow(this.db, context.tenant.id, id, now),
+      this.entry(
+        context,
+        "subscription.cancelled",
+        id,
+        atPeriodEnd
+          ? { cancelAtPeriodEnd: { before: false, after: true } }
+          : statusChange(before.subscription.status, "CANCELLED"),
+      ),
+    ]);
     if (!changed) {
       const existing = await this.require(context, id);
       if (existing.subscription.status === "CANCELLED") {
@@ -177,7 +210,16 @@ export class SubscriptionService {
 
   /** Suspends access without ending the subscription. */
   async pause(context: TenantContext, id: string) {
-    const changed = await pause(this.db, context.tenant.id, id, nowIso());
+    const before = await this.require(context, id);
+    const [[changed]] = await this.db.batch([
+      pause(this.db, context.tenant.id, id, nowIso()),
+      this.entry(
+        context,
+        "subscription.paused",
+        id,
+        statusChange(before.subscription.status, "PAUSED"),
+      ),
+    ]);
     if (!changed) {
       const existing = await this.require(context, id);
       throw new ApiError(
@@ -221,24 +263,47 @@ export class SubscriptionService {
       }
     }
     const cycle = initialSubscriptionPeriods(resumedAt, found.price.interval);
-    const changed = await resume(
-      this.db,
-      context.tenant.id,
-      id,
-      subscription.currentPeriodStart,
-      {
-        origin: cycle.billingCycleOrigin.toISOString(),
-        anchor: cycle.billingAnchor,
-        start: cycle.currentPeriodStart.toISOString(),
-        end: cycle.currentPeriodEnd.toISOString(),
-      },
-      resumedAt.toISOString(),
-    );
+    const [[changed]] = await this.db.batch([
+      resume(
+        this.db,
+        context.tenant.id,
+        id,
+        subscription.currentPeriodStart,
+        {
+          origin: cycle.billingCycleOrigin.toISOString(),
+          anchor: cycle.billingAnchor,
+          start: cycle.currentPeriodStart.toISOString(),
+          end: cycle.currentPeriodEnd.toISOString(),
+        },
+        resumedAt.toISOString(),
+      ),
+      this.entry(
+        context,
+        "subscription.resumed",
+        id,
+        statusChange(
+          "PAUSED",
+          subscription.trialEndsAt && subscription.trialEndsAt > resumedAt.toISOString()
+            ? "TRIALING"
+            : "ACTIVE",
+        ),
+      ),
+    ]);
     if (!changed) {
       throw new ApiError(409, "The subscription changed meanwhile (not paused any more); retry");
     }
     await this.refreshCounter(context.tenant.id);
     return this.get(context, id);
+  }
+
+  /** The audit row of a guarded subscription update: written only if the update matched. */
+  private entry(context: TenantContext, action: AuditAction, id: string, changes: AuditChanges) {
+    return auditEntry(
+      this.db,
+      this.audit,
+      { tenantId: context.tenant.id, action, targetType: "subscription", targetId: id, changes },
+      ROW_CHANGED,
+    );
   }
 
   private async require(context: TenantContext, id: string) {

@@ -2,6 +2,7 @@ import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { BatchItem } from "drizzle-orm/batch";
 import type { TenantContext } from "../app-env.ts";
+import { auditEntry, ROW_CHANGED } from "../db/audit-events.ts";
 import {
   cancelTenantStatements,
   changeMemberRole,
@@ -16,6 +17,7 @@ import {
   updateTenant,
 } from "../db/tenants.ts";
 import type { UserRow } from "../db/users.ts";
+import { type AuditContext, fieldChanges, SYSTEM_AUDIT, statusChange } from "../domain/audit.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
 import {
   MANAGERS,
@@ -39,7 +41,10 @@ export type TenantCancellationHook = (
 export const tenantCancellationHooks: TenantCancellationHook[] = [];
 
 export class TenantService {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly audit: AuditContext = SYSTEM_AUDIT,
+  ) {}
 
   /** Tenant and the creator's OWNER membership in one batch; a taken slug is a 409. */
   async create(
@@ -114,10 +119,26 @@ export class TenantService {
     changes: { name?: string | undefined; metadata?: Record<string, unknown> | undefined },
   ) {
     assertSameTenant(context, id);
-    const updated = await updateTenant(this.db, id, {
+    const set = {
       ...(changes.name !== undefined ? { name: changes.name } : {}),
       ...(changes.metadata !== undefined ? { metadata: changes.metadata } : {}),
-    });
+    };
+    const before = { name: context.tenant.name, metadata: context.tenant.metadata };
+    const [[updated]] = await this.db.batch([
+      updateTenant(this.db, id, set),
+      auditEntry(
+        this.db,
+        this.audit,
+        {
+          tenantId: id,
+          action: "tenant.updated",
+          targetType: "tenant",
+          targetId: id,
+          changes: fieldChanges(before, { ...before, ...set }),
+        },
+        ROW_CHANGED,
+      ),
+    ]);
     if (!updated) throw new ApiError(404, `Tenant with ID "${id}" not found`);
     return tenantView(updated);
   }
@@ -127,7 +148,27 @@ export class TenantService {
     assertSameTenant(context, id);
     const now = nowIso();
     const hooked = tenantCancellationHooks.flatMap((hook) => hook(this.db, id, now));
-    await this.db.batch([...cancelTenantStatements(this.db, id, now), ...hooked]);
+    const [cancelTenant, revokeKeys] = cancelTenantStatements(this.db, id, now);
+    await this.db.batch([
+      cancelTenant,
+      // Right after the tenant's own update: recorded only if it was not cancelled already.
+      auditEntry(
+        this.db,
+        this.audit,
+        {
+          tenantId: id,
+          action: "tenant.deleted",
+          targetType: "tenant",
+          targetId: id,
+          changes: statusChange(context.tenant.status, "CANCELLED", {
+            apiKeys: { after: "REVOKED" },
+          }),
+        },
+        ROW_CHANGED,
+      ),
+      revokeKeys,
+      ...hooked,
+    ]);
     const tenant = await findTenantById(this.db, id);
     if (!tenant) throw new ApiError(404, `Tenant with ID "${id}" not found`);
     return tenantView(tenant);
@@ -145,7 +186,21 @@ export class TenantService {
     if (!mayManageMembership(context.role, target.role, role)) {
       throw new ApiError(403, "Only an OWNER can grant or take away ownership");
     }
-    const updated = await changeMemberRole(this.db, id, userId, role);
+    const [[updated]] = await this.db.batch([
+      changeMemberRole(this.db, id, userId, role),
+      auditEntry(
+        this.db,
+        this.audit,
+        {
+          tenantId: id,
+          action: "membership.role_changed",
+          targetType: "membership",
+          targetId: userId,
+          changes: fieldChanges({ role: target.role }, { role }),
+        },
+        ROW_CHANGED,
+      ),
+    ]);
     if (!updated) throw new ApiError(409, "The last OWNER of a tenant cannot be demoted");
     return { userId: updated.userId, tenantId: updated.tenantId, role: updated.role };
   }
@@ -161,7 +216,21 @@ export class TenantService {
         throw new ApiError(403, "Only an OWNER can remove an OWNER");
       }
     }
-    const removed = await removeMember(this.db, id, userId);
+    const [[removed]] = await this.db.batch([
+      removeMember(this.db, id, userId),
+      auditEntry(
+        this.db,
+        this.audit,
+        {
+          tenantId: id,
+          action: "membership.removed",
+          targetType: "membership",
+          targetId: userId,
+          changes: { role: { before: target.role, after: null } },
+        },
+        ROW_CHANGED,
+      ),
+    ]);
     if (!removed) throw new ApiError(409, "The last OWNER of a tenant cannot be removed");
     return { userId: removed.userId, tenantId: removed.tenantId, role: removed.role };
   }

@@ -5,6 +5,7 @@ import {
   USAGE_QUEUES,
   validatedUsageMessage,
 } from "@edge-platform/shared/queues/usage";
+import { auditEntry, ROW_CHANGED } from "../db/audit-events.ts";
 import {
   type DeadLetterFilter,
   type DeadLetterRow,
@@ -16,6 +17,7 @@ import {
 } from "../db/usage-dead-letters.ts";
 import { findUsageEventById } from "../db/usage-events.ts";
 import { markOutboxPublished } from "../db/usage-outbox.ts";
+import { type AuditContext, SYSTEM_AUDIT } from "../domain/audit.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
 import { FIRST_SWEEP_DELAY_MS } from "./usage-ingestion.ts";
 
@@ -33,7 +35,33 @@ export class UsageDeadLetterService {
   constructor(
     private readonly db: Database,
     private readonly env: Env,
+    private readonly audit: AuditContext = SYSTEM_AUDIT,
   ) {}
+
+  /** The audit row of a dead letter's status change, written only if the guarded update matched. */
+  private entry(
+    action: "dead_letter.retried" | "dead_letter.discarded",
+    row: DeadLetterRow,
+    after: string,
+  ) {
+    return auditEntry(
+      this.db,
+      this.audit,
+      {
+        tenantId: row.tenantId ?? null,
+        action,
+        targetType: "dead_letter",
+        targetId: row.id,
+        changes: {
+          status: { before: row.status, after },
+          ...(action === "dead_letter.retried"
+            ? { retryCount: { before: row.retryCount, after: row.retryCount + 1 } }
+            : {}),
+        },
+      },
+      ROW_CHANGED,
+    );
+  }
 
   async list(filter: DeadLetterFilter, page: PageRequest) {
     const { rows, total } = await listDeadLetters(this.db, filter, pageOffset(page), page.limit);
@@ -113,7 +141,10 @@ export class UsageDeadLetterService {
     } else {
       throw notRetryable();
     }
-    const updated = await markDeadLetterRetrying(this.db, row, adminId, now.toISOString());
+    const [[updated]] = await this.db.batch([
+      markDeadLetterRetrying(this.db, row, adminId, now.toISOString()),
+      this.entry("dead_letter.retried", row, "RETRYING"),
+    ]);
     if (!updated) throw new ApiError(409, "The dead letter changed meanwhile, reload it");
     return deadLetterView(updated);
   }
@@ -122,7 +153,10 @@ export class UsageDeadLetterService {
     const row = await this.found(id);
     if (row.status === "RESOLVED") throw new ApiError(400, ALREADY_RESOLVED);
     if (row.status === "DISCARDED") throw new ApiError(400, ALREADY_DISCARDED);
-    const updated = await markDeadLetterDiscarded(this.db, row, adminId, new Date().toISOString());
+    const [[updated]] = await this.db.batch([
+      markDeadLetterDiscarded(this.db, row, adminId, new Date().toISOString()),
+      this.entry("dead_letter.discarded", row, "DISCARDED"),
+    ]);
     if (!updated) throw new ApiError(409, "The dead letter changed meanwhile, reload it");
     return deadLetterView(updated);
   }

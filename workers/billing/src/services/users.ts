@@ -1,6 +1,7 @@
 import { type Database, uniqueViolation } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantContext } from "../app-env.ts";
+import { auditEntry } from "../db/audit-events.ts";
 import { findMembership, findMembershipWithTenant, insertMembership } from "../db/tenants.ts";
 import {
   findUserByEmail,
@@ -10,6 +11,7 @@ import {
   type UserRow,
   updateUser,
 } from "../db/users.ts";
+import { type AuditContext, SYSTEM_AUDIT } from "../domain/audit.ts";
 import { hashPassword } from "../domain/password.ts";
 import {
   MANAGERS,
@@ -29,7 +31,10 @@ export interface UserChanges {
 const notFound = (id: string) => new ApiError(404, `User with ID "${id}" not found`);
 
 export class UserService {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly audit: AuditContext = SYSTEM_AUDIT,
+  ) {}
 
   /** Full record for oneself, co-members and platform admins; a public profile (no email) otherwise. */
   async get(caller: UserRow, id: string) {
@@ -133,6 +138,7 @@ export class UserService {
           tenantId: context.tenant.id,
           role: input.role,
         }),
+        this.membershipAdded(context, user, input.role, true),
       ]);
       return { ...safeUser(user), role: input.role };
     } catch (error) {
@@ -144,14 +150,36 @@ export class UserService {
     }
   }
 
+  private membershipAdded(
+    context: TenantContext,
+    user: UserRow,
+    role: MembershipRole,
+    newAccount: boolean,
+  ) {
+    return auditEntry(this.db, this.audit, {
+      tenantId: context.tenant.id,
+      action: "membership.added",
+      targetType: "membership",
+      targetId: user.id,
+      changes: {
+        role: { after: role },
+        email: { after: user.email },
+        newAccount: { after: newAccount },
+      },
+    });
+  }
+
   private async addMembership(context: TenantContext, user: UserRow, role: MembershipRole) {
     try {
-      await insertMembership(this.db, {
-        id: crypto.randomUUID(),
-        userId: user.id,
-        tenantId: context.tenant.id,
-        role,
-      });
+      await this.db.batch([
+        insertMembership(this.db, {
+          id: crypto.randomUUID(),
+          userId: user.id,
+          tenantId: context.tenant.id,
+          role,
+        }),
+        this.membershipAdded(context, user, role, false),
+      ]);
     } catch (error) {
       if (uniqueViolation(error) === "memberships.user_id, memberships.tenant_id") {
         throw new ApiError(409, `User "${user.email}" is already a member of this tenant`, {
