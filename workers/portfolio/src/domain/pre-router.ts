@@ -16,6 +16,8 @@
  *   and "Is Avery an AI engineer?" are ordinary portfolio questions.
  */
 
+import { LEET } from "./safety-normalise.ts";
+
 export type PreRouterCategory =
   | "prompt_injection"
   | "explicit"
@@ -58,20 +60,6 @@ const CONFUSABLES: Record<string, string> = {
   ɡ: "g",
   ᴀ: "a",
   ı: "i",
-};
-
-const LEET: Record<string, string> = {
-  "0": "o",
-  "1": "i",
-  "3": "e",
-  "4": "a",
-  "5": "s",
-  "7": "t",
-  "8": "b",
-  "@": "a",
-  $: "s",
-  "!": "i",
-  "|": "l",
 };
 
 /** Lower-cases, folds look-alikes, drops zero-width characters. */

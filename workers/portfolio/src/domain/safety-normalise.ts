@@ -48,7 +48,8 @@ const CONFUSABLES: Record<string, string> = {
 };
 const CONFUSABLE_CHARS = new RegExp(`[${Object.keys(CONFUSABLES).join("")}]`, "g");
 
-const LEET: Record<string, string> = {
+/** Leetspeak digits and symbols and the letters they stand for. */
+export const LEET: Record<string, string> = {
   "0": "o",
   "1": "i",
   "3": "e",
