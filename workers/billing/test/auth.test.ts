@@ -1,5 +1,6 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
+import { withinOneWindow } from "@edge-platform/shared/testing/rate-limit-window";
 import { base64url, SignJWT } from "jose";
 import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../src/app.ts";
@@ -244,24 +245,6 @@ describe("POST /auth/login", () => {
     );
   });
 });
-
-/**
- * The limiter counts in fixed 60 s windows aligned to the clock, so a burst
- * that straddles a window edge is split across two counters. Rather than
- * wait for a fresh window, run the burst; when an edge fell inside it and it
- * failed, run it once more (with fresh identities, which each burst makes
- * itself): the second run starts just after the edge, inside one window.
- */
-async function withinOneWindow(burst: () => Promise<void>): Promise<void> {
-  const window = () => Math.floor(Date.now() / 60_000);
-  const startedIn = window();
-  try {
-    await burst();
-  } catch (error) {
-    if (window() === startedIn) throw error;
-    await burst();
-  }
-}
 
 describe("rate limits on login and forgot-password", () => {
   it("login: 429 with Retry-After after 10 attempts from one IP", () =>
