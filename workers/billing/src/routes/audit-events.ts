@@ -5,21 +5,8 @@ import { auditActions } from "../domain/audit.ts";
 import { auditReader } from "../middleware/audit-reader.ts";
 import { authenticate } from "../middleware/auth.ts";
 import { AuditEventService } from "../services/audit-events.ts";
-import { bearerSecurity, errors, json, PageMetaSchema } from "./schemas.ts";
+import { bearerSecurity, errors, json, PageMetaSchema, positiveInteger } from "./schemas.ts";
 import { createRouter } from "./validation.ts";
-
-const pageNumber = (field: string, max?: number) =>
-  z
-    .string()
-    .regex(/^\d{1,9}$/, `${field} must be a positive integer`)
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .int()
-        .min(1, `${field} must be at least 1`)
-        .max(max ?? Number.MAX_SAFE_INTEGER, `${field} must be at most ${max}`),
-    );
 
 const instant = (field: string) =>
   z.iso
@@ -29,8 +16,8 @@ const instant = (field: string) =>
 
 const AuditQuerySchema = z
   .object({
-    page: pageNumber("page").optional().default(1).openapi({ type: "integer", example: 1 }),
-    limit: pageNumber("limit", 100)
+    page: positiveInteger("page").optional().default(1).openapi({ type: "integer", example: 1 }),
+    limit: positiveInteger("limit", 100)
       .optional()
       .default(50)
       .openapi({ type: "integer", example: 50 }),

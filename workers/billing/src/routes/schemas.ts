@@ -58,7 +58,8 @@ export const UuidParam = (name: string) =>
     .transform((value) => value.toLowerCase())
     .openapi({ param: { name, in: "path" }, example: "00000000-0000-4000-8000-00000000a001" });
 
-const positiveInteger = (field: string, max?: number) =>
+/** A query-string integer from 1 (up to `max`), e.g. a page number or a page size. */
+export const positiveInteger = (field: string, max?: number) =>
   z
     .string()
     .regex(/^\d{1,9}$/, `${field} must be a positive integer`)

@@ -7,30 +7,17 @@ import { auditContext } from "../middleware/audit-context.ts";
 import { authenticate } from "../middleware/auth.ts";
 import { requirePlatformAdmin } from "../middleware/platform-admin.ts";
 import { UsageDeadLetterService } from "../services/usage-dead-letters.ts";
-import { bearerSecurity, errors, json, UuidParam } from "./schemas.ts";
+import { bearerSecurity, errors, json, positiveInteger, UuidParam } from "./schemas.ts";
 import { DeadLetterPageSchema, DeadLetterSchema } from "./usage-schemas.ts";
 import { createRouter } from "./validation.ts";
 
 const admin = [authenticate(), requirePlatformAdmin()];
 const IdParams = z.object({ id: UuidParam("id") });
 
-const pageNumber = (field: string, max?: number) =>
-  z
-    .string()
-    .regex(/^\d{1,9}$/, `${field} must be a positive integer`)
-    .transform(Number)
-    .pipe(
-      z
-        .number()
-        .int()
-        .min(1, `${field} must be at least 1`)
-        .max(max ?? Number.MAX_SAFE_INTEGER, `${field} must be at most ${max}`),
-    );
-
 const DeadLetterQuery = z
   .object({
-    page: pageNumber("page").optional().default(1).openapi({ type: "integer", example: 1 }),
-    limit: pageNumber("limit", 100)
+    page: positiveInteger("page").optional().default(1).openapi({ type: "integer", example: 1 }),
+    limit: positiveInteger("limit", 100)
       .optional()
       .default(50)
       .openapi({ type: "integer", example: 50 }),
