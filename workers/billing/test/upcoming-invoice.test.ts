@@ -186,6 +186,22 @@ describe("GET /api/v1/invoices/upcoming", () => {
     expectSameInvoice(upcoming, closed);
   });
 
+  it("while paused, equals the invoice resume issues for the period cut at the pause", async () => {
+    const owner = await register();
+    const tenantId = owner.tenant.id;
+    const api = asTenant(owner, tenantId);
+    const subscription = await subscribe(owner, growth.planId, growth.priceId);
+    await consumeAt(tenantId, growth.keys.calls, 1234, new Date(subscription.startedAt));
+    const paused = await api(`/api/v1/subscriptions/${subscription.id}/pause`, { body: {} });
+    expect(paused.status, JSON.stringify(paused.body)).toBe(201);
+    const upcoming = await upcomingOf(owner, tenantId);
+    expect(upcoming.periodEnd).toBe(paused.body.currentPeriodEnd);
+    expect(await storedInvoiceCounts(tenantId)).toBe(0);
+    const resumed = await api(`/api/v1/subscriptions/${subscription.id}/resume`, { body: {} });
+    expect(resumed.status, JSON.stringify(resumed.body)).toBe(201);
+    expectSameInvoice(upcoming, await closedPeriodInvoice(owner, subscription.currentPeriodStart));
+  });
+
   it("leaves out a manual DRAFT of the period, as the cycle rebuilds it, and 409s once the period's invoice is issued", async () => {
     const owner = await register();
     const tenantId = owner.tenant.id;
