@@ -482,7 +482,20 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     await this.usageAlerts.ready(tenantId);
     const watched = [...keys].filter((key) => this.usageAlerts.watches(key.featureKey));
     if (watched.length === 0) return new Map();
-    const state = await this.entitlements();
+    let state: TenantEntitlementState;
+    try {
+      state = await this.entitlements();
+    } catch (error) {
+      // Pipeline usage is never refused: the alerts are checked again at the next count.
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "alerts skipped for a record batch",
+          error: String(error),
+        }),
+      );
+      return new Map();
+    }
     return new Map(
       watched.flatMap((key) => {
         const snapshot = state.snapshots.get(key.featureKey);

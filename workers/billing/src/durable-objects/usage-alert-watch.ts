@@ -38,7 +38,11 @@ export class UsageAlertWatch {
     this.loading = null;
   }
 
-  /** The tenant's alerts, loaded when stale; until a load completes the previous set stays in use. */
+  /**
+   * The tenant's alerts, loaded when stale; until a load completes the
+   * previous set stays in use. A failed load keeps the previous set (and is
+   * tried again on the next call): alerts never make a consume fail.
+   */
   ready(tenantId: string): readonly UsageAlertTerms[] | Promise<readonly UsageAlertTerms[]> {
     if (this.loadedAt !== null && Date.now() - this.loadedAt < ALERTS_TTL_MS) return this.alerts;
     if (this.loading) return this.loading;
@@ -50,6 +54,16 @@ export class UsageAlertWatch {
           this.loadedAt = Date.now();
         }
         return alerts;
+      })
+      .catch((error: unknown) => {
+        console.error(
+          JSON.stringify({
+            level: "error",
+            msg: "usage alerts not loaded; the previous set stays in use",
+            error: String(error),
+          }),
+        );
+        return this.alerts;
       })
       .finally(() => {
         if (this.loading === loading) this.loading = null;
