@@ -33,6 +33,10 @@
 import { devVarsFile, readDevVars } from "../scripts/lib/dev-vars.ts";
 import { startStack } from "../scripts/lib/stack.ts";
 import { ROOT } from "../scripts/lib/wrangler.ts";
+import {
+  reachedAlertEvents,
+  type UsageAlertTerms,
+} from "../workers/billing/src/domain/usage-alerts.ts";
 import { autocannon } from "./lib/autocannon.ts";
 import { table } from "./lib/report.ts";
 
@@ -163,7 +167,48 @@ async function send(
   return body;
 }
 
+/**
+ * The alert check itself, in process: what the counter runs per consume on
+ * a watched feature (`reachedAlertEvents` over ALERTS alerts none of which
+ * is reached), against the same call with no alerts. Microseconds per call.
+ */
+function alertCheckMicros(): { withAlerts: number; without: number } {
+  const terms = {
+    featureLookupKey: "bench",
+    featureType: "METERED",
+    value: null,
+    limit: null,
+    limitBehavior: null,
+    overagePrice: 1,
+    includedAmount: 1_000_000_000,
+    resetPeriod: "MONTHLY",
+  } as const;
+  const alerts: UsageAlertTerms[] = Array.from({ length: ALERTS }, (_, index) => ({
+    id: `alert-${index}`,
+    featureLookupKey: "bench",
+    threshold:
+      index % 2 === 0
+        ? { type: "units", value: 100_000_000_000 + index }
+        : { type: "percent", value: 100 + index },
+  }));
+  const window = { featureKey: "bench", windowKey: "w", windowStart: "w", windowEnd: null };
+  const now = new Date();
+  const time = (set: UsageAlertTerms[]) => {
+    const calls = 200_000;
+    let reached = 0;
+    const start = performance.now();
+    for (let used = 0; used < calls; used++) {
+      reached += reachedAlertEvents("tenant", set, terms, window, used, now).length;
+    }
+    if (reached !== 0) throw new Error("a bench alert was reached");
+    return ((performance.now() - start) * 1000) / calls;
+  };
+  time(alerts);
+  return { withAlerts: time(alerts), without: time([]) };
+}
+
 async function main(): Promise<void> {
+  const micros = alertCheckMicros();
   log("starting the local stack");
   const stack = await startStack({ logLevel: "warn" });
   try {
@@ -426,6 +471,9 @@ async function main(): Promise<void> {
       .join(" ");
     process.stdout.write(
       `consume with ${ALERTS} alerts / without = ${alertRatio.toFixed(2)} req/s (per round ${alertPerRound}); p50 ${watched.p50} ms vs ${unwatched.p50} ms; non-2xx ${watched.non2xx} vs ${unwatched.non2xx}\n`,
+    );
+    process.stdout.write(
+      `alert check in process: ${micros.withAlerts.toFixed(3)} us per consume with ${ALERTS} alerts, ${micros.without.toFixed(3)} us with none\n`,
     );
     const counted = after - before;
     const intact = counted === EXACT && exact["2xx"] === EXACT;
