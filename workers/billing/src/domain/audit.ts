@@ -34,6 +34,8 @@ export const auditActions = [
   "payment.failed",
   "dead_letter.retried",
   "dead_letter.discarded",
+  "usage_alert.created",
+  "usage_alert.deleted",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 
