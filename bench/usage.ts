@@ -18,8 +18,10 @@
  * 5. Sustained: the rate measured in 4 (or BENCH_RATE) offered for
  *    BENCH_SUSTAIN_SECONDS (default 60) in the measured load's shape:
  *    batches of 1,000 events (rate/2 below 2,000 events/s), sent on a fixed
- *    schedule whether or not earlier ones were answered, round robin over
- *    the tenants. Every 5 s the backlog (events
+ *    schedule whether or not earlier ones were answered (up to twice the
+ *    burst's concurrency in flight; a batch beyond that waits and is
+ *    counted as held back, so a server that cannot keep up is offered
+ *    less), round robin over the tenants. Every 5 s the backlog (events
  *    accepted but not yet aggregated, from the aggregates) is sampled; the
  *    last third's mean must not exceed the first third's by more than a
  *    second of load. Afterwards a sample of events (every 20th) is read
@@ -229,17 +231,38 @@ async function main(): Promise<void> {
         });
       }
     })();
+    // At most twice the burst's concurrency in flight, as real clients
+    // bound theirs: a server that answers too slowly is offered less (the
+    // verdict then fails on the offered rate) rather than buried under an
+    // ever longer line of open requests that starves its own pipeline.
+    const maxInFlight = CLIENTS * 2;
+    let inFlight = 0;
+    let heldBack = 0;
+    let slotFreed: (() => void) | undefined;
+    const sustainedLatencies: number[] = [];
     for (let tick = 0; tick < batches; tick++) {
       const due = latencyStart + tick * intervalMs;
       const wait = due - Date.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
       else if (wait < -50) late++;
+      if (inFlight >= maxInFlight) {
+        heldBack++;
+        while (inFlight >= maxInFlight) {
+          await new Promise<void>((resolve) => {
+            slotFreed = resolve;
+          });
+        }
+      }
       const key = keys[tick % keys.length] as string;
       const batch = events(perBatch);
       offeredEvents += batch.length;
+      inFlight++;
       sends.push(
         postBatch(base, key, batch).then((result) => {
           const acceptedAt = Date.now();
+          inFlight--;
+          slotFreed?.();
+          sustainedLatencies.push(result.ms);
           if (result.status !== 202) {
             failures++;
             return;
@@ -336,7 +359,7 @@ async function main(): Promise<void> {
         `                ${batchRps.toFixed(1)} batch requests/s = ${(batchRps / liveRps).toFixed(4)} x baseline req/s; ${(eventsPerSecond / liveRps).toFixed(2)} events per baseline request (${(eventsPerSecond / healthRps).toFixed(2)} per GET /health)\n` +
         `                request p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}\n` +
         `drain           pipeline caught up ${drainSeconds.toFixed(1)} s after the last batch; aggregates ${exact ? "exactly equal" : "DO NOT equal"} the accepted units; pipeline ~${pipelineRate.toFixed(0)} events/s end to end = ${(pipelineRate / eventsPerSecond).toFixed(2)} x ingestion\n` +
-        `sustained       offered ${offered.toFixed(0)} events/s (${(offered / eventsPerSecond).toFixed(2)} x the measured ingestion rate; ${(offered / liveRps).toFixed(2)} events per baseline request) for ${SUSTAIN_SECONDS} s: ${batches} batches of ${perBatch} (${late} sent late); ${acceptedUnits} accepted\n` +
+        `sustained       offered ${offered.toFixed(0)} events/s (${(offered / eventsPerSecond).toFixed(2)} x the measured ingestion rate; ${(offered / liveRps).toFixed(2)} events per baseline request) for ${SUSTAIN_SECONDS} s: ${batches} batches of ${perBatch} (${late} sent late, ${heldBack} held back at ${maxInFlight} in flight); ${acceptedUnits} accepted; request p50 ${ms(quantile(sustainedLatencies, 0.5))}, p99 ${ms(quantile(sustainedLatencies, 0.99))}\n` +
         `                backlog (accepted, not yet aggregated) every 5 s: ${backlog.map((row) => row.events).join(", ")}\n` +
         `                first third mean ${earlyBacklog.toFixed(0)}, last third mean ${lateBacklog.toFixed(0)}: ${growing ? "GROWING" : "not growing"}\n` +
         `                aggregated while offered: ${aggregationRate.toFixed(0)} events/s = ${(aggregationRate / offered).toFixed(2)} x offered; the rest caught up ${tailSeconds.toFixed(1)} s after the last answer\n` +
