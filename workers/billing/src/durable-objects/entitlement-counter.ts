@@ -106,8 +106,12 @@ import { UsageAlertWatch } from "./usage-alert-watch.ts";
 
 const FLUSH_DELAY_MS = 200;
 const FLUSH_MAX_WINDOWS = 40;
-/** Event rows claimed by one flush (one JSON parameter of the D1 batch). */
-const FLUSH_MAX_EVENTS = 2000;
+/**
+ * Event rows claimed by one flush (one JSON parameter of the D1 batch, about
+ * 40 B per id). While ingestion keeps D1 busy, each flush round waits its
+ * turn at the single writer, so the rounds, not the rows, bound the flush.
+ */
+const FLUSH_MAX_EVENTS = 5000;
 const FLUSH_MAX_ROUNDS = 20;
 const FLUSH_RETRY_MAX_MS = 60_000;
 /** Subscription state is re-read at least this often even without a refresh call. */
