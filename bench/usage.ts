@@ -318,8 +318,8 @@ async function main(): Promise<void> {
     const criteria: [string, boolean, string][] = [
       [
         "offered the measured ingestion rate",
-        FIXED_RATE !== undefined || offered >= 0.95 * eventsPerSecond,
-        `${offered.toFixed(0)} of ${eventsPerSecond.toFixed(0)} events/s (${(offered / eventsPerSecond).toFixed(2)}x)${FIXED_RATE !== undefined ? ", BENCH_RATE set" : ""}`,
+        offered >= 0.95 * (FIXED_RATE ?? eventsPerSecond),
+        `${offered.toFixed(0)} of ${eventsPerSecond.toFixed(0)} events/s (${(offered / eventsPerSecond).toFixed(2)}x)${FIXED_RATE !== undefined ? `; BENCH_RATE=${FIXED_RATE} was asked for instead` : ""}`,
       ],
       [
         "every offered event accepted",
@@ -371,7 +371,9 @@ async function main(): Promise<void> {
               `  ${ok ? "PASS" : "FAIL"}  ${name}${detail ? `: ${detail}` : ""}\n`,
           )
           .join("") +
-        `  => ${holds ? "HOLDS" : "DOES NOT HOLD"} in this run\n`,
+        (FIXED_RATE === undefined
+          ? `  => ${holds ? "HOLDS" : "DOES NOT HOLD"} in this run\n`
+          : `  => ${holds ? "holds" : "does NOT hold"} at BENCH_RATE=${FIXED_RATE}; the acceptance point is judged at the measured rate (run without BENCH_RATE)\n`),
     );
     if (!holds) process.exitCode = 1;
   } finally {
