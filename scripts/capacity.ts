@@ -23,19 +23,19 @@ export const LIMITS = {
 
 /** This design's costs per event (docs/capacity.md, "Measured costs"). */
 export const COSTS = {
-  /** usage_events row with its five indexes (SQLite, measured on 20,000 rows). */
-  d1BytesPerEvent: 716,
+  /** usage_events row with its four indexes (SQLite, measured on 20,000 aggregated rows). */
+  d1BytesPerEvent: 689,
   /** The outbox row, kept 24 h. */
   d1OutboxBytesPerEvent: 302,
   /** D1 statement time per event across ingestion, validation and the flush (local, loaded machine). */
-  d1MsPerEvent: 0.55,
+  d1MsPerEvent: 0.31,
   /** Events per queue message (envelopes). */
   eventsPerMessage: 100,
   /** Events per validation batch (10 envelopes) and its wall time (local). */
   eventsPerBatch: 1_000,
-  batchSeconds: 0.45,
+  batchSeconds: 0.07,
   /** The counter object's time per event in `record` and the flush (local). */
-  counterMsPerEvent: 0.26,
+  counterMsPerEvent: 0.13,
   /** A remembered event id in the counter (35 days) or the archive index (for good). */
   doBytesPerEventId: 100,
   recordedEventRetentionDays: 35,

@@ -67,8 +67,16 @@ function faultyEnv(faults: Faults | null, options: { counterDown?: boolean } = {
         sink.push(...messages.flatMap((message) => envelopeItems(message.body)));
       },
     }) as unknown as Queue;
+  // Every statement the stage prepares, to tell which writes it does.
+  const prepared: string[] = [];
   const db = new Proxy(env.DB, {
     get(target, property) {
+      if (property === "prepare") {
+        return (query: string) => {
+          prepared.push(query);
+          return target.prepare(query);
+        };
+      }
       if (property === "batch") {
         return async (statements: D1PreparedStatement[]) => {
           fail("D1 batch");
@@ -105,6 +113,7 @@ function faultyEnv(faults: Faults | null, options: { counterDown?: boolean } = {
     } as unknown as Env,
     validated,
     duplicates,
+    prepared,
   };
 }
 
@@ -118,16 +127,17 @@ async function deliverUntilAcked(
   queue: string,
   stageEnv: Env,
   messages: Delivery[],
-  options: { rng?: () => number; redeliverRate?: number } = {},
+  options: { rng?: () => number; redeliverRate?: number; batchSize?: number } = {},
 ) {
+  const size = options.batchSize ?? 100;
   let pending = messages;
   let rounds = 0;
   let retries = 0;
   while (pending.length > 0) {
     if (++rounds > 60) throw new Error("messages never settled");
     const next: Delivery[] = [];
-    for (let start = 0; start < pending.length; start += 100) {
-      const chunk = pending.slice(start, start + 100);
+    for (let start = 0; start < pending.length; start += size) {
+      const chunk = pending.slice(start, start + size);
       const batch = createMessageBatch<unknown>(
         queue,
         chunk.map((m) => ({ id: m.id, timestamp: new Date(), attempts: m.attempts, body: m.body })),
@@ -210,6 +220,40 @@ describe("pipeline stages under failure", () => {
       },
     );
     expect(a.retries).toBeGreaterThan(0);
+    await settleCounter(tenant.tenantId);
+
+    const { counts, aggregated } = await expectPipelineInvariant(tenant.tenantId);
+    expect(counts).toEqual({ AGGREGATED: 300 });
+    const expected = (feature: string) =>
+      raw.filter((m) => m.feature === feature).reduce((sum, m) => sum + m.amount, 0);
+    expect(aggregated).toEqual({
+      api_calls: expected("api_calls"),
+      projects: expected("projects"),
+    });
+    expect((await counterFor(tenant.tenantId).check("api_calls")).used).toBe(expected("api_calls"));
+  });
+
+  it("ends with exact totals when validation counts at once and D1, sends and counter calls throw at random", async () => {
+    const tenant = await pipelineTenant();
+    const raw = await pendingEvents(tenant, 300, (i) => (i % 7) + 1);
+    const rng = random(20261123);
+    // The counter is up: most events are counted at validation and stay
+    // PENDING until its flush; a failed or unanswered record marks the
+    // event VALIDATED and forwards it (the slow path).
+    const validation = faultyEnv({ rng, rate: 0.25 });
+    // Batches of 10: thirty record calls, so some fail before and some after their work.
+    const v = await deliverUntilAcked("usage-raw", validation.env, deliveries(raw), {
+      rng,
+      redeliverRate: 0.1,
+      batchSize: 10,
+    });
+    expect(v.retries).toBeGreaterThan(0);
+    expect(validation.validated.length).toBeGreaterThan(0);
+    const aggregation = faultyEnv({ rng, rate: 0.25 });
+    await deliverUntilAcked("usage-validated", aggregation.env, deliveries(validation.validated), {
+      rng,
+      redeliverRate: 0.1,
+    });
     await settleCounter(tenant.tenantId);
 
     const { counts, aggregated } = await expectPipelineInvariant(tenant.tenantId);
@@ -330,9 +374,20 @@ describe("pipeline stages under failure", () => {
     const stage = faultyEnv(null);
     await deliverUntilAcked("usage-raw", stage.env, deliveries(raw));
     expect(stage.validated).toEqual([]);
+    // One status write per event: validation writes none for events the
+    // counter took; its flush moves them from PENDING to AGGREGATED.
+    expect(stage.prepared.filter((sql) => sql.includes("'VALIDATED'"))).toEqual([]);
     await settleCounter(tenant.tenantId);
     const { counts, aggregated } = await expectPipelineInvariant(tenant.tenantId);
     expect(counts).toEqual({ AGGREGATED: 150 });
+    const unset = await env.DB.prepare(
+      `SELECT count(*) AS n FROM usage_events
+        WHERE tenant_id = ? AND (subscription_id IS NULL OR period_key IS NULL
+          OR period_start IS NULL OR validated_at IS NULL OR aggregated_at IS NULL)`,
+    )
+      .bind(tenant.tenantId)
+      .first<{ n: number }>();
+    expect(unset?.n).toBe(0);
     const expected = (feature: string) =>
       raw.filter((m) => m.feature === feature).reduce((sum, m) => sum + m.amount, 0);
     expect(aggregated).toEqual({

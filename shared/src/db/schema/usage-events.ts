@@ -6,11 +6,14 @@ import { subscriptions } from "./subscriptions.ts";
 const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
 
 /**
- * PENDING (stored by ingestion) -> VALIDATED (passed the eight checks) ->
- * AGGREGATED (claimed by the tenant's EntitlementCounter flush, in the same
- * D1 batch as the aggregate increment), or PENDING -> REJECTED (with a
- * stable reason code). Every move is a conditional UPDATE on the previous
- * status, so a redelivered message never moves an event twice.
+ * PENDING (stored by ingestion) -> AGGREGATED (passed the checks and claimed
+ * by the tenant's EntitlementCounter flush, in the same D1 batch as the
+ * aggregate increment, with its window and validatedAt), or PENDING ->
+ * REJECTED (with a stable reason code). VALIDATED sits between the two when
+ * validation could not count the event through the counter at once and
+ * forwarded it to usage-validated instead. Every move is a conditional
+ * UPDATE on the previous status, so a redelivered message never moves an
+ * event twice.
  */
 export const usageEventStatuses = ["PENDING", "VALIDATED", "AGGREGATED", "REJECTED"] as const;
 export type UsageEventStatus = (typeof usageEventStatuses)[number];
@@ -59,8 +62,10 @@ export const usageEvents = sqliteTable(
     updatedAt: text("updated_at").notNull().default(now),
   },
   (table) => [
+    // Every index here is maintained on an event's writes (insert, claim,
+    // archive delete), so the table keeps only those a query needs: no
+    // (tenant, status) index, which nothing reads by.
     uniqueIndex("usage_events_tenant_event_unique").on(table.tenantId, table.eventId),
-    index("usage_events_tenant_status_idx").on(table.tenantId, table.status),
     index("usage_events_flush_idx")
       .on(table.aggregationFlushId)
       .where(sql`aggregation_flush_id IS NOT NULL`),

@@ -85,23 +85,30 @@ export async function readTenantWindowUsage(
 // Written as SQL rather than through drizzle: every statement is guarded
 // by the flush id being absent from usage_flushes, which is the whole point.
 
-// Step 1: the claim, one statement per window. Only rows still VALIDATED,
-// of this tenant, in the very window the counter counted them in, move to
-// AGGREGATED and are marked with the flush id; the increments below add
-// exactly the units of those rows. (`id IN (json_each)` keeps every row a
-// primary-key lookup.)
+// Step 1: the claim, one statement per window. Rows of this tenant still
+// VALIDATED in the very window the counter counted them in, or still
+// PENDING (the validation stage counted them through the counter at once
+// and left the status to this claim: one status write per event instead of
+// two), move to AGGREGATED with the window, the subscription and the flush
+// id; the increments below add exactly the units of those rows. A row that
+// validation meanwhile REJECTED, or another flush took, is not claimed.
+// Rows are found by primary key (`id IN (json_each)`); `+tenant_id` keeps
+// SQLite from walking the tenant's whole (tenant, eventId) index instead.
 const CLAIM_EVENTS = `
 UPDATE usage_events
    SET status = 'AGGREGATED',
+       subscription_id = ?4,
+       period_key = ?6,
+       period_start = ?7,
+       period_end = ?8,
+       validated_at = coalesce(validated_at, strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
        aggregation_flush_id = ?1,
        aggregated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now'),
        updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
  WHERE id IN (SELECT value FROM json_each(?3))
-   AND tenant_id = ?2
-   AND status = 'VALIDATED'
-   AND subscription_id = ?4
+   AND +tenant_id = ?2
    AND feature_lookup_key = ?5
-   AND period_key = ?6
+   AND (status = 'PENDING' OR (status = 'VALIDATED' AND subscription_id = ?4 AND period_key = ?6))
    AND NOT EXISTS (SELECT 1 FROM usage_flushes WHERE id = ?1)`;
 
 // Step 2: one increment per window: the units not tied to event rows plus
@@ -162,16 +169,20 @@ export async function applyUsageFlushWithClaims(
 ): Promise<UsageFlushOutcome> {
   const statements: D1PreparedStatement[] = [];
   const claims = flush.claims ?? [];
+  const windowOf = (row: { subscriptionId: string; featureLookupKey: string; periodKey: string }) =>
+    `${row.subscriptionId}\u0000${row.featureLookupKey}\u0000${row.periodKey}`;
   const claimsByWindow = new Map<string, UsageFlushEventClaim[]>();
   for (const claim of claims) {
-    const window = `${claim.subscriptionId}\u0000${claim.featureLookupKey}\u0000${claim.periodKey}`;
+    const window = windowOf(claim);
     const group = claimsByWindow.get(window) ?? [];
     group.push(claim);
     claimsByWindow.set(window, group);
   }
-  for (const group of claimsByWindow.values()) {
-    const [first] = group;
-    if (!first) continue;
+  const deltaByWindow = new Map(flush.deltas.map((delta) => [windowOf(delta), delta]));
+  for (const [window, group] of claimsByWindow) {
+    const delta = deltaByWindow.get(window);
+    // The counter puts a delta (the window's bounds) beside every window it claims rows in.
+    if (!delta) throw new Error("usage flush claims events in a window it has no delta for");
     statements.push(
       d1
         .prepare(CLAIM_EVENTS)
@@ -179,9 +190,11 @@ export async function applyUsageFlushWithClaims(
           flush.id,
           flush.tenantId,
           JSON.stringify(group.map((claim) => claim.id)),
-          first.subscriptionId,
-          first.featureLookupKey,
-          first.periodKey,
+          delta.subscriptionId,
+          delta.featureLookupKey,
+          delta.periodKey,
+          delta.periodStart,
+          delta.periodEnd,
         ),
     );
   }

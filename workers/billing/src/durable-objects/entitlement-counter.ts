@@ -106,8 +106,12 @@ import { UsageAlertWatch } from "./usage-alert-watch.ts";
 
 const FLUSH_DELAY_MS = 200;
 const FLUSH_MAX_WINDOWS = 40;
-/** Event rows claimed by one flush (one JSON parameter of the D1 batch). */
-const FLUSH_MAX_EVENTS = 2000;
+/**
+ * Event rows claimed by one flush (one JSON parameter of the D1 batch, about
+ * 40 B per id). While ingestion keeps D1 busy, each flush round waits its
+ * turn at the single writer, so the rounds, not the rows, bound the flush.
+ */
+const FLUSH_MAX_EVENTS = 5000;
 const FLUSH_MAX_ROUNDS = 20;
 const FLUSH_RETRY_MAX_MS = 60_000;
 /** Subscription state is re-read at least this often even without a refresh call. */
@@ -135,6 +139,27 @@ interface PendingEventRow extends Record<string, SqlStorageValue> {
   period_end: string | null;
   amount: number;
   occurred_at: string;
+}
+
+/** A batch's units for one attribution row (subscription, feature, window). */
+interface CountedUnits {
+  key: WindowKey;
+  /** Units of events with a usage_events row (claimed by a flush). */
+  claimed: number;
+  /** Units with no row (added to `unflushed`). */
+  direct: number;
+  lastAt: string;
+}
+
+interface PendingEventInsert {
+  id: string;
+  subscriptionId: string;
+  featureKey: string;
+  periodKey: string;
+  periodStart: string;
+  periodEnd: string | null;
+  amount: number;
+  occurredAt: string;
 }
 
 interface CachedEntitlements {
@@ -369,30 +394,61 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     const watchedTerms = await this.watchedTerms(input.tenantId, distinct.values());
 
     // One synchronous step for the whole batch: dedupe, count, remember.
+    // The ids are remembered by one statement (the ids it inserted are the
+    // new ones), the units added once per attribution row and the event
+    // rows queued by one statement: a statement per event cost more than
+    // the rest of the pipeline's work on the event.
     const nowMs = Date.now();
+    const fresh = new Set(
+      this.sql
+        .exec<{ event_id: string }>(
+          `INSERT INTO recorded_events (event_id, recorded_at)
+           SELECT value, ? FROM json_each(?) WHERE true
+           ON CONFLICT (event_id) DO NOTHING
+           RETURNING event_id`,
+          nowMs,
+          JSON.stringify(input.entries.map((entry) => entry.eventId)),
+        )
+        .toArray()
+        .map((row) => row.event_id),
+    );
     let recorded = 0;
     let duplicates = 0;
+    const counted = new Map<string, CountedUnits>();
+    const pendingRows: PendingEventInsert[] = [];
     input.entries.forEach((entry, index) => {
-      const seen = this.sql
-        .exec("SELECT 1 FROM recorded_events WHERE event_id = ?", entry.eventId)
-        .toArray();
-      if (seen.length > 0) {
+      // The first entry of an id takes it; a repeat inside the batch is a duplicate too.
+      if (!fresh.delete(entry.eventId)) {
         duplicates++;
         return;
       }
-      this.sql.exec(
-        "INSERT INTO recorded_events (event_id, recorded_at) VALUES (?, ?)",
-        entry.eventId,
-        nowMs,
-      );
       const key = entryKeys[index] as WindowKey;
+      const id = attributionId(key);
+      const units = counted.get(id) ?? { key, claimed: 0, direct: 0, lastAt: "" };
       if (entry.usageEventId) {
-        this.addClaimedUnits(key, entry.usageEventId, entry.amount, entry.occurredAt);
+        units.claimed += entry.amount;
+        pendingRows.push({
+          id: entry.usageEventId,
+          subscriptionId: key.subscriptionId,
+          featureKey: key.featureKey,
+          periodKey: key.window.key,
+          periodStart: key.window.start.toISOString(),
+          periodEnd: key.window.end?.toISOString() ?? null,
+          amount: entry.amount,
+          occurredAt: entry.occurredAt,
+        });
       } else {
-        this.addUnits(key, entry.amount, entry.occurredAt);
+        units.direct += entry.amount;
       }
+      if (entry.occurredAt > units.lastAt) units.lastAt = entry.occurredAt;
+      counted.set(id, units);
       recorded++;
     });
+    for (const units of counted.values()) {
+      if (units.claimed > 0) this.addClaimedUnits(units.key, units.claimed, units.lastAt);
+      if (units.direct > 0) this.addUnits(units.key, units.direct, units.lastAt);
+    }
+    this.queuePendingEvents(pendingRows);
     this.noticeRecorded(watchedTerms, distinct.values());
     // A repeat may be a re-drive of an event whose flush this object still
     // owes (its alarm lost in a restart): make sure a flush comes.
@@ -695,10 +751,10 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   }
 
   /**
-   * Counts units that belong to a usage_events row: in `used` now, and in
-   * `pending_events` until a flush claims the row in D1.
+   * Counts units that belong to usage_events rows: in `used` now, and in
+   * `pending_events` (queuePendingEvents) until a flush claims the rows in D1.
    */
-  private addClaimedUnits(key: WindowKey, usageEventId: string, amount: number, at: string): void {
+  private addClaimedUnits(key: WindowKey, amount: number, at: string): void {
     this.countInWindow(key, amount);
     this.sql.exec(
       `UPDATE counters
@@ -711,19 +767,21 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       key.featureKey,
       key.window.key,
     );
+  }
+
+  /** The event rows a flush will claim, with the window each was counted in. */
+  private queuePendingEvents(rows: PendingEventInsert[]): void {
+    if (rows.length === 0) return;
     this.sql.exec(
       `INSERT INTO pending_events
          (usage_event_id, subscription_id, feature_key, period_key, period_start, period_end, amount, occurred_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
+       SELECT json_extract(value, '$.id'), json_extract(value, '$.subscriptionId'),
+              json_extract(value, '$.featureKey'), json_extract(value, '$.periodKey'),
+              json_extract(value, '$.periodStart'), json_extract(value, '$.periodEnd'),
+              json_extract(value, '$.amount'), json_extract(value, '$.occurredAt')
+         FROM json_each(?) WHERE true
        ON CONFLICT DO NOTHING`,
-      usageEventId,
-      key.subscriptionId,
-      key.featureKey,
-      key.window.key,
-      key.window.start.toISOString(),
-      key.window.end?.toISOString() ?? null,
-      amount,
-      at,
+      JSON.stringify(rows),
     );
   }
 
@@ -917,11 +975,11 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
         row.period_key,
       );
     }
-    for (const claim of claims) {
+    if (claims.length > 0) {
       this.sql.exec(
-        "UPDATE pending_events SET flush_id = ? WHERE usage_event_id = ?",
+        "UPDATE pending_events SET flush_id = ? WHERE usage_event_id IN (SELECT value FROM json_each(?))",
         flushId,
-        claim.id,
+        JSON.stringify(claims.map((claim) => claim.id)),
       );
     }
   }
@@ -948,6 +1006,11 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       nowMs - CONSUME_REQUEST_RETENTION_MS,
     );
   }
+}
+
+/** The subscription's attribution row of a window (a `counters` row). */
+function attributionId(key: WindowKey): string {
+  return `${key.subscriptionId}\u0000${key.featureKey}\u0000${key.window.key}`;
 }
 
 /** The window as tenant events describe it: its whole start for a cycle window (as seed reads it). */

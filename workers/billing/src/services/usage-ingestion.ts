@@ -5,6 +5,7 @@ import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { RawUsageMessage } from "@edge-platform/shared/queues/usage";
 import { type EventToStore, insertEventsWithOutbox } from "../db/usage-events.ts";
 import { markOutboxPublished, recordOutboxFailure } from "../db/usage-outbox.ts";
+import { timeOrderedUuid } from "../domain/time-ordered-id.ts";
 import { type EventOutcome, planBatch, summarise } from "../domain/usage-events.ts";
 import { usageDedupWindow } from "../durable-objects/usage-dedup-window.ts";
 import { usageOutboxPublisher } from "../durable-objects/usage-outbox-publisher-client.ts";
@@ -72,7 +73,7 @@ export class UsageIngestionService {
     const now = Date.now();
     const receivedAt = new Date(now).toISOString();
     const toStore: EventToStore[] = candidates.map((candidate) => ({
-      id: crypto.randomUUID(),
+      id: timeOrderedUuid(now),
       ...candidate.event,
     }));
     let inserted: Set<string>;

@@ -101,11 +101,12 @@ function itemsOf(batch: MessageBatch<unknown>): Item[] {
  * itself, and a message is acked when all its events are done. Loads what
  * the checks need for the whole batch (event rows, tenants, each tenant's
  * subscription and snapshots: one read round), judges each event
- * (domain/usage-validation.ts), writes every outcome in one D1 batch
- * (VALIDATED or REJECTED, conditional on PENDING; the rejections' dead
- * letters), then counts the valid events through their tenants' counters
- * right away (one call per tenant), forwarding to usage-validated only
- * what the counter did not take, and reports repeats to usage-duplicates.
+ * (domain/usage-validation.ts), writes the rejections in one D1 batch
+ * (REJECTED, conditional on PENDING, with their dead letters), then counts
+ * the valid events through their tenants' counters right away (one call per
+ * tenant; the counter's flush makes them AGGREGATED), marks VALIDATED and
+ * forwards to usage-validated only what the counter did not take, and
+ * reports repeats to usage-duplicates.
  * Each message is acked or retried by itself; a poison event is rejected
  * and dead-lettered, never retried.
  */
@@ -146,11 +147,7 @@ async function validate(
     ).then((states) => new Map<string, TenantEntitlementState>(states)),
   ]);
 
-  const validated: {
-    message: Message<unknown>;
-    update: ValidatedUpdate;
-    body: ValidatedUsageMessage;
-  }[] = [];
+  const validated: { message: Message<unknown>; body: ValidatedUsageMessage }[] = [];
   const rejected: RejectedUpdate[] = [];
   const deadLetters: DeadLetterInsert[] = [];
   const resolved: string[] = [];
@@ -172,16 +169,8 @@ async function validate(
     }
     switch (verdict.kind) {
       case "valid": {
-        const update: ValidatedUpdate = {
-          id: verdict.message.id,
-          subscriptionId: verdict.subscriptionId,
-          periodKey: verdict.window.key,
-          periodStart: verdict.window.start,
-          periodEnd: verdict.window.end,
-        };
         validated.push({
           message,
-          update,
           body: validatedBody(verdict.message, verdict.subscriptionId, verdict.window, at),
         });
         if (verdict.message.retryOf) resolved.push(verdict.message.retryOf);
@@ -229,16 +218,11 @@ async function validate(
     }
   }
 
+  // The rejections and dead letters first, in one D1 batch. The valid
+  // events get no status write here: the counter's flush moves them from
+  // PENDING to AGGREGATED with their window (db/usage-aggregates.ts in the
+  // billing worker), one status write per event instead of two.
   const statements: D1PreparedStatement[] = [];
-  if (validated.length > 0) {
-    statements.push(
-      ...markValidatedStatements(
-        env.DB,
-        validated.map((v) => v.update),
-        at,
-      ),
-    );
-  }
   if (rejected.length > 0) statements.push(markRejectedStatement(env.DB, rejected, at));
   if (deadLetters.length > 0) statements.push(upsertDeadLettersStatement(env.DB, deadLetters, at));
   if (resolved.length > 0) statements.push(resolveDeadLettersStatement(env.DB, resolved, at));
@@ -246,9 +230,11 @@ async function validate(
 
   // Fast path: count each tenant's validated events through its counter
   // now, one call per tenant (per 1,000 events), as the aggregation stage
-  // would (aggregation.ts). What the counter does not take goes to
+  // would (aggregation.ts). What the counter does not take is marked
+  // VALIDATED (so a re-drive sends it on with its window) and goes to
   // usage-validated (the slow path, retried there with backoff).
-  const toForward = await recordDirectly(env, [...validated, ...forwards]);
+  const notCounted = await recordDirectly(env, [...validated, ...forwards]);
+  const toForward = await markValidated(env, notCounted, validated, at, settlement);
   // Forward in envelopes: a failed send retries the messages it came from;
   // their rows are VALIDATED by then, so the redelivery takes the "already
   // validated, forward again" path.
@@ -280,6 +266,44 @@ async function validate(
     }
   }
   settlement.ackRest();
+}
+
+/**
+ * PENDING -> VALIDATED for the valid events the counter did not take, in
+ * one D1 batch; returns what to forward. If the write fails, their messages
+ * are retried (they come back PENDING and are judged again) and nothing of
+ * them is forwarded.
+ */
+async function markValidated(
+  env: Env,
+  notCounted: Counted[],
+  validated: { body: ValidatedUsageMessage }[],
+  at: string,
+  settlement: Settlement<unknown>,
+): Promise<Counted[]> {
+  const fresh = new Set(validated.map((item) => item.body.id));
+  const updates: ValidatedUpdate[] = notCounted
+    .filter((item) => fresh.has(item.body.id))
+    .map(({ body }) => ({
+      id: body.id,
+      subscriptionId: body.subscriptionId,
+      periodKey: body.window.key,
+      periodStart: body.window.start,
+      periodEnd: body.window.end,
+    }));
+  if (updates.length === 0) return notCounted;
+  try {
+    await env.DB.batch(markValidatedStatements(env.DB, updates, at));
+    return notCounted;
+  } catch (error) {
+    const failed = new Set(updates.map((update) => update.id));
+    const left: Counted[] = [];
+    for (const item of notCounted) {
+      if (failed.has(item.body.id)) settlement.retry(item.message, error, STAGE);
+      else left.push(item);
+    }
+    return left;
+  }
 }
 
 interface Counted {
