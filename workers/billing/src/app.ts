@@ -11,6 +11,7 @@ import { apiKeyRoutes } from "./routes/api-keys.ts";
 import { auditEventRoutes } from "./routes/audit-events.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { billingRoutes } from "./routes/billing.ts";
+import { inBackground } from "./routes/context.ts";
 import { entitlementRoutes } from "./routes/entitlements.ts";
 import { featureRoutes } from "./routes/features.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -29,7 +30,9 @@ import { usageRoutes } from "./routes/usage.ts";
 import { usageDeadLetterRoutes } from "./routes/usage-dead-letters.ts";
 import { userRoutes } from "./routes/users.ts";
 import { createRouter } from "./routes/validation.ts";
+import { webhookEndpointRoutes } from "./routes/webhook-endpoints.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
+import { relayTenantEventsQuietly } from "./services/tenant-events.ts";
 
 export const API_VERSION = "1.0.0";
 export const API_PREFIX = "/api/v1";
@@ -72,6 +75,15 @@ export function createApp(options: AppOptions = {}) {
     c.set("mailSender", mailSender);
     await next();
   });
+  // Writes may have put tenant events into the outbox (in their own D1
+  // batch); send them once the response is on its way. The cron sweep
+  // catches whatever this misses.
+  app.use(async (c, next) => {
+    await next();
+    if (c.req.method !== "GET" && c.req.method !== "HEAD" && c.req.method !== "OPTIONS") {
+      await inBackground(c, relayTenantEventsQuietly(c.env));
+    }
+  });
   installErrorHandling(app, renderBillingProblem);
 
   app.route("/", healthRoutes);
@@ -88,6 +100,7 @@ export function createApp(options: AppOptions = {}) {
   app.route(API_PREFIX, invoiceRoutes);
   app.route(API_PREFIX, billingRoutes);
   app.route(API_PREFIX, webhookRoutes);
+  app.route(API_PREFIX, webhookEndpointRoutes);
   app.route(API_PREFIX, usageRoutes);
   app.route(API_PREFIX, usageDeadLetterRoutes);
   app.route(API_PREFIX, auditEventRoutes);

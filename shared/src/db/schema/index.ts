@@ -7,3 +7,4 @@ export * from "./usage.ts";
 export * from "./usage-aggregates.ts";
 export * from "./usage-archive.ts";
 export * from "./usage-events.ts";
+export * from "./webhooks.ts";

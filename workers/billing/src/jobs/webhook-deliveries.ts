@@ -1,0 +1,39 @@
+import { deliverySettings } from "../domain/webhook-delivery.ts";
+import {
+  deadLetterWebhookBatch,
+  deliverWebhookBatch,
+  fanOutTenantEvents,
+} from "../services/webhook-delivery.ts";
+import type { WebhookDeliveryMessage } from "../services/webhook-endpoints.ts";
+
+// Outbound webhooks' queues (wrangler.toml): tenant events fan out to
+// deliveries; each delivery is one signed POST, retried with backoff by the
+// queue; a delivery whose retries are spent reaches the dead-letter queue.
+
+export const TENANT_EVENTS_QUEUE = "tenant-events";
+export const WEBHOOK_DELIVERIES_QUEUE = "webhook-deliveries";
+export const WEBHOOK_DELIVERIES_DLQ = "webhook-deliveries-dlq";
+
+export function isOutboundWebhookQueue(queue: string): boolean {
+  return (
+    queue === TENANT_EVENTS_QUEUE ||
+    queue === WEBHOOK_DELIVERIES_QUEUE ||
+    queue === WEBHOOK_DELIVERIES_DLQ
+  );
+}
+
+export async function consumeOutboundWebhookBatch(batch: MessageBatch, env: Env): Promise<void> {
+  switch (batch.queue) {
+    case TENANT_EVENTS_QUEUE:
+      await fanOutTenantEvents(batch, env);
+      return;
+    case WEBHOOK_DELIVERIES_QUEUE:
+      await deliverWebhookBatch(batch as MessageBatch<WebhookDeliveryMessage>, env, {
+        settings: deliverySettings(env),
+      });
+      return;
+    case WEBHOOK_DELIVERIES_DLQ:
+      await deadLetterWebhookBatch(batch as MessageBatch<WebhookDeliveryMessage>, env);
+      return;
+  }
+}
