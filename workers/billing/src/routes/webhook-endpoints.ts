@@ -50,9 +50,7 @@ const UrlField = z
   });
 
 const EventTypesField = z
-  .array(z.enum(EVENT_TYPE_VALUES, { message: EVENT_TYPES_MESSAGE }), {
-    message: EVENT_TYPES_MESSAGE,
-  })
+  .array(z.enum(EVENT_TYPE_VALUES, { message: EVENT_TYPES_MESSAGE }))
   .min(1, EVENT_TYPES_MESSAGE)
   .max(EVENT_TYPE_VALUES.length * 2, EVENT_TYPES_MESSAGE)
   .openapi({
