@@ -4,11 +4,11 @@ CREATE TABLE `tenant_events` (
 	`type` text NOT NULL,
 	`data` text NOT NULL,
 	`created_at` text NOT NULL,
-	`relay_after` text NOT NULL,
+	`relay_after` text,
 	`sent_at` text
 );
 --> statement-breakpoint
-CREATE INDEX `tenant_events_unsent_idx` ON `tenant_events` (`relay_after`) WHERE sent_at IS NULL;--> statement-breakpoint
+CREATE INDEX `tenant_events_unsent_idx` ON `tenant_events` (`created_at`) WHERE sent_at IS NULL;--> statement-breakpoint
 CREATE INDEX `tenant_events_tenant_created_idx` ON `tenant_events` (`tenant_id`,`created_at`);--> statement-breakpoint
 CREATE TABLE `webhook_deliveries` (
 	`id` text PRIMARY KEY NOT NULL,

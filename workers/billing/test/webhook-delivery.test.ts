@@ -571,7 +571,7 @@ describe("events from the billing code (outbox)", () => {
 
     // Whatever the background relay has not sent yet goes now, once.
     await env.DB.prepare(
-      "UPDATE tenant_events SET sent_at = NULL, relay_after = created_at WHERE tenant_id = ?",
+      "UPDATE tenant_events SET sent_at = NULL, relay_after = NULL WHERE tenant_id = ?",
     )
       .bind(tenantId)
       .run();

@@ -57,9 +57,7 @@ describe("POST /webhook-endpoints", () => {
     expect(list.body.data.map((row: { id: string }) => row.id)).toContain(created.id);
     expect(JSON.stringify(list.body)).not.toContain(created.secret);
 
-    const row = await env.DB.prepare(
-      "SELECT secret_ciphertext FROM webhook_endpoints WHERE id = ?",
-    )
+    const row = await env.DB.prepare("SELECT secret_ciphertext FROM webhook_endpoints WHERE id = ?")
       .bind(created.id)
       .first<{ secret_ciphertext: string }>();
     expect(row?.secret_ciphertext).not.toContain(created.secret.slice(6));
@@ -73,7 +71,7 @@ describe("POST /webhook-endpoints", () => {
     expect(JSON.stringify(audit)).not.toContain(created.secret);
   });
 
-  it("accepts [\"*\"] for every event type", async () => {
+  it('accepts ["*"] for every event type', async () => {
     const created = await createEndpoint(owner, { eventTypes: ["invoice.paid", "*"] });
     expect(created.eventTypes).toEqual(["*"]);
   });
@@ -86,10 +84,7 @@ describe("POST /webhook-endpoints", () => {
       .first<{ n: number }>();
     const cases: Array<[unknown, RegExp]> = [
       [{ url: "http://hooks.example.com/", eventTypes: ["invoice.paid"] }, /url must use https/],
-      [
-        { url: "https://169.254.169.254/latest", eventTypes: ["invoice.paid"] },
-        /link-local/,
-      ],
+      [{ url: "https://169.254.169.254/latest", eventTypes: ["invoice.paid"] }, /link-local/],
       [{ url: "https://0x7f000001/", eventTypes: ["invoice.paid"] }, /loopback/],
       [{ url: "https://[::ffff:10.0.0.1]/", eventTypes: ["invoice.paid"] }, /IPv4-mapped/],
       [{ url: "https://localhost/", eventTypes: ["invoice.paid"] }, /local name/],
@@ -142,9 +137,7 @@ describe("POST /webhook-endpoints", () => {
       .bind("https://hooks.example.com/replay", owner.tenant.id)
       .first<{ n: number }>();
     expect(rows?.n).toBe(1);
-    const stored = await env.DB.prepare(
-      "SELECT response_body FROM idempotency_keys WHERE key = ?",
-    )
+    const stored = await env.DB.prepare("SELECT response_body FROM idempotency_keys WHERE key = ?")
       .bind(key)
       .first<{ response_body: string }>();
     expect(stored?.response_body).not.toContain(first.body.secret);
@@ -245,10 +238,8 @@ describe("PATCH, DELETE and rotate-secret", () => {
       failingSince: null,
     });
 
-    expectError(
-      await as(owner)(`/${created.id}`, { method: "PATCH", body: {} }),
-      400,
-      (message) => expect(JSON.stringify(message)).toMatch(/at least one of/),
+    expectError(await as(owner)(`/${created.id}`, { method: "PATCH", body: {} }), 400, (message) =>
+      expect(JSON.stringify(message)).toMatch(/at least one of/),
     );
     expectError(
       await as(owner)(`/${created.id}`, { method: "PATCH", body: { url: "https://10.0.0.1/" } }),
@@ -273,9 +264,7 @@ describe("PATCH, DELETE and rotate-secret", () => {
     expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
     expect(rotated.body.secret).toMatch(SECRET);
     expect(rotated.body.secret).not.toBe(created.secret);
-    const row = await env.DB.prepare(
-      "SELECT secret_ciphertext FROM webhook_endpoints WHERE id = ?",
-    )
+    const row = await env.DB.prepare("SELECT secret_ciphertext FROM webhook_endpoints WHERE id = ?")
       .bind(created.id)
       .first<{ secret_ciphertext: string }>();
     expect(

@@ -12,7 +12,8 @@ const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
 /**
  * Events written by billing code in the same D1 batch as the change they
  * describe, then sent to the `tenant-events` queue; `relayAfter` is a lease
- * (a relay that died after claiming a row leaves it to the next sweep).
+ * (null until a relay claims the row; a relay that died after claiming it
+ * leaves it to the next sweep once the lease has run out).
  */
 export const tenantEvents = sqliteTable(
   "tenant_events",
@@ -24,11 +25,11 @@ export const tenantEvents = sqliteTable(
     /** JSON object: the event's `data`. */
     data: text("data").notNull(),
     createdAt: text("created_at").notNull(),
-    relayAfter: text("relay_after").notNull(),
+    relayAfter: text("relay_after"),
     sentAt: text("sent_at"),
   },
   (table) => [
-    index("tenant_events_unsent_idx").on(table.relayAfter).where(sql`sent_at IS NULL`),
+    index("tenant_events_unsent_idx").on(table.createdAt).where(sql`sent_at IS NULL`),
     index("tenant_events_tenant_created_idx").on(table.tenantId, table.createdAt),
   ],
 );

@@ -15,7 +15,7 @@ export interface TenantEventRow {
   type: string;
   data: string;
   created_at: string;
-  relay_after: string;
+  relay_after: string | null;
   sent_at: string | null;
 }
 
@@ -33,8 +33,8 @@ export function tenantEventStatement(
   const at = options.now.toISOString();
   return d1
     .prepare(
-      `INSERT INTO tenant_events (id, tenant_id, type, data, created_at, relay_after)
-       SELECT ?, ?, ?, ?, ?, ? WHERE ${options.when?.sql ?? "1"}
+      `INSERT INTO tenant_events (id, tenant_id, type, data, created_at)
+       SELECT ?, ?, ?, ?, ? WHERE ${options.when?.sql ?? "1"}
        ON CONFLICT (id) DO NOTHING`,
     )
     .bind(
@@ -42,7 +42,6 @@ export function tenantEventStatement(
       event.tenantId,
       event.type,
       JSON.stringify(event.data),
-      at,
       at,
       ...(options.when?.params ?? []),
     );
@@ -73,11 +72,11 @@ export function invoiceEventStatement(
   const at = now.toISOString();
   return d1
     .prepare(
-      `INSERT INTO tenant_events (id, tenant_id, type, data, created_at, relay_after)
-       SELECT ?, tenant_id, ?, ${INVOICE_DATA}, ?, ?
+      `INSERT INTO tenant_events (id, tenant_id, type, data, created_at)
+       SELECT ?, tenant_id, ?, ${INVOICE_DATA}, ?
        FROM invoices WHERE id = ? AND status = ? AND ${REACHED_STAMP[reached]} = ?`,
     )
-    .bind(newTenantEventId(), type, at, at, invoiceId, reached, at);
+    .bind(newTenantEventId(), type, at, invoiceId, reached, at);
 }
 
 /** What happened to the subscription in a `subscription.changed` event (`data.change`). */
@@ -110,14 +109,16 @@ export function subscriptionEventEntry(
         'cancelAtPeriodEnd', json(CASE WHEN cancel_at_period_end THEN 'true' ELSE 'false' END),
         'trialEndsAt', trial_ends_at, 'cancelledAt', cancelled_at, 'endedAt', ended_at,
         'pausedAt', paused_at, 'previousSubscriptionId', ${options.previousSubscriptionId ?? null}),
-      ${at}, ${at}, NULL
+      ${at}, NULL, NULL
       FROM subscriptions WHERE id = ${subscriptionId} AND ${options.when ?? sql`1`}`,
   );
 }
 
 /**
- * Claims up to `limit` unsent events whose lease has run out (new ones have
- * none), leasing them until `leaseUntil` so a concurrent relay skips them.
+ * Claims up to `limit` unsent events that no relay holds (never claimed, or
+ * the lease ran out), leasing them until `leaseUntil` so a concurrent relay
+ * skips them. The writer's clock plays no part (a job at an injected time
+ * writes events that are relayed at once).
  */
 export async function claimUnsentTenantEvents(
   d1: D1Database,
@@ -129,9 +130,10 @@ export async function claimUnsentTenantEvents(
     .prepare(
       `UPDATE tenant_events SET relay_after = ?2
        WHERE id IN (
-         SELECT id FROM tenant_events WHERE sent_at IS NULL AND relay_after <= ?1
-         ORDER BY relay_after LIMIT ?3)
-       AND sent_at IS NULL AND relay_after <= ?1
+         SELECT id FROM tenant_events
+         WHERE sent_at IS NULL AND (relay_after IS NULL OR relay_after <= ?1)
+         ORDER BY created_at LIMIT ?3)
+       AND sent_at IS NULL AND (relay_after IS NULL OR relay_after <= ?1)
        RETURNING *`,
     )
     .bind(now.toISOString(), leaseUntil.toISOString(), limit)
