@@ -1,0 +1,253 @@
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { devAdminCredentials, type Sent, send } from "./lib/billing-api.ts";
+import { verifyEdgeSignature } from "./lib/verify-edge-signature.ts";
+
+// Outbound webhooks (issue 18) against the running stack: a local receiver
+// started here (the development setting allows http://127.0.0.1), a billing
+// period closed by the Cron Trigger's own handler at the period's end, a
+// receiver that always fails, and the delivery log's dead-letter record.
+
+const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+
+interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+/** A local HTTP receiver: every request recorded; `/fail/*` answers 500, the rest 204. */
+class Receiver {
+  readonly received: Received[] = [];
+  private server: Server | undefined;
+  port = 0;
+
+  async start() {
+    this.server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        this.received.push({
+          path: request.url ?? "",
+          headers: request.headers,
+          body: Buffer.concat(chunks).toString("utf8"),
+          at: Date.now(),
+        });
+        response.statusCode = request.url?.startsWith("/fail") ? 500 : 204;
+        response.end();
+      });
+    });
+    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
+    this.port = (this.server?.address() as AddressInfo).port;
+  }
+
+  url(path: string) {
+    return `http://127.0.0.1:${this.port}${path}`;
+  }
+
+  on(path: string) {
+    return this.received.filter((request) => request.path === path);
+  }
+
+  async stop() {
+    await new Promise<void>((resolve) => this.server?.close(() => resolve()));
+  }
+}
+
+function ok(result: Sent, status: number, what: string) {
+  expect(result.status, `${what}: ${JSON.stringify(result.body)}`).toBe(status);
+  return result.body;
+}
+
+async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+const receiver = new Receiver();
+let admin: string;
+let tenantId: string;
+let subscription: { id: string; currentPeriodEnd: string };
+
+beforeAll(async () => {
+  await receiver.start();
+  admin = ok(await send("/auth/login", { body: devAdminCredentials() }), 200, "login").accessToken;
+  tenantId = ok(
+    await send("/tenants", { token: admin, body: { name: `Webhooks ${suffix}` } }),
+    201,
+    "tenant",
+  ).id;
+  const plan = ok(
+    await send("/plans", {
+      token: admin,
+      body: { name: "Hooks", slug: `e2e-hooks-${suffix}` },
+    }),
+    201,
+    "plan",
+  );
+  const price = ok(
+    await send(`/plans/${plan.id}/prices`, {
+      token: admin,
+      body: { interval: "MONTHLY", amount: 2900 },
+    }),
+    201,
+    "price",
+  );
+  subscription = ok(
+    await send("/subscriptions", {
+      token: admin,
+      tenant: tenantId,
+      body: { planId: plan.id, priceId: price.id },
+    }),
+    201,
+    "subscribe",
+  );
+});
+
+afterAll(async () => {
+  await receiver.stop();
+});
+
+async function endpoint(path: string, eventTypes: string[]) {
+  return ok(
+    await send("/webhook-endpoints", {
+      token: admin,
+      tenant: tenantId,
+      body: { url: receiver.url(path), eventTypes, description: `e2e ${path}` },
+    }),
+    201,
+    "endpoint",
+  ) as { id: string; secret: string };
+}
+
+describe("outbound webhooks", () => {
+  it("the cycle closing a period sends a signed invoice.finalized the README's snippet verifies", async () => {
+    const hook = await endpoint("/ok/invoices", ["invoice.finalized"]);
+    // The Cron Trigger's handler, run by the local runtime at the period's end.
+    const periodEnd = Date.parse(subscription.currentPeriodEnd);
+    const billingUrl = inject("stack").billingUrl;
+    const cron = await fetch(
+      `${billingUrl}/cdn-cgi/local/scheduled?cron=${encodeURIComponent("* * * * *")}&time=${periodEnd + 60_000}`,
+    );
+    expect(cron.status, await cron.text()).toBe(200);
+
+    const [delivery] = await eventually(
+      () => (receiver.on("/ok/invoices").length > 0 ? receiver.on("/ok/invoices") : undefined),
+      "invoice.finalized at the receiver",
+    );
+    if (!delivery) throw new Error("no delivery");
+    expect(delivery.headers["content-type"]).toBe("application/json");
+    expect(delivery.headers["user-agent"]).toMatch(/^edge-platform-webhooks\//);
+    // The signature's timestamp is the delivery's wall clock, so the usual tolerance applies.
+    expect(
+      verifyEdgeSignature(hook.secret, delivery.headers["edge-signature"] as string, delivery.body),
+    ).toBe(true);
+    expect(
+      verifyEdgeSignature(
+        `${hook.secret}x`,
+        delivery.headers["edge-signature"] as string,
+        delivery.body,
+      ),
+    ).toBe(false);
+    expect(
+      verifyEdgeSignature(
+        hook.secret,
+        delivery.headers["edge-signature"] as string,
+        `${delivery.body} `,
+      ),
+    ).toBe(false);
+    const event = JSON.parse(delivery.body);
+    expect(Object.keys(event)).toEqual(["id", "type", "createdAt", "tenantId", "data"]);
+    expect(event).toMatchObject({
+      type: "invoice.finalized",
+      tenantId,
+      data: { status: "OPEN", subscriptionId: subscription.id, total: 2900, currency: "usd" },
+    });
+    expect(event.data.invoiceNumber).toMatch(/^INV-\d{4}-\d{6}$/);
+    expect(delivery.headers["edge-event-id"]).toBe(event.id);
+
+    const invoices = ok(
+      await send("/invoices", { token: admin, tenant: tenantId }),
+      200,
+      "invoices",
+    );
+    expect(invoices.data.map((invoice: { id: string }) => invoice.id)).toContain(event.data.id);
+    const log = ok(
+      await send(`/webhook-endpoints/${hook.id}/deliveries`, { token: admin, tenant: tenantId }),
+      200,
+      "deliveries",
+    );
+    expect(log.data[0]).toMatchObject({
+      eventId: event.id,
+      status: "DELIVERED",
+      attempts: [{ attemptNumber: 1, statusCode: 204 }],
+    });
+  });
+
+  it("a failing receiver sees retries with growing gaps, then the dead-letter record in the delivery log", async () => {
+    const hook = await endpoint("/fail/subscriptions", ["subscription.changed"]);
+    ok(
+      await send(`/subscriptions/${subscription.id}/pause`, {
+        method: "POST",
+        token: admin,
+        tenant: tenantId,
+      }),
+      201,
+      "pause",
+    );
+    const failed = await eventually(
+      async () => {
+        const log = await send(`/webhook-endpoints/${hook.id}/deliveries`, {
+          token: admin,
+          tenant: tenantId,
+        });
+        const [delivery] = log.body.data ?? [];
+        return delivery?.status === "FAILED" ? delivery : undefined;
+      },
+      "the dead-letter record",
+      90_000,
+    );
+    expect(failed.lastError).toMatch(/^dead-lettered after \d+ attempts: HTTP 500/);
+    expect(failed.attempts.length).toBe(failed.attemptCount);
+    expect(failed.attemptCount).toBeGreaterThanOrEqual(3);
+    expect(failed.attempts.every((a: { statusCode: number }) => a.statusCode === 500)).toBe(true);
+
+    const calls = receiver.on("/fail/subscriptions");
+    expect(calls).toHaveLength(failed.attemptCount);
+    // Every retry carries the same event id (the receiver's dedup key) and a valid signature.
+    expect(new Set(calls.map((call) => call.headers["edge-event-id"]))).toEqual(
+      new Set([failed.eventId]),
+    );
+    for (const call of calls) {
+      expect(
+        verifyEdgeSignature(hook.secret, call.headers["edge-signature"] as string, call.body),
+      ).toBe(true);
+    }
+    const gaps = calls.slice(1).map((call, index) => call.at - (calls[index]?.at ?? call.at));
+    console.log(
+      `[e2e] failing receiver: ${calls.length} attempts, gaps ${gaps.map((gap) => `${(gap / 1000).toFixed(1)} s`).join(", ")}`,
+    );
+    // Backoff (1 s, then 2 s capped, in .dev.vars.example): no retry came back at once.
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(900);
+
+    // The endpoint is still enabled (failing for seconds, not days) and shows since when it fails.
+    const current = ok(
+      await send(`/webhook-endpoints/${hook.id}`, { token: admin, tenant: tenantId }),
+      200,
+      "endpoint",
+    );
+    expect(current).toMatchObject({ enabled: true, disabledReason: null });
+    expect(current.failingSince).toBe(failed.attempts[failed.attempts.length - 1].attemptedAt);
+  }, 120_000);
+});
