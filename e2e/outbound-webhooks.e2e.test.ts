@@ -25,7 +25,7 @@ class Receiver {
   port = 0;
 
   async start() {
-    this.server = createServer((request, response) => {
+    const server = createServer((request, response) => {
       const chunks: Buffer[] = [];
       request.on("data", (chunk: Buffer) => chunks.push(chunk));
       request.on("end", () => {
@@ -39,8 +39,9 @@ class Receiver {
         response.end();
       });
     });
-    await new Promise<void>((resolve) => this.server?.listen(0, "127.0.0.1", resolve));
-    this.port = (this.server?.address() as AddressInfo).port;
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    this.port = (server.address() as AddressInfo).port;
   }
 
   url(path: string) {
