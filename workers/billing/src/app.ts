@@ -37,6 +37,13 @@ import { relayTenantEventsQuietly } from "./services/tenant-events.ts";
 export const API_VERSION = "1.0.0";
 export const API_PREFIX = "/api/v1";
 
+/** Routes whose writes may add tenant events to the outbox (subscriptions, invoice settlement). */
+const TENANT_EVENT_ROUTES = [`${API_PREFIX}/subscriptions`, `${API_PREFIX}/invoices`];
+
+function writesTenantEvents(path: string): boolean {
+  return TENANT_EVENT_ROUTES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+}
+
 export interface AppOptions {
   /** Where password-reset mail goes; the default logs a redacted line. */
   mailSender?: MailSender;
@@ -75,12 +82,13 @@ export function createApp(options: AppOptions = {}) {
     c.set("mailSender", mailSender);
     await next();
   });
-  // Writes may have put tenant events into the outbox (in their own D1
-  // batch); send them once the response is on its way. The cron sweep
-  // catches whatever this misses.
+  // Subscription and invoice writes put tenant events into the outbox (in
+  // their own D1 batch); send them once the response is on its way. Only
+  // those routes, so hot paths (usage ingestion, consume) pay nothing; the
+  // cron sweep catches whatever this misses.
   app.use(async (c, next) => {
     await next();
-    if (c.req.method !== "GET" && c.req.method !== "HEAD" && c.req.method !== "OPTIONS") {
+    if (c.req.method !== "GET" && writesTenantEvents(c.req.path)) {
       await inBackground(c, relayTenantEventsQuietly(c.env));
     }
   });

@@ -15,6 +15,8 @@ import {
   deliverWebhookBatch,
   type Fetcher,
   fanOutTenantEvents,
+  PARKED_EVENT_RETRY_MS,
+  parkTenantEvents,
 } from "../src/services/webhook-delivery.ts";
 import type { WebhookDeliveryMessage } from "../src/services/webhook-endpoints.ts";
 import { onlyAuditRow } from "./audit-helpers.ts";
@@ -183,6 +185,39 @@ describe("fan-out (tenant-events consumer)", () => {
       .run();
     const stranded = await fanOut(evt, 3);
     expect(stranded.sent).toHaveLength(1);
+  });
+
+  it("a fan-out that cannot queue retries; a dead-lettered event is parked in the outbox and relayed again", async () => {
+    const owner = await register();
+    await endpoint(owner);
+    const evt = event(owner.tenant.id, "quota.exhausted");
+    const broken = {
+      DB: env.DB,
+      WEBHOOK_DELIVERIES_QUEUE: {
+        sendBatch: async () => {
+          throw new Error("queue unavailable");
+        },
+      } as unknown as Queue<never>,
+    };
+    const batch = batchOf("tenant-events", evt as unknown, 3);
+    const retries = batch.messages.map((queued) => vi.spyOn(queued, "retry"));
+    await fanOutTenantEvents(batch, broken);
+    expect(retries[0]?.mock.calls[0]?.[0]).toEqual({ delaySeconds: 15 });
+
+    const dlq = batchOf("tenant-events-dlq", evt as unknown, 11);
+    const ctx = createExecutionContext();
+    const parkedAt = new Date();
+    await parkTenantEvents(dlq, { DB: env.DB }, () => parkedAt);
+    expect((await getQueueResult(dlq, ctx)).explicitAcks).toHaveLength(1);
+    const { sent, queue } = recordingQueue();
+    const relayEnv = { DB: env.DB, TENANT_EVENTS_QUEUE: queue as Queue<TenantEvent> };
+    await relayTenantEvents(relayEnv, new Date(parkedAt.getTime() + 60_000));
+    expect((sent as TenantEvent[]).filter((e) => e.id === evt.id)).toEqual([]);
+    await relayTenantEvents(relayEnv, new Date(parkedAt.getTime() + PARKED_EVENT_RETRY_MS));
+    expect((sent as TenantEvent[]).filter((e) => e.id === evt.id)).toEqual([evt]);
+    // The second fan-out of the same event makes its one delivery.
+    expect((await fanOut(evt)).sent).toHaveLength(1);
+    expect((await fanOut(evt, 2)).sent).toHaveLength(0);
   });
 
   it("acknowledges a malformed message without writing anything", async () => {

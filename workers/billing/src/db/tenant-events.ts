@@ -141,6 +141,32 @@ export async function claimUnsentTenantEvents(
   return claimed.results.sort((a, b) => a.created_at.localeCompare(b.created_at));
 }
 
+/**
+ * Puts an event whose fan-out kept failing back into the outbox as unsent,
+ * held until `retryAfter` (the cron sweep relays it then). Events emitted
+ * straight to the queue (usage alerts) get their first outbox row here.
+ */
+export function parkTenantEventStatement(
+  d1: D1Database,
+  event: TenantEvent,
+  retryAfter: Date,
+): D1PreparedStatement {
+  return d1
+    .prepare(
+      `INSERT INTO tenant_events (id, tenant_id, type, data, created_at, relay_after)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6)
+       ON CONFLICT (id) DO UPDATE SET sent_at = NULL, relay_after = ?6`,
+    )
+    .bind(
+      event.id,
+      event.tenantId,
+      event.type,
+      JSON.stringify(event.data),
+      event.createdAt,
+      retryAfter.toISOString(),
+    );
+}
+
 export async function markTenantEventsSent(d1: D1Database, ids: string[], now: Date) {
   if (ids.length === 0) return;
   await d1

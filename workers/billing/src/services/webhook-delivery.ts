@@ -1,4 +1,5 @@
 import { auditStatement } from "../db/audit-events.ts";
+import { parkTenantEventStatement } from "../db/tenant-events.ts";
 import {
   disableEndpointStatement,
   enabledEndpoints,
@@ -40,6 +41,8 @@ export interface DeliveryEnv {
 
 /** Seconds before a fan-out that failed (D1 or the queue unavailable) is tried again. */
 const FAN_OUT_RETRY_SECONDS = 5;
+/** A dead-lettered event waits this long in the outbox before the cron sweep relays it again. */
+export const PARKED_EVENT_RETRY_MS = 5 * 60_000;
 const SEND_BATCH_LIMIT = 100;
 
 function log(level: "info" | "error", msg: string, fields: Record<string, unknown>) {
@@ -110,8 +113,35 @@ export async function fanOutTenantEvents(
         eventId: event.id,
         error: String(error),
       });
-      message.retry({ delaySeconds: FAN_OUT_RETRY_SECONDS });
+      message.retry({ delaySeconds: FAN_OUT_RETRY_SECONDS * message.attempts });
     }
+  }
+}
+
+/**
+ * The `tenant-events` dead-letter consumer: an event whose fan-out failed
+ * on every retry (D1 or the queue down for minutes) goes back into the
+ * outbox as unsent, so the cron sweep relays it again later: no event is
+ * dropped for an outage.
+ */
+export async function parkTenantEvents(
+  batch: MessageBatch<unknown>,
+  env: { DB: D1Database },
+  now: () => Date = () => new Date(),
+): Promise<void> {
+  for (const message of batch.messages) {
+    const parsed = tenantEventSchema.safeParse(message.body);
+    if (parsed.success) {
+      await parkTenantEventStatement(
+        env.DB,
+        parsed.data,
+        new Date(now().getTime() + PARKED_EVENT_RETRY_MS),
+      ).run();
+      log("error", "tenant event fan-out dead-lettered; parked in the outbox", {
+        eventId: parsed.data.id,
+      });
+    }
+    message.ack();
   }
 }
 
