@@ -1,13 +1,16 @@
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { devAdminCredentials, type Sent, send } from "./lib/billing-api.ts";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningStack, startStack } from "../scripts/lib/stack.ts";
+import { devAdminCredentials, type SendOptions, type Sent, sendTo } from "./lib/billing-api.ts";
 import { verifyEdgeSignature } from "./lib/verify-edge-signature.ts";
 
-// Outbound webhooks (issue 18) against the running stack: a local receiver
+// Outbound webhooks (issue 18) against a running stack: a local receiver
 // started here (the development setting allows http://127.0.0.1), a billing
 // period closed by the Cron Trigger's own handler at the period's end, a
 // receiver that always fails, and the delivery log's dead-letter record.
+// The stack is this file's own: running the cron a month ahead closes every
+// tenant's period, which must not move the shared stack's demo tenant.
 
 const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 
@@ -77,11 +80,18 @@ async function eventually<T>(
 }
 
 const receiver = new Receiver();
+let stack: RunningStack | undefined;
 let admin: string;
+
+function send(path: string, options: SendOptions = {}) {
+  if (!stack) throw new Error("stack not started");
+  return sendTo(`${stack.billingUrl}/api/v1`, path, options);
+}
 let tenantId: string;
 let subscription: { id: string; currentPeriodEnd: string };
 
 beforeAll(async () => {
+  stack = await startStack({ logLevel: "warn", timeoutMs: 150_000 });
   await receiver.start();
   admin = ok(await send("/auth/login", { body: devAdminCredentials() }), 200, "login").accessToken;
   tenantId = ok(
@@ -118,6 +128,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await receiver.stop();
+  await stack?.stop();
 });
 
 async function endpoint(path: string, eventTypes: string[]) {
@@ -137,9 +148,8 @@ describe("outbound webhooks", () => {
     const hook = await endpoint("/ok/invoices", ["invoice.finalized"]);
     // The Cron Trigger's handler, run by the local runtime at the period's end.
     const periodEnd = Date.parse(subscription.currentPeriodEnd);
-    const billingUrl = inject("stack").billingUrl;
     const cron = await fetch(
-      `${billingUrl}/cdn-cgi/local/scheduled?cron=${encodeURIComponent("* * * * *")}&time=${periodEnd + 60_000}`,
+      `${stack?.billingUrl}/cdn-cgi/local/scheduled?cron=${encodeURIComponent("* * * * *")}&time=${periodEnd + 60_000}`,
     );
     expect(cron.status, await cron.text()).toBe(200);
 

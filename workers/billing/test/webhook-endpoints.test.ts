@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
+import { ApiError } from "@edge-platform/shared/http/api-error";
 import { beforeAll, describe, expect, it } from "vitest";
 import { decryptWebhookSecret } from "../src/domain/webhook-secret.ts";
+import { WebhookEndpointService } from "../src/services/webhook-endpoints.ts";
 import { auditRowsFor, onlyAuditRow } from "./audit-helpers.ts";
 import { platformAdmin } from "./catalog-helpers.ts";
 import { type Account, addMember, call, expectError, register } from "./helpers.ts";
@@ -141,6 +143,34 @@ describe("POST /webhook-endpoints", () => {
       .bind(key)
       .first<{ response_body: string }>();
     expect(stored?.response_body).not.toContain(first.body.secret);
+  });
+});
+
+describe("without WEBHOOK_SECRET_KEY", () => {
+  it("creating or rotating is a 503 and writes nothing (the secret could not be stored)", async () => {
+    const service = new WebhookEndpointService(
+      env.DB,
+      env.WEBHOOK_DELIVERIES_QUEUE,
+      { allowHttpLocalhost: false },
+      "too-short",
+    );
+    const context = {
+      tenant: { id: owner.tenant.id } as never,
+      role: "OWNER" as const,
+      platformAdmin: false,
+    };
+    const before = await env.DB.prepare("SELECT count(*) AS n FROM webhook_endpoints").first<{
+      n: number;
+    }>();
+    const refused = await service
+      .create(context, { url: "https://hooks.example.com/nokey", eventTypes: ["*"] })
+      .catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(ApiError);
+    expect(refused).toMatchObject({ status: 503 });
+    const after = await env.DB.prepare("SELECT count(*) AS n FROM webhook_endpoints").first<{
+      n: number;
+    }>();
+    expect(after?.n).toBe(before?.n);
   });
 });
 
