@@ -73,6 +73,20 @@ describe("POST /webhook-endpoints", () => {
     expect(JSON.stringify(audit)).not.toContain(created.secret);
   });
 
+  it("a tenant has at most 20 endpoints", async () => {
+    const crowded = await register();
+    for (let index = 0; index < 20; index++) {
+      await createEndpoint(crowded, { url: `https://hooks.example.com/${index}` });
+    }
+    expectError(
+      await as(crowded, crowded.tenant.id)("", {
+        body: { url: "https://hooks.example.com/21", eventTypes: ["*"] },
+      }),
+      409,
+      /at most 20 webhook endpoints/,
+    );
+  });
+
   it('accepts ["*"] for every event type', async () => {
     const created = await createEndpoint(owner, { eventTypes: ["invoice.paid", "*"] });
     expect(created.eventTypes).toEqual(["*"]);

@@ -166,6 +166,7 @@ const create = createRoute({
     400: errors[400],
     401: errors[401],
     403: errors[403],
+    409: errors[409],
     503: json(ErrorSchema, "Webhook signing is not configured (WEBHOOK_SECRET_KEY)"),
   },
 });

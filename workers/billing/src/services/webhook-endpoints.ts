@@ -83,6 +83,9 @@ export function deliveryView(row: WebhookDeliveryRow, attempts: WebhookAttemptRo
   };
 }
 
+/** Each endpoint multiplies every event's deliveries: a tenant has at most this many. */
+export const MAX_ENDPOINTS_PER_TENANT = 20;
+
 const endpointNotFound = (id: string) =>
   new ApiError(404, `Webhook endpoint with ID "${id}" not found`);
 
@@ -107,6 +110,13 @@ export class WebhookEndpointService {
 
   async create(context: BillingContext, input: EndpointInput) {
     const url = this.checkedUrl(input.url);
+    const { total } = await listEndpoints(this.d1, context.tenant.id, 0, 1);
+    if (total >= MAX_ENDPOINTS_PER_TENANT) {
+      throw new ApiError(
+        409,
+        `A tenant has at most ${MAX_ENDPOINTS_PER_TENANT} webhook endpoints; delete one first`,
+      );
+    }
     const id = crypto.randomUUID();
     const secret = generateWebhookSecret();
     const secretCiphertext = await this.seal(id, secret);
