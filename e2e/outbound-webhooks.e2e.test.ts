@@ -1,3 +1,4 @@
+import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -144,6 +145,18 @@ async function endpoint(path: string, eventTypes: string[]) {
 }
 
 describe("outbound webhooks", () => {
+  it("the README's receiver snippet is the code this receiver runs", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const snippet = readFileSync(
+      new URL("./lib/verify-edge-signature.ts", import.meta.url),
+      "utf8",
+    );
+    const code = snippet.slice(snippet.indexOf("/** True when"));
+    expect(code.length).toBeGreaterThan(200);
+    expect(readme).toContain(code);
+    expect(readme).toContain('import { createHmac, timingSafeEqual } from "node:crypto";');
+  });
+
   it("the cycle closing a period sends a signed invoice.finalized the README's snippet verifies", async () => {
     const hook = await endpoint("/ok/invoices", ["invoice.finalized"]);
     // The Cron Trigger's handler, run by the local runtime at the period's end.
