@@ -8,6 +8,7 @@ import { pruneIdempotencyKeys } from "./jobs/idempotency-prune.ts";
 import { runSubscriptionJobs } from "./jobs/subscription-jobs.ts";
 import { runUsageArchive } from "./jobs/usage-archive.ts";
 import { consumeOutboundWebhookBatch, isOutboundWebhookQueue } from "./jobs/webhook-deliveries.ts";
+import { pruneWebhookHistory } from "./jobs/webhook-retention.ts";
 import { relayTenantEventsQuietly } from "./services/tenant-events.ts";
 import { armUsageReconciler } from "./services/usage-reconciler-arming.ts";
 import type { WebhookQueueMessage } from "./services/webhooks.ts";
@@ -32,6 +33,7 @@ export default {
    */
   scheduled(controller, env, ctx) {
     ctx.waitUntil(pruneIdempotencyKeys(env, controller.scheduledTime));
+    ctx.waitUntil(pruneWebhookHistory(env.DB, new Date(controller.scheduledTime)));
     ctx.waitUntil(armUsageReconciler.now(env));
     ctx.waitUntil(
       runUsageArchive(env, new Date(controller.scheduledTime)).catch((error: unknown) =>

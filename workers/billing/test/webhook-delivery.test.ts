@@ -8,6 +8,7 @@ import {
   type WebhookDeliverySettings,
 } from "../src/domain/webhook-delivery.ts";
 import { verifyWebhookSignature } from "../src/domain/webhook-signature.ts";
+import { pruneWebhookHistory } from "../src/jobs/webhook-retention.ts";
 import { relayTenantEvents } from "../src/services/tenant-events.ts";
 import {
   type DeliveryEnv,
@@ -451,6 +452,56 @@ describe("delivery (webhook-deliveries consumer)", () => {
       status: "SKIPPED",
       last_error: "endpoint deleted",
     });
+  });
+});
+
+describe("retention", () => {
+  it("the cron prunes finished deliveries, sent events and deleted endpoints after 30 days, nothing in flight", async () => {
+    const owner = await register();
+    const live = await endpoint(owner);
+    const [done] = (await fanOut(event(owner.tenant.id))).sent;
+    const [inFlight] = (await fanOut(event(owner.tenant.id))).sent;
+    if (!done || !inFlight) throw new Error("no deliveries queued");
+    await deliver(done, { fetcher: answering(200).fetcher });
+    await deliver(inFlight, { fetcher: answering(500).fetcher });
+    const old = new Date(Date.now() - 31 * MS_PER_DAY).toISOString();
+    await env.DB.prepare("UPDATE webhook_deliveries SET updated_at = ? WHERE id IN (?, ?)")
+      .bind(old, done.deliveryId, inFlight.deliveryId)
+      .run();
+    const gone = await endpoint(owner);
+    await env.DB.prepare("UPDATE webhook_endpoints SET deleted_at = ? WHERE id = ?")
+      .bind(old, gone.id)
+      .run();
+    const sentId = `evt_${crypto.randomUUID()}`;
+    const unsentId = `evt_${crypto.randomUUID()}`;
+    await env.DB.batch([
+      env.DB.prepare(
+        "INSERT INTO tenant_events (id, tenant_id, type, data, created_at, sent_at) VALUES (?, ?, 'invoice.paid', '{}', ?, ?)",
+      ).bind(sentId, owner.tenant.id, old, old),
+      env.DB.prepare(
+        "INSERT INTO tenant_events (id, tenant_id, type, data, created_at) VALUES (?, ?, 'invoice.paid', '{}', ?)",
+      ).bind(unsentId, owner.tenant.id, old),
+    ]);
+
+    const pruned = await pruneWebhookHistory(env.DB, new Date());
+    expect(pruned?.deliveries).toBeGreaterThanOrEqual(1);
+    expect(await deliveryRow(done.deliveryId)).toBeNull();
+    expect(
+      await env.DB.prepare(
+        "SELECT count(*) AS n FROM webhook_delivery_attempts WHERE delivery_id = ?",
+      )
+        .bind(done.deliveryId)
+        .first<{ n: number }>(),
+    ).toEqual({ n: 0 });
+    expect((await deliveryRow(inFlight.deliveryId))?.status).toBe("RETRYING");
+    const events = await env.DB.prepare("SELECT id FROM tenant_events WHERE id IN (?, ?)")
+      .bind(sentId, unsentId)
+      .all<{ id: string }>();
+    expect(events.results.map((row) => row.id)).toEqual([unsentId]);
+    const endpoints = await env.DB.prepare("SELECT id FROM webhook_endpoints WHERE id IN (?, ?)")
+      .bind(live.id, gone.id)
+      .all<{ id: string }>();
+    expect(endpoints.results.map((row) => row.id)).toEqual([live.id]);
   });
 });
 

@@ -415,3 +415,33 @@ export function reopenDeliveryStatement(
     )
     .bind(deliveryId, at);
 }
+
+/**
+ * Deletes up to `limit` finished deliveries (with their attempts) last
+ * changed before `before`, sent outbox events older than that, and deleted
+ * endpoints with no delivery left. Returns the counts per table.
+ */
+export async function pruneWebhookHistoryStatements(d1: D1Database, before: string, limit: number) {
+  const finished = `SELECT id FROM webhook_deliveries
+    WHERE status IN ('DELIVERED', 'FAILED', 'SKIPPED') AND updated_at < ?1 LIMIT ?2`;
+  const results = await d1.batch([
+    d1
+      .prepare(`DELETE FROM webhook_delivery_attempts WHERE delivery_id IN (${finished})`)
+      .bind(before, limit),
+    d1.prepare(`DELETE FROM webhook_deliveries WHERE id IN (${finished})`).bind(before, limit),
+    d1
+      .prepare(
+        `DELETE FROM tenant_events WHERE id IN (
+           SELECT id FROM tenant_events WHERE sent_at IS NOT NULL AND sent_at < ?1 LIMIT ?2)`,
+      )
+      .bind(before, limit),
+    d1
+      .prepare(
+        `DELETE FROM webhook_endpoints WHERE deleted_at IS NOT NULL AND deleted_at < ?1
+           AND NOT EXISTS (SELECT 1 FROM webhook_deliveries WHERE endpoint_id = webhook_endpoints.id)`,
+      )
+      .bind(before),
+  ]);
+  const [attempts, deliveries, events, endpoints] = results.map((result) => result.meta.changes);
+  return { attempts, deliveries, events, endpoints };
+}
