@@ -29,7 +29,12 @@
  *    same number of back-to-back runs per round (PROBE_ITERATIONS), ROUNDS
  *    rounds interleaved round by round (so load from elsewhere on the shared
  *    machine falls on every side alike, and each round gives a paired ratio),
- *    the loop's total time divided by the runs, median of the rounds. The
+ *    the loop's total time divided by the runs, median of the rounds. Each
+ *    round is also measured in CPU time: the probe's workerd process and this
+ *    Node process (all threads, /proc/<pid>/task/<tid>/schedstat) over the
+ *    very same loops. On a shared 2-core machine wall time also counts the
+ *    time another process held the core; CPU time does not, so the paired
+ *    CPU-time ratio is the steadier figure of what a run costs. The
  *    probe times the service's own `run` (tensor creation and output checks
  *    included), so the Worker side is, if anything, charged more.
  *    Two reference rows say where the gap comes from: onnxruntime-web's wasm
@@ -42,7 +47,7 @@
  *    and tree traversal is almost all dependent loads.
  *    Steps 3's steady state runs for both bundled models: the weather-only
  *    model (aqi-1.0.0, 100 rows x 14 columns) and the recent-reading model
- *    (aqi-reading-1.1.0, 100 rows with readings x 16 columns; its `run`
+ *    (aqi-reading-1.2.0, 100 rows with readings x 16 columns; its `run`
  *    includes turning z into AQI in JavaScript, which onnxruntime-node does
  *    not do, so the Worker side carries that work). The autocannon table has
  *    a batch of 100 rows with readings too.
@@ -52,10 +57,11 @@
  *
  * Environment: BENCH_SECONDS (per autocannon run, default 10),
  * BENCH_CONNECTIONS (default 20), BENCH_SAMPLES (timing samples, default 1000),
- * BENCH_PROBE_ITERATIONS (runs per steady-state round, default 3000),
+ * BENCH_PROBE_ITERATIONS (runs per steady-state round, default 1000),
+ * BENCH_ROUNDS (interleaved steady-state rounds, default 11),
  * BENCH_DIAGNOSE=0 (skip the diagnosis-only probe).
  */
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -79,9 +85,10 @@ import { quantile, table } from "./lib/report.ts";
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const SAMPLES = Number(process.env.BENCH_SAMPLES ?? 1000);
-const PROBE_ITERATIONS = Number(process.env.BENCH_PROBE_ITERATIONS ?? 3000);
+const PROBE_ITERATIONS = Number(process.env.BENCH_PROBE_ITERATIONS ?? 1000);
 const WARM_UP = 50;
-const ROUNDS = 5;
+/** Short rounds, many of them: load from elsewhere drifts between rounds more than within one. */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 11);
 /** Set BENCH_DIAGNOSE=0 to skip the diagnosis-only probe (bounds checks off). */
 const DIAGNOSE = process.env.BENCH_DIAGNOSE !== "0";
 const UNLIMITED = "1000000000";
@@ -150,39 +157,94 @@ function fixed(value: number, digits = 2): string {
   return Number.isFinite(value) ? value.toFixed(digits) : "n/a";
 }
 
-/** Source of the probe Worker: the service's model code, timed inside workerd. */
+/**
+ * Source of the probe Worker: the service's model code, timed inside workerd.
+ * Two requests per round: `prepare` (a fresh ModelHost, session creation
+ * timed, warm-up, encoding timed) and `run` (only the back-to-back runs), so
+ * that the probe process's CPU time over the `run` request is the runs' cost.
+ */
 function probeSource(): string {
   const inference = path.join(ROOT, "workers/aqi/src/inference");
   return `
 import { ModelHost } from ${JSON.stringify(path.join(inference, "model-host.ts"))};
 import { shippedModel, shippedReadingModel } from ${JSON.stringify(path.join(inference, "shipped-model.ts"))};
 
+let prepared = null;
+
 export default {
   async fetch(request) {
-    const { rows, iterations, variant } = await request.json();
-    const host = new ModelHost(variant === "recent-reading" ? shippedReadingModel : shippedModel);
-    const created = performance.now();
-    const state = await host.state();
-    const sessionCreateMs = performance.now() - created;
-    if (state.status !== "ready") return Response.json(state, { status: 503 });
-    const model = state.model;
-    const data = model.encode(rows);
-    for (let i = 0; i < ${WARM_UP}; i += 1) await model.run(data, rows.length);
+    const { op, rows, iterations, variant } = await request.json();
+    if (op === "prepare") {
+      const host = new ModelHost(variant === "recent-reading" ? shippedReadingModel : shippedModel);
+      const created = performance.now();
+      const state = await host.state();
+      const sessionCreateMs = performance.now() - created;
+      if (state.status !== "ready") return Response.json(state, { status: 503 });
+      const model = state.model;
+      const data = model.encode(rows);
+      for (let i = 0; i < ${WARM_UP}; i += 1) await model.run(data, rows.length);
+      const encodeStarted = performance.now();
+      for (let i = 0; i < iterations; i += 1) model.encode(rows);
+      const encodeMs = (performance.now() - encodeStarted) / iterations;
+      prepared = { model, data, rows: rows.length };
+      return Response.json({ sessionCreateMs, encodeMs });
+    }
+    const { model, data } = prepared;
     const runStarted = performance.now();
-    for (let i = 0; i < iterations; i += 1) await model.run(data, rows.length);
+    for (let i = 0; i < iterations; i += 1) await model.run(data, prepared.rows);
     const runMs = (performance.now() - runStarted) / iterations;
-    const encodeStarted = performance.now();
-    for (let i = 0; i < iterations; i += 1) model.encode(rows);
-    const encodeMs = (performance.now() - encodeStarted) / iterations;
-    return Response.json({ sessionCreateMs, runMs, encodeMs, iterations });
+    return Response.json({ runMs, iterations });
   },
 };
 `;
 }
 
+/**
+ * CPU time of a process in nanoseconds: the sum over its threads of the time
+ * they spent on a CPU (/proc/<pid>/task/<tid>/schedstat, first field). Unlike
+ * wall time it does not grow when other processes on the shared machine take
+ * the cores, so a paired CPU-time ratio is what the runs cost, not who else
+ * was running. Linux only; NaN elsewhere.
+ */
+function cpuNs(pid: number): number {
+  try {
+    let total = 0;
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      total += Number(readFileSync(`/proc/${pid}/task/${task}/schedstat`, "utf8").split(" ")[0]);
+    }
+    return total;
+  } catch {
+    return Number.NaN;
+  }
+}
+
+/** Child processes of this Node process named `workerd` (the probe's runtime). */
+function workerdChildren(): Set<number> {
+  const found = new Set<number>();
+  try {
+    for (const entry of readdirSync("/proc")) {
+      if (!/^\d+$/.test(entry)) continue;
+      try {
+        const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+        const name = stat.slice(stat.indexOf("(") + 1, stat.lastIndexOf(")"));
+        const parent = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+        if (name === "workerd" && parent === process.pid) found.add(Number(entry));
+      } catch {
+        // the process ended while listing
+      }
+    }
+  } catch {
+    // no /proc
+  }
+  return found;
+}
+
 interface ProbeResult {
   sessionCreateMs: number;
+  /** Wall time per run, from performance.now() inside workerd. */
   runMs: number;
+  /** CPU time of the probe's workerd process per run (all its threads), NaN if unknown. */
+  cpuMs: number;
   encodeMs: number;
   iterations: number;
 }
@@ -212,6 +274,7 @@ async function startProbe(v8Flags?: string): Promise<ProbeHandle> {
   if (v8Flags) process.env.MINIFLARE_WORKERD_V8_FLAGS = v8Flags;
   else delete process.env.MINIFLARE_WORKERD_V8_FLAGS;
   let worker: Awaited<ReturnType<typeof unstable_dev>>;
+  const before = workerdChildren();
   try {
     worker = await unstable_dev(script, {
       compatibilityDate: "2026-11-01",
@@ -226,15 +289,31 @@ async function startProbe(v8Flags?: string): Promise<ProbeHandle> {
     restore();
     throw error;
   }
+  // wrangler starts more than one workerd process for a dev session, and not all at once: they are
+  // looked up at each measurement; the idle ones add next to nothing.
+  const probeCpuNs = () => {
+    const pids = [...workerdChildren()].filter((pid) => !before.has(pid));
+    return pids.length === 0 ? Number.NaN : pids.reduce((total, pid) => total + cpuNs(pid), 0);
+  };
+  const call = async (body: object) => {
+    const response = await worker.fetch("http://probe/", {
+      method: "POST",
+      body: JSON.stringify(body),
+    });
+    if (response.status !== 200)
+      throw new Error(`probe answered ${response.status}: ${await response.text()}`);
+    return response.json();
+  };
   return {
     async round(rows, iterations, variant) {
-      const response = await worker.fetch("http://probe/", {
-        method: "POST",
-        body: JSON.stringify({ rows, iterations, variant }),
-      });
-      if (response.status !== 200)
-        throw new Error(`probe answered ${response.status}: ${await response.text()}`);
-      return (await response.json()) as ProbeResult;
+      const prepared = (await call({ op: "prepare", rows, iterations, variant })) as {
+        sessionCreateMs: number;
+        encodeMs: number;
+      };
+      const cpuBefore = probeCpuNs();
+      const run = (await call({ op: "run", iterations })) as { runMs: number };
+      const cpuMs = (probeCpuNs() - cpuBefore) / 1e6 / iterations;
+      return { ...prepared, runMs: run.runMs, cpuMs, iterations };
     },
     async stop() {
       try {
@@ -249,8 +328,10 @@ async function startProbe(v8Flags?: string): Promise<ProbeHandle> {
 /** A session in Node timed with the probe's protocol (warm-up once, then rounds of back-to-back runs). */
 interface SteadySession {
   readonly createMs: number;
-  /** One round: PROBE_ITERATIONS back-to-back runs; milliseconds per run. */
+  /** One round: PROBE_ITERATIONS back-to-back runs; milliseconds per run (wall). */
   round(): Promise<number>;
+  /** CPU time of this Node process per run in the last round (all threads), NaN if unknown. */
+  lastCpuMs(): number;
   release(): Promise<void>;
 }
 
@@ -260,13 +341,18 @@ async function steadySession(
   release: () => Promise<void>,
 ): Promise<SteadySession> {
   for (let warm = 0; warm < WARM_UP; warm += 1) await run();
+  let cpuMs = Number.NaN;
   return {
     createMs,
     async round() {
+      const cpuBefore = cpuNs(process.pid);
       const started = performance.now();
       for (let i = 0; i < PROBE_ITERATIONS; i += 1) await run();
-      return (performance.now() - started) / PROBE_ITERATIONS;
+      const wall = (performance.now() - started) / PROBE_ITERATIONS;
+      cpuMs = (cpuNs(process.pid) - cpuBefore) / 1e6 / PROBE_ITERATIONS;
+      return wall;
     },
+    lastCpuMs: () => cpuMs,
     release,
   };
 }
@@ -339,7 +425,7 @@ async function webInNodeSession(
 }
 
 /** The bundled recent-reading model's holdout rows (requests with readings). */
-const READING_HOLDOUT = "aqi-reading-1.1.0.holdout.json";
+const READING_HOLDOUT = "aqi-reading-1.2.0.holdout.json";
 
 /**
  * Steady state of one model: the probe in workerd, onnxruntime-node (1 thread
@@ -363,11 +449,13 @@ async function compareSteady(
   const webInNode = await webInNodeSession(modelBytes, tensorData, rows.length);
   const probeRounds: ProbeResult[] = [];
   const nodeRounds: number[] = [];
+  const nodeCpuRounds: number[] = [];
   const webRounds: number[] = [];
   try {
     for (let round = 0; round < ROUNDS; round += 1) {
       probeRounds.push(await probe.round(rows, PROBE_ITERATIONS, variant));
       nodeRounds.push(await nodeOneThread.round());
+      nodeCpuRounds.push(nodeOneThread.lastCpuMs());
       webRounds.push(await webInNode.round());
     }
   } finally {
@@ -397,6 +485,7 @@ async function compareSteady(
   return {
     probeRounds,
     nodeRounds,
+    nodeCpuRounds,
     webRounds,
     nodeSingleRuns,
     nodeDefaultRounds,
@@ -569,6 +658,9 @@ async function main(): Promise<void> {
     const nodeSteady = median(nodeRounds);
     const webSteady = median(webRounds);
     const pairedRatios = probeRounds.map((round, index) => round.runMs / nodeRounds[index]!);
+    const pairedCpuRatios = probeRounds.map(
+      (round, index) => round.cpuMs / weatherOnly.nodeCpuRounds[index]!,
+    );
     const unguardedRunMs = weatherOnly.unguardedRunMs;
 
     const trivial = results[0]!;
@@ -692,6 +784,11 @@ async function main(): Promise<void> {
           probeRounds.map((round) => round.runMs),
           3,
         )}; node ms/run ${list(nodeRounds, 3)}\n` +
+        `  steady state in CPU time (each process's CPU time over the same rounds, all threads; not inflated by other load on the machine): ${fixed(median(pairedCpuRatios), 2)} (${verdict(median(pairedCpuRatios))})\n` +
+        `    paired CPU ratio per round: ${list(pairedCpuRatios, 2)}; workerd CPU ms/run ${list(
+          probeRounds.map((round) => round.cpuMs),
+          3,
+        )}; node CPU ms/run ${list(weatherOnly.nodeCpuRounds, 3)}\n` +
         `  per request (one run per HTTP request, mean of Server-Timing, over the node steady state): ${fixed(perRequest, 2)} (${verdict(perRequest)})\n` +
         `    (each request's run starts with caches cooled by the HTTP, JSON and validation work around it; the node loop's never are)\n` +
         `where the gap comes from (same file, same rows, over the node steady state):\n` +
@@ -706,6 +803,9 @@ async function main(): Promise<void> {
       (round, index) => round.runMs / reading.nodeRounds[index]!,
     );
     const readingSteady = median(readingPaired);
+    const readingCpuPaired = reading.probeRounds.map(
+      (round, index) => round.cpuMs / reading.nodeCpuRounds[index]!,
+    );
     const readingPerRequest = mean(readingInference) / readingNodeMs;
     process.stdout.write(
       `\nrecent-reading model (${readingHoldout.modelVersion}), 100 rows with readings, in-Worker / onnxruntime-node (1 thread), target <= 1.5:\n` +
@@ -714,6 +814,11 @@ async function main(): Promise<void> {
           reading.probeRounds.map((round) => round.runMs),
           3,
         )} (median ${fixed(readingProbeMs, 3)}); node ms/run ${list(reading.nodeRounds, 3)} (median ${fixed(readingNodeMs, 3)}); paired ${list(readingPaired, 2)}\n` +
+        `  steady state in CPU time (median of the paired ratios): ${fixed(median(readingCpuPaired), 2)} (${verdict(median(readingCpuPaired))})\n` +
+        `    workerd CPU ms/run ${list(
+          reading.probeRounds.map((round) => round.cpuMs),
+          3,
+        )}; node CPU ms/run ${list(reading.nodeCpuRounds, 3)}; paired ${list(readingCpuPaired, 2)}\n` +
         `  per request (mean of Server-Timing over ${readingInference.length} requests, over the node steady state): ${fixed(mean(readingInference), 3)} ms, ratio ${fixed(readingPerRequest, 2)} (${verdict(readingPerRequest)})\n` +
         `  onnxruntime-node default threads ${fixed(median(reading.nodeDefaultRounds), 3)} ms; onnxruntime-web wasm in Node ${fixed(median(reading.webRounds), 3)} ms (${fixed(median(reading.webRounds) / readingNodeMs, 2)})\n` +
         (DIAGNOSE

@@ -12,7 +12,11 @@
  *    GET /health (readiness: one D1 read and one Durable Object ping),
  *    GET /api/v1/entitlements/:key/check and POST .../consume with the API
  *    key, and the same METERED consume with a fresh Idempotency-Key on
- *    every request (the cost of the key's claim and stored answer);
+ *    every request (the cost of the key's claim and stored answer), and
+ *    consume on a METERED feature with BENCH_ALERTS usage alerts (default
+ *    10, half units and half percent, all out of the run's reach, so each
+ *    consume checks them all and none fires) next to the same consume on an
+ *    identical feature with none (the cost of the alert check);
  *    throughput over all rounds, median p50/p99 of the rounds, every ratio
  *    against the no-I/O baseline (overall and per round), and the ratio of
  *    consume with a key to consume without one.
@@ -23,11 +27,16 @@
  *    not counted by it.)
  *
  * Environment: BENCH_SECONDS (per route and round, default 5), BENCH_ROUNDS
- * (default 3), BENCH_CONNECTIONS (default 20), BENCH_EXACT (default 2000).
+ * (default 3), BENCH_CONNECTIONS (default 20), BENCH_EXACT (default 2000),
+ * BENCH_ALERTS (default 10).
  */
 import { devVarsFile, readDevVars } from "../scripts/lib/dev-vars.ts";
 import { startStack } from "../scripts/lib/stack.ts";
 import { ROOT } from "../scripts/lib/wrangler.ts";
+import {
+  reachedAlertEvents,
+  type UsageAlertTerms,
+} from "../workers/billing/src/domain/usage-alerts.ts";
 import { autocannon } from "./lib/autocannon.ts";
 import { table } from "./lib/report.ts";
 
@@ -35,6 +44,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const EXACT = Number(process.env.BENCH_EXACT ?? 2000);
+const ALERTS = Number(process.env.BENCH_ALERTS ?? 10);
 const TARGETS = { check: 0.5, consume: 0.35 };
 
 interface Route {
@@ -157,7 +167,48 @@ async function send(
   return body;
 }
 
+/**
+ * The alert check itself, in process: what the counter runs per consume on
+ * a watched feature (`reachedAlertEvents` over ALERTS alerts none of which
+ * is reached), against the same call with no alerts. Microseconds per call.
+ */
+function alertCheckMicros(): { withAlerts: number; without: number } {
+  const terms = {
+    featureLookupKey: "bench",
+    featureType: "METERED",
+    value: null,
+    limit: null,
+    limitBehavior: null,
+    overagePrice: 1,
+    includedAmount: 1_000_000_000,
+    resetPeriod: "MONTHLY",
+  } as const;
+  const alerts: UsageAlertTerms[] = Array.from({ length: ALERTS }, (_, index) => ({
+    id: `alert-${index}`,
+    featureLookupKey: "bench",
+    threshold:
+      index % 2 === 0
+        ? { type: "units", value: 100_000_000_000 + index }
+        : { type: "percent", value: 100 + index },
+  }));
+  const window = { featureKey: "bench", windowKey: "w", windowStart: "w", windowEnd: null };
+  const now = new Date();
+  const time = (set: UsageAlertTerms[]) => {
+    const calls = 200_000;
+    let reached = 0;
+    const start = performance.now();
+    for (let used = 0; used < calls; used++) {
+      reached += reachedAlertEvents("tenant", set, terms, window, used, now).length;
+    }
+    if (reached !== 0) throw new Error("a bench alert was reached");
+    return ((performance.now() - start) * 1000) / calls;
+  };
+  time(alerts);
+  return { withAlerts: time(alerts), without: time([]) };
+}
+
 async function main(): Promise<void> {
+  const micros = alertCheckMicros();
   log("starting the local stack");
   const stack = await startStack({ logLevel: "warn" });
   try {
@@ -178,6 +229,22 @@ async function main(): Promise<void> {
       token: admin,
       body: { name: "Bench meter", lookupKey: `bench_meter_${run}`, type: "METERED", unit: "op" },
     });
+    // Two identical METERED features: one will carry the tenant's alerts.
+    const [plain, alerted] = [
+      await send(base, "/features", {
+        token: admin,
+        body: { name: "Bench plain", lookupKey: `bench_plain_${run}`, type: "METERED", unit: "op" },
+      }),
+      await send(base, "/features", {
+        token: admin,
+        body: {
+          name: "Bench alerted",
+          lookupKey: `bench_alerted_${run}`,
+          type: "METERED",
+          unit: "op",
+        },
+      }),
+    ];
     const plan = await send(base, "/plans", {
       token: admin,
       body: { name: "Bench", slug: `bench-${run}`, isPublic: false },
@@ -201,6 +268,17 @@ async function main(): Promise<void> {
       token: admin,
       body: { featureId: metered.id, includedAmount: 0, overagePrice: 1, resetPeriod: "MONTHLY" },
     });
+    for (const feature of [plain, alerted]) {
+      await send(base, `/plans/${plan.id}/entitlements`, {
+        token: admin,
+        body: {
+          featureId: feature.id,
+          includedAmount: 1_000_000_000,
+          overagePrice: 1,
+          resetPeriod: "MONTHLY",
+        },
+      });
+    }
     const owner = await send(base, "/auth/register", {
       body: {
         email: `bench-${run}@example.com`,
@@ -223,6 +301,21 @@ async function main(): Promise<void> {
       })
     ).key as string;
     const auth = { authorization: `Bearer ${apiKey}` };
+    // Thresholds the run cannot reach (units from 10^11; 100% and more of 10^9
+    // is reached only after 10^9 units): every consume checks them, none fires.
+    for (let index = 0; index < ALERTS; index++) {
+      await send(base, "/usage-alerts", {
+        token: owner.accessToken,
+        tenant: owner.tenant.id,
+        body: {
+          featureLookupKey: alerted.lookupKey,
+          threshold:
+            index % 2 === 0
+              ? { type: "units", value: 100_000_000_000 + index }
+              : { type: "percent", value: 100 + index },
+        },
+      });
+    }
     const warm = await send(base, `/entitlements/${quota.lookupKey}/check`, { token: apiKey });
     if (warm.allowed !== true) throw new Error(`warm-up check refused: ${JSON.stringify(warm)}`);
 
@@ -256,6 +349,20 @@ async function main(): Promise<void> {
         headers: auth,
         freshIdempotencyKeys: true,
       },
+      {
+        name: "POST /entitlements/:key/consume (API key, METERED, no alerts)",
+        url: `${base}/api/v1/entitlements/${plain.lookupKey}/consume`,
+        method: "POST",
+        body: JSON.stringify({ amount: 1 }),
+        headers: auth,
+      },
+      {
+        name: `POST /entitlements/:key/consume (API key, METERED, ${ALERTS} alerts)`,
+        url: `${base}/api/v1/entitlements/${alerted.lookupKey}/consume`,
+        method: "POST",
+        body: JSON.stringify({ amount: 1 }),
+        headers: auth,
+      },
     ];
     log("warm-up: 2 s per route");
     for (const route of routes) await load(route, 2);
@@ -267,9 +374,17 @@ async function main(): Promise<void> {
       for (const [index, route] of routes.entries())
         samples[index]?.push(await load(route, SECONDS));
     }
-    const [live, health, check, consume, consumeMetered, consumeKeyed] = samples.map(
-      (rounds, index) => combine(routes[index]?.name ?? "", rounds),
-    ) as [Combined, Combined, Combined, Combined, Combined, Combined];
+    const [live, health, check, consume, consumeMetered, consumeKeyed, unwatched, watched] =
+      samples.map((rounds, index) => combine(routes[index]?.name ?? "", rounds)) as [
+        Combined,
+        Combined,
+        Combined,
+        Combined,
+        Combined,
+        Combined,
+        Combined,
+        Combined,
+      ];
 
     log(`integrity: exactly ${EXACT} consumes at ${CONNECTIONS} connections`);
     // Let requests left in flight by the timed run finish before the baseline.
@@ -292,7 +407,16 @@ async function main(): Promise<void> {
       amount: EXACT,
     });
     const after = await usedNow();
-    const results = [live, health, check, consume, consumeMetered, consumeKeyed];
+    const results = [
+      live,
+      health,
+      check,
+      consume,
+      consumeMetered,
+      consumeKeyed,
+      unwatched,
+      watched,
+    ];
     process.stdout.write(
       `\nBilling entitlements benchmark (${CONNECTIONS} connections; ${ROUNDS} interleaved rounds of ${SECONDS} s per route, one stack, one run; ${process.arch}, Node ${process.version})\n\n`,
     );
@@ -339,6 +463,17 @@ async function main(): Promise<void> {
       .join(" ");
     process.stdout.write(
       `consume with Idempotency-Key / without = ${keyedRatio.toFixed(2)} req/s (per round ${perRound}); p50 ${consumeKeyed.p50} ms vs ${consumeMetered.p50} ms\n`,
+    );
+    // The alert check's cost: the same consume on a feature with and without alerts, same run.
+    const alertRatio = watched.rps / unwatched.rps;
+    const alertPerRound = watched.roundRps
+      .map((rps, round) => (rps / (unwatched.roundRps[round] ?? Number.NaN)).toFixed(2))
+      .join(" ");
+    process.stdout.write(
+      `consume with ${ALERTS} alerts / without = ${alertRatio.toFixed(2)} req/s (per round ${alertPerRound}); p50 ${watched.p50} ms vs ${unwatched.p50} ms; non-2xx ${watched.non2xx} vs ${unwatched.non2xx}\n`,
+    );
+    process.stdout.write(
+      `alert check in process: ${micros.withAlerts.toFixed(3)} us per consume with ${ALERTS} alerts, ${micros.without.toFixed(3)} us with none\n`,
     );
     const counted = after - before;
     const intact = counted === EXACT && exact["2xx"] === EXACT;

@@ -67,6 +67,8 @@ export default defineConfig(async () => {
               queueProducers: {
                 USAGE_RAW_QUEUE: { queueName: "usage-raw" },
                 USAGE_VALIDATED_QUEUE: { queueName: "usage-validated" },
+                // The counter's usage alerts and quota.exhausted events.
+                TENANT_EVENTS_QUEUE: { queueName: "tenant-events" },
               },
               bindings: {
                 ENVIRONMENT: "test",

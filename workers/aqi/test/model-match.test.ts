@@ -7,7 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import holdout from "../../../models/aqi-1.0.0.holdout.json";
-import readingHoldout from "../../../models/aqi-reading-1.1.0.holdout.json";
+import readingHoldout from "../../../models/aqi-reading-1.2.0.holdout.json";
 import {
   encodeFeatures,
   encodeReadingFeatures,

@@ -5,7 +5,7 @@
  * answering exactly as recorded before the variant existed.
  */
 import { describe, expect, it } from "vitest";
-import readingHoldout from "../../../models/aqi-reading-1.1.0.holdout.json";
+import readingHoldout from "../../../models/aqi-reading-1.2.0.holdout.json";
 import recorded from "./fixtures/recorded-1.0.0-responses.json";
 import { postJson, validRequest, worker } from "./helpers.ts";
 

@@ -8,7 +8,7 @@
  *      station out, ONNX export, model card and MAE-by-horizon plot -> models/aqi-reading-<version>.*
  *   4. verify-onnx.ts: the written ONNX in onnxruntime (if installed) against the trainer's predictions
  *
- * Options: --seed 42  --version 1.0.0  --reading-version 1.1.0  --kaggle-csv <path>  --models-dir models
+ * Options: --seed 42  --version 1.0.0  --reading-version 1.2.0  --kaggle-csv <path>  --models-dir models
  *          --work-dir <dir>  --python /usr/bin/python3 (or AQI_PYTHON)  --keep-work
  *          --only weather-only|reading (one stage 2/3 only; the reading stage reads the weather-only
  *          version it names from --version)
@@ -26,7 +26,7 @@ import { prepareDaily } from "./prepare-daily.ts";
 import { verifyOnnx } from "./verify-onnx.ts";
 
 export const MODEL_VERSION = "1.0.0";
-export const READING_MODEL_VERSION = "1.1.0";
+export const READING_MODEL_VERSION = "1.2.0";
 const PREPARE_STEPS = 5;
 
 /** One progress bar over both stages; redraws in place on a terminal, prints lines otherwise (CI logs). */

@@ -27,6 +27,7 @@ import { planRoutes } from "./routes/plans.ts";
 import { subscriptionRoutes } from "./routes/subscriptions.ts";
 import { tenantRoutes } from "./routes/tenants.ts";
 import { usageRoutes } from "./routes/usage.ts";
+import { usageAlertRoutes } from "./routes/usage-alerts.ts";
 import { usageDeadLetterRoutes } from "./routes/usage-dead-letters.ts";
 import { userRoutes } from "./routes/users.ts";
 import { createRouter } from "./routes/validation.ts";
@@ -110,6 +111,7 @@ export function createApp(options: AppOptions = {}) {
   app.route(API_PREFIX, webhookRoutes);
   app.route(API_PREFIX, webhookEndpointRoutes);
   app.route(API_PREFIX, usageRoutes);
+  app.route(API_PREFIX, usageAlertRoutes);
   app.route(API_PREFIX, usageDeadLetterRoutes);
   app.route(API_PREFIX, auditEventRoutes);
 

@@ -5,6 +5,7 @@ export * from "./identity.ts";
 export * from "./subscriptions.ts";
 export * from "./usage.ts";
 export * from "./usage-aggregates.ts";
+export * from "./usage-alerts.ts";
 export * from "./usage-archive.ts";
 export * from "./usage-events.ts";
 export * from "./webhooks.ts";

@@ -5,20 +5,20 @@
  * new version means changing these imports and the file names.
  *
  * - weather-only (aqi-1.0.0): weather, calendar and station;
- * - recent-reading (aqi-reading-1.1.0): the same columns plus the station's
+ * - recent-reading (aqi-reading-1.2.0): the same columns plus the station's
  *   latest AQI and its age, for requests that send them.
  */
 
 import modelCard from "../../../../models/aqi-1.0.0.json";
 import modelBytes from "../../../../models/aqi-1.0.0.onnx";
-import readingCard from "../../../../models/aqi-reading-1.1.0.json";
-import readingBytes from "../../../../models/aqi-reading-1.1.0.onnx";
+import readingCard from "../../../../models/aqi-reading-1.2.0.json";
+import readingBytes from "../../../../models/aqi-reading-1.2.0.onnx";
 import { artifactFromCard, type ModelSource } from "./model-artifact.ts";
 
 const MODEL_FILE = "models/aqi-1.0.0.onnx";
 const CARD_FILE = "models/aqi-1.0.0.json";
-const READING_MODEL_FILE = "models/aqi-reading-1.1.0.onnx";
-const READING_CARD_FILE = "models/aqi-reading-1.1.0.json";
+const READING_MODEL_FILE = "models/aqi-reading-1.2.0.onnx";
+const READING_CARD_FILE = "models/aqi-reading-1.2.0.json";
 
 export const SHIPPED_MODEL_CARD: { modelVersion: string } = modelCard;
 export const SHIPPED_READING_MODEL_CARD: { modelVersion: string } = readingCard;

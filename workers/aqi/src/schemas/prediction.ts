@@ -187,7 +187,7 @@ export const ModelInfoResponse = z
     }),
     reading_model_version: z.string().nullable().openapi({
       description: "The model answering requests that carry recent_aqi (null when none is loaded)",
-      example: "aqi-reading-1.1.0",
+      example: "aqi-reading-1.2.0",
     }),
     service_radius_km: z.number().openapi({
       description: "Requests farther than this from every training station are refused",

@@ -296,6 +296,21 @@ const AVAILABLE_CREDIT = `(
   - (SELECT coalesce(sum(debit), 0) FROM ledger_entries
     WHERE tenant_id = inv.tenant_id AND currency = inv.currency AND type = 'ADJUSTMENT'))`;
 
+/** The tenant's credit balance in `currency` now: the same AVAILABLE_CREDIT finalize applies. */
+export async function availableCredit(
+  d1: D1Database,
+  tenantId: string,
+  currency: string,
+): Promise<number> {
+  const row = await d1
+    .prepare(
+      `SELECT ${AVAILABLE_CREDIT} AS available FROM (SELECT ?1 AS tenant_id, ?2 AS currency) inv`,
+    )
+    .bind(tenantId, currency)
+    .first<{ available: number | null }>();
+  return Number(row?.available ?? 0);
+}
+
 /** Index of the DRAFT -> OPEN update in finalizeStatements' batch. */
 export const FINALIZE_STATUS_STATEMENT = 3;
 

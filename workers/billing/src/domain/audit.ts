@@ -40,6 +40,8 @@ export const auditActions = [
   "webhook_endpoint.secret_rotated",
   "webhook_endpoint.disabled",
   "webhook_delivery.resent",
+  "usage_alert.created",
+  "usage_alert.deleted",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 

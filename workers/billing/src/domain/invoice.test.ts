@@ -10,6 +10,7 @@ import {
   featureDisplayName,
   formatInvoiceNumber,
   transitionError,
+  withCreditBalance,
 } from "./invoice.ts";
 
 const none = {
@@ -394,5 +395,37 @@ describe("allowances across plan changes (allowanceShare)", () => {
     expect(usage(next)).toEqual([50_000 - 37_500]);
     // 90,000 used, 50,000 included in the window: 40,000 billed in all.
     expect(usage(old)[0]! + usage(next)[0]!).toBe(40_000);
+  });
+});
+
+describe("withCreditBalance", () => {
+  const draft = (total: number) =>
+    buildInvoiceDraft({
+      kind: "PERIOD",
+      planName: "Growth",
+      price: { interval: "MONTHLY", amount: total, currency: "usd" },
+      period: { start: new Date("2031-01-01T00:00:00Z"), end: new Date("2031-02-01T00:00:00Z") },
+      snapshots: [],
+      usage: [],
+    });
+
+  it("applies min(total, balance) as a last CREDIT_APPLIED line and lowers the total, not the subtotal", () => {
+    const applied = withCreditBalance(draft(2900), 500);
+    expect(applied.subtotal).toBe(2900);
+    expect(applied.total).toBe(2400);
+    expect(applied.lines.at(-1)).toMatchObject({
+      kind: "CREDIT_APPLIED",
+      description: "Credit balance applied",
+      quantity: 1,
+      unitPriceMicroCents: -50_000,
+      amount: -500,
+      sortOrder: 1,
+    });
+    expect(withCreditBalance(draft(2900), 10_000).total).toBe(0);
+  });
+
+  it("leaves a draft alone without a balance or without anything to pay", () => {
+    expect(withCreditBalance(draft(2900), 0)).toEqual(draft(2900));
+    expect(withCreditBalance(draft(0), 500)).toEqual(draft(0));
   });
 });

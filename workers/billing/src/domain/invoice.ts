@@ -287,6 +287,36 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
   };
 }
 
+/**
+ * The credit balance a draft takes when it is finalized: a CREDIT_APPLIED
+ * line of -min(total, available) after the other lines, and the total
+ * lowered by it (subtotal unchanged). `finalizeStatements` (db/invoices.ts)
+ * applies this rule in SQL inside the finalize batch, where it must run so
+ * that each credit is used once; the upcoming invoice previews it here.
+ */
+export function withCreditBalance(draft: InvoiceDraft, availableCredit: number): InvoiceDraft {
+  if (draft.total <= 0 || availableCredit <= 0) return draft;
+  const applied = Math.min(draft.total, availableCredit);
+  const sortOrder = Math.max(0, ...draft.lines.map((line) => line.sortOrder)) + 1;
+  return {
+    ...draft,
+    total: draft.subtotal - applied,
+    lines: [
+      ...draft.lines,
+      {
+        kind: "CREDIT_APPLIED",
+        description: "Credit balance applied",
+        featureLookupKey: null,
+        usageWindowKey: null,
+        quantity: 1,
+        unitPriceMicroCents: centsToMicroCents(-applied),
+        amount: -applied,
+        sortOrder,
+      },
+    ],
+  };
+}
+
 // --- the state machine ----------------------------------------------------
 
 export type InvoiceAction = "finalize" | "pay" | "void" | "markUncollectible";

@@ -36,7 +36,10 @@ import {
   type UsageFlushEventClaim,
   type UsageFlushWindowDelta,
 } from "../db/usage-aggregates.ts";
+import type { CountedWindow } from "../domain/usage-alerts.ts";
 import { SingleFlight } from "./single-flight.ts";
+import { TenantEventOutbox } from "./tenant-event-outbox.ts";
+import { UsageAlertWatch } from "./usage-alert-watch.ts";
 
 /*
  * EntitlementCounter: one object per tenant, the single owner of the
@@ -155,6 +158,9 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   private readonly flushing = new SingleFlight<FlushResult>();
   private alarmPending = false;
   private tenantId: string | undefined;
+  /** usage.threshold_reached and quota.exhausted: decided here, sent from here (see its module). */
+  private readonly tenantEvents: TenantEventOutbox;
+  private readonly usageAlerts: UsageAlertWatch;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -216,6 +222,8 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     if (!flushColumns.some((column) => column.name === "claims")) {
       this.sql.exec("ALTER TABLE flushes ADD COLUMN claims TEXT");
     }
+    this.tenantEvents = new TenantEventOutbox(this.sql, () => this.env.TENANT_EVENTS_QUEUE);
+    this.usageAlerts = new UsageAlertWatch(env, this.tenantEvents);
   }
 
   /** The entitlement check: never changes a counter. */
@@ -256,6 +264,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     const snapshot = found.snapshot;
     if (!isCounted(snapshot) || !state.subscription) return { status: "not_consumable", feature };
     const key = this.windowKey(state, snapshot, now);
+    await this.usageAlerts.ready(input.tenantId);
     if (this.usedIn(key) === undefined) await this.seed(key);
 
     // From here to the return: no await. Read, decide and write are one step.
@@ -281,6 +290,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       case "not_consumable":
         return { status: "not_consumable", feature };
       case "quota_exceeded":
+        this.noticeRefusal(key, { ...decision, requested: input.amount }, now);
         return {
           status: "quota_exceeded",
           feature,
@@ -292,6 +302,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
         return { status: "counter_overflow", feature, used: decision.used };
       case "consumed":
         this.addUnits(key, input.amount, now.toISOString());
+        this.noticeCount(snapshot, key, decision.used, now);
         this.scheduleFlush();
         return {
           status: "consumed",
@@ -355,6 +366,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
         .filter((key) => this.usedIn(key) === undefined)
         .map((key) => this.seed(key)),
     );
+    const watchedTerms = await this.watchedTerms(input.tenantId, distinct.values());
 
     // One synchronous step for the whole batch: dedupe, count, remember.
     const nowMs = Date.now();
@@ -381,6 +393,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       }
       recorded++;
     });
+    this.noticeRecorded(watchedTerms, distinct.values());
     // A repeat may be a re-drive of an event whose flush this object still
     // owes (its alarm lost in a restart): make sure a flush comes.
     if (recorded > 0 || duplicates > 0) this.scheduleFlush();
@@ -394,6 +407,11 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     this.loading = null;
   }
 
+  /** Drops the cached alert set; the usage-alert routes call it after every change. */
+  refreshUsageAlerts(): void {
+    this.usageAlerts.refresh();
+  }
+
   /** Writes everything counted so far to usage_aggregates now (the alarm does it a moment later anyway). */
   async flush(raw: FlushInput): Promise<FlushResult> {
     const input = flushInput.parse(raw);
@@ -403,6 +421,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
 
   override async alarm(): Promise<void> {
     this.alarmPending = false;
+    await this.tenantEvents.send();
     try {
       await this.flushPending();
     } catch (error) {
@@ -422,7 +441,84 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       return;
     }
     this.prune(Date.now());
+    this.tenantEvents.prune(Date.now());
     if (this.hasPendingUnits()) this.scheduleFlush();
+    else if (this.tenantEvents.hasUnsent()) this.scheduleFlush(this.tenantEvents.retryDelayMs());
+  }
+
+  // --- tenant events (usage alerts, quota.exhausted) --------------------
+
+  /** Synchronous, after a consume counted: store what the new total reaches, then send it. */
+  private noticeCount(snapshot: SnapshotTerms, key: WindowKey, used: number, now: Date): void {
+    const tenantId = this.boundTenant();
+    if (!tenantId) return;
+    if (this.usageAlerts.counted(tenantId, snapshot, countedWindow(key), used, now) > 0) {
+      this.sendTenantEvents();
+    }
+  }
+
+  /** Synchronous, after a HARD limit refused a consume: quota.exhausted, once per window. */
+  private noticeRefusal(
+    key: WindowKey,
+    refusal: { limit: number; used: number; requested: number },
+    now: Date,
+  ): void {
+    const tenantId = this.boundTenant();
+    if (!tenantId) return;
+    if (this.usageAlerts.refused(tenantId, countedWindow(key), refusal, now) > 0) {
+      this.sendTenantEvents();
+    }
+  }
+
+  /**
+   * Before a record batch's synchronous step: the alert set, and the plan
+   * terms of the watched features among the batch's windows (percent
+   * thresholds need them); empty when no alert watches them.
+   */
+  private async watchedTerms(
+    tenantId: string,
+    keys: Iterable<WindowKey>,
+  ): Promise<Map<string, SnapshotTerms>> {
+    await this.usageAlerts.ready(tenantId);
+    const watched = [...keys].filter((key) => this.usageAlerts.watches(key.featureKey));
+    if (watched.length === 0) return new Map();
+    let state: TenantEntitlementState;
+    try {
+      state = await this.entitlements();
+    } catch (error) {
+      // Pipeline usage is never refused: the alerts are checked again at the next count.
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "alerts skipped for a record batch",
+          error: String(error),
+        }),
+      );
+      return new Map();
+    }
+    return new Map(
+      watched.flatMap((key) => {
+        const snapshot = state.snapshots.get(key.featureKey);
+        return snapshot ? [[key.featureKey, snapshot] as const] : [];
+      }),
+    );
+  }
+
+  /** Synchronous, after a record batch counted: each watched window's new total. */
+  private noticeRecorded(terms: Map<string, SnapshotTerms>, keys: Iterable<WindowKey>): void {
+    if (terms.size === 0) return;
+    const now = new Date();
+    for (const key of keys) {
+      const snapshot = terms.get(key.featureKey);
+      const used = this.usedIn(key);
+      if (snapshot && used !== undefined) this.noticeCount(snapshot, key, used, now);
+    }
+  }
+
+  /** Sends now (the runtime releases it once the count is stored); the alarm retries what fails. */
+  private sendTenantEvents(): void {
+    this.scheduleFlush();
+    void this.tenantEvents.send();
   }
 
   // --- internals -------------------------------------------------------
@@ -852,6 +948,16 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       nowMs - CONSUME_REQUEST_RETENTION_MS,
     );
   }
+}
+
+/** The window as tenant events describe it: its whole start for a cycle window (as seed reads it). */
+function countedWindow(key: WindowKey): CountedWindow {
+  return {
+    featureKey: key.featureKey,
+    windowKey: key.window.key,
+    windowStart: key.window.end ? key.window.key : key.window.start.toISOString(),
+    windowEnd: key.window.end?.toISOString() ?? null,
+  };
 }
 
 /** A window of the tenant's usage of a feature (what limits are decided on). */

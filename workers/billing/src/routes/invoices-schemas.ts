@@ -72,6 +72,30 @@ export const InvoiceSchema = z
   })
   .openapi("Invoice");
 
+export const UpcomingInvoiceSchema = z
+  .object({
+    tenantId: z.string(),
+    subscriptionId: z.string(),
+    kind: z.enum(invoiceKinds),
+    currency: z.string(),
+    subtotal: cents,
+    total: cents.openapi({
+      description: "Integer cents, after the credit balance finalize would apply",
+    }),
+    periodStart: z.string(),
+    periodEnd: z.string(),
+    notes: z.string().nullable(),
+    asOf: z
+      .string()
+      .openapi({ description: "When it was computed; usage after this is not on it" }),
+    lineItems: z.array(
+      LineItemSchema.omit({ id: true, invoiceId: true, createdAt: true }).openapi(
+        "UpcomingInvoiceLineItem",
+      ),
+    ),
+  })
+  .openapi("UpcomingInvoice");
+
 export const InvoicePageSchema = z.object({ data: z.array(InvoiceSchema), meta: PageMetaSchema });
 export const LineItemListSchema = z.object({ data: z.array(LineItemSchema) });
 

@@ -13,6 +13,7 @@ import {
   InvoicePageSchema,
   InvoiceSchema,
   LineItemListSchema,
+  UpcomingInvoiceSchema,
 } from "./invoices-schemas.ts";
 import {
   bearerSecurity,
@@ -68,6 +69,25 @@ const list = createRoute({
     400: errors[400],
     401: errors[401],
     403: errors[403],
+  },
+});
+
+const upcoming = createRoute({
+  method: "get",
+  path: "/invoices/upcoming",
+  tags: ["invoices"],
+  summary:
+    "The invoice the current period would produce if it closed now, computed as the billing cycle does and never stored (OWNER, ADMIN, BILLING); 404 without a subscription, 409 in a trial, a pause, or once the period's invoice is issued",
+  security: bearerSecurity,
+  middleware: reader,
+  request: { headers: TenantHeaderSchema },
+  responses: {
+    200: json(UpcomingInvoiceSchema, "The upcoming invoice"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+    404: errors[404],
+    409: errors[409],
   },
 });
 
@@ -155,6 +175,10 @@ export const invoiceRoutes = createRouter()
       200,
     );
   })
+  // Before /invoices/{id}, so "upcoming" is not read as an id.
+  .openapi(upcoming, async (c) =>
+    c.json(await invoiceService(c).upcoming(c.var.billingContext), 200),
+  )
   .openapi(getOne, async (c) =>
     c.json(await invoiceService(c).get(c.var.billingContext, c.req.valid("param").id), 200),
   )

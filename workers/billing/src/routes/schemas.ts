@@ -117,6 +117,7 @@ export const errors = {
   403: errorResponse("Not a member, role too low, or tenant not ACTIVE"),
   404: errorResponse("Not found"),
   409: errorResponse("Conflicts with the current state"),
+  422: errorResponse("Well-formed but refers to something that does not exist or does not fit"),
   429: errorResponse("Too many attempts; see Retry-After"),
   503: errorResponse("Authentication is not configured (JWT_SECRET missing or short)"),
 } as const;

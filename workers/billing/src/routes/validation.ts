@@ -14,12 +14,14 @@ export function describeIssue(issue: Issue): string[] {
   if (issue.code === "invalid_type") {
     return issue.message.endsWith("received undefined")
       ? [`${field} is required`]
-      : [`${field} must be ${issue.expected === "object" ? "an object" : `a ${issue.expected}`}`];
+      : [`${field} must be ${EXPECTED_NAMES[issue.expected ?? ""] ?? `a ${issue.expected}`}`];
   }
   // Custom messages already name their field ("email must be an email").
   if (issue.message.startsWith(`${field} `)) return [issue.message];
   return [`${field}: ${issue.message}`];
 }
+
+const EXPECTED_NAMES: Record<string, string> = { object: "an object", int: "an integer" };
 
 /** Validation failures become 400s whose `message` lists every problem. */
 export function validationHook(result: { success: boolean; error?: { issues: Issue[] } }) {

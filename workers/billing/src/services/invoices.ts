@@ -11,6 +11,7 @@ import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantScoped } from "../app-env.ts";
 import { auditStatement, whenInvoiceReached } from "../db/audit-events.ts";
 import {
+  availableCredit,
   FINALIZE_STATUS_STATEMENT,
   finalizeStatements,
   findInvoice,
@@ -43,6 +44,7 @@ import {
   type InvoiceAction,
   type InvoiceDraft,
   transitionError,
+  withCreditBalance,
 } from "../domain/invoice.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
 import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
@@ -64,6 +66,36 @@ export function lineItemView(line: InvoiceLineRow) {
     amount: line.amount,
     sortOrder: line.sortOrder,
     createdAt: line.createdAt,
+  };
+}
+
+/** An invoice that is not stored: the real invoice's fields where they exist, lines without ids. */
+export function upcomingInvoiceView(
+  owner: { tenantId: string; subscriptionId: string },
+  draft: InvoiceDraft,
+  asOf: Date,
+) {
+  return {
+    tenantId: owner.tenantId,
+    subscriptionId: owner.subscriptionId,
+    kind: draft.kind,
+    currency: draft.currency,
+    subtotal: draft.subtotal,
+    total: draft.total,
+    periodStart: draft.periodStart.toISOString(),
+    periodEnd: draft.periodEnd.toISOString(),
+    notes: draft.notes,
+    asOf: asOf.toISOString(),
+    lineItems: draft.lines.map((line) => ({
+      kind: line.kind,
+      description: line.description,
+      featureLookupKey: line.featureLookupKey,
+      usageWindowKey: line.usageWindowKey,
+      quantity: line.quantity,
+      unitPriceMicroCents: line.unitPriceMicroCents,
+      amount: line.amount,
+      sortOrder: line.sortOrder,
+    })),
   };
 }
 
@@ -219,6 +251,46 @@ export class InvoiceService {
    * window is billed on the next invoice).
    */
   async generate(context: TenantScoped, now: Date = new Date()) {
+    const { found, period } = await this.currentPeriod(context);
+    return this.createDraft(context, found, "PERIOD", period, null, now);
+  }
+
+  /**
+   * The invoice the current period would produce if it closed now: the
+   * billing cycle's own computation (counter flushed, draftInvoiceFor, a
+   * manual DRAFT of the period left out as the cycle rebuilds it, then the
+   * credit balance finalize would apply), never stored: no invoice row, no
+   * number. 409 once the period's invoice is already issued.
+   */
+  async upcoming(context: TenantScoped, now: Date = new Date()) {
+    const { found, period } = await this.currentPeriod(context);
+    const { subscription } = found;
+    const issued = await findInvoiceForPeriod(
+      this.db,
+      subscription.id,
+      period.start.toISOString(),
+      "PERIOD",
+      { live: true },
+    );
+    if (issued && issued.status !== "DRAFT") {
+      throw new ApiError(
+        409,
+        `The current period's invoice is already issued (${issued.invoiceNumber ?? issued.id}, ${issued.status}); its usage from now on is billed on the next one`,
+        { details: { invoiceId: issued.id } },
+      );
+    }
+    await flushUsage(this.counters, context.tenant.id);
+    const draft = await draftInvoiceFor(this.db, found, "PERIOD", period, null, issued?.id ?? null);
+    const credit = await availableCredit(this.d1, context.tenant.id, draft.currency);
+    return upcomingInvoiceView(
+      { tenantId: context.tenant.id, subscriptionId: subscription.id },
+      withCreditBalance(draft, credit),
+      now,
+    );
+  }
+
+  /** The tenant's current subscription and its billable current period (404/409 otherwise). */
+  private async currentPeriod(context: TenantScoped) {
     const found = await findCurrentSubscription(this.db, context.tenant.id);
     if (!found) throw new ApiError(404, "No active subscription found for this tenant");
     const { subscription } = found;
@@ -232,7 +304,7 @@ export class InvoiceService {
     if (period.end.getTime() <= period.start.getTime()) {
       throw new ApiError(409, "The subscription has no billable current period (it is paused)");
     }
-    return this.createDraft(context, found, "PERIOD", period, null, now);
+    return { found, period };
   }
 
   /**

@@ -16,7 +16,7 @@
  *   and "Is Avery an AI engineer?" are ordinary portfolio questions.
  */
 
-import { LEET } from "./safety-normalise.ts";
+import { decodeBase64, foldCharacters, LEET } from "./safety-normalise.ts";
 
 export type PreRouterCategory =
   | "prompt_injection"
@@ -43,34 +43,6 @@ export interface PreRouterSubject {
   personName: string;
   /** The assistant's name, e.g. "Ask Avery". */
   assistantName: string;
-}
-
-const CONFUSABLES: Record<string, string> = {
-  а: "a",
-  е: "e",
-  о: "o",
-  р: "p",
-  с: "c",
-  у: "y",
-  х: "x",
-  і: "i",
-  ѕ: "s",
-  ј: "j",
-  ԁ: "d",
-  ɡ: "g",
-  ᴀ: "a",
-  ı: "i",
-};
-
-/** Lower-cases, folds look-alikes, drops zero-width characters. */
-function foldCharacters(text: string): string {
-  return text
-    .normalize("NFKC")
-    .toLowerCase()
-    .replace(/[\u200b-\u200f\u2060\ufeff\u00ad]/g, "")
-    .replace(/[\u2018\u2019\u02bc`´]/g, "'")
-    .replace(/[\u201c\u201d]/g, '"')
-    .replace(/[а-яіѕјԁɡᴀı]/g, (ch) => CONFUSABLES[ch] ?? ch);
 }
 
 /** Word tokens: letters and digits only, so every punctuation mark is a boundary. */
@@ -163,33 +135,6 @@ function unmaskProfanity(text: string): string {
     .replace(/\bsh[*!#@1]t\b/g, "shit")
     .replace(/\bb[*!#@1]tch\b/g, "bitch")
     .replace(/\bp[*0o]rn\b/g, "porn");
-}
-
-const BASE64_CANDIDATE = /[A-Za-z0-9+/_-]{16,}={0,2}/g;
-
-/** Readable text hidden as base64 in the question, if any. */
-export function decodeBase64Payloads(text: string): string[] {
-  const payloads: string[] = [];
-  for (const match of text.matchAll(BASE64_CANDIDATE)) {
-    const candidate = match[0].replace(/-/g, "+").replace(/_/g, "/");
-    // Ordinary long words are not base64 payloads: require a mix of cases or digits.
-    if (!/[A-Z]/.test(candidate) || !/[a-z]/.test(candidate)) continue;
-    const padded = candidate.padEnd(Math.ceil(candidate.length / 4) * 4, "=");
-    let decoded: string;
-    try {
-      decoded = atob(padded);
-    } catch {
-      continue;
-    }
-    const printable = decoded.replace(/[^\x20-\x7e\n\t]/g, "");
-    if (
-      decoded.length >= 8 &&
-      printable.length / decoded.length > 0.9 &&
-      /[a-z]{3,}/i.test(decoded)
-    )
-      payloads.push(printable);
-  }
-  return payloads;
 }
 
 interface Views {
@@ -474,8 +419,15 @@ const MULTILINGUAL_EXPLICIT: RegExp[] = [
   /эротич|голые|порн|色情|裸照|エロ|裸の|جنسية|عارية|कामुक|नंगी/,
 ];
 
+/**
+ * Strips accents from Latin letters only: in Cyrillic (`й`) and Devanagari
+ * (vowel signs) the marks are part of the word the multilingual rules spell.
+ */
 function deAccent(text: string): string {
-  return text.normalize("NFKD").replace(/\p{M}/gu, "");
+  return text
+    .normalize("NFKD")
+    .replace(/(\p{Script=Latin})\p{M}+/gu, "$1")
+    .normalize("NFC");
 }
 
 const rulesCache = new Map<string, Rules>();
@@ -546,7 +498,7 @@ export function preRoute(question: string, subject: PreRouterSubject): PreRouter
   // Anything a question hides in base64 is an instruction smuggled past the
   // rules above, whatever it says, as long as it classifies as non-normal
   // or reads like a command.
-  for (const payload of decodeBase64Payloads(question)) {
+  for (const payload of decodeBase64(question)) {
     const hidden = classifyViews(buildViews(payload).texts, rules);
     if (
       hidden.bypass ||

@@ -1,0 +1,142 @@
+import { describe, expect, it } from "vitest";
+import { devAdminCredentials, type Sent, send } from "./lib/billing-api.ts";
+
+// GET /api/v1/invoices/upcoming against the running stack: the invoice the
+// current period would produce if it closed now equals the invoice issued
+// when it does close. The stack's clock cannot be moved, so the period is
+// closed the way a client can close it: a pause cuts it at the pause, and
+// the resume bills it through the billing cycle's own close.
+
+const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+
+function ok(result: Sent, status: number, what: string) {
+  expect(result.status, `${what}: ${JSON.stringify(result.body)}`).toBe(status);
+  return result.body;
+}
+
+interface Line {
+  kind: string;
+  description: string;
+  featureLookupKey: string | null;
+  usageWindowKey: string | null;
+  quantity: number;
+  unitPriceMicroCents: number;
+  amount: number;
+  sortOrder: number;
+}
+
+const shared = (line: Line) => ({
+  kind: line.kind,
+  description: line.description,
+  featureLookupKey: line.featureLookupKey,
+  usageWindowKey: line.usageWindowKey,
+  quantity: line.quantity,
+  unitPriceMicroCents: line.unitPriceMicroCents,
+  amount: line.amount,
+  sortOrder: line.sortOrder,
+});
+
+describe("the upcoming invoice, end to end", () => {
+  it("equals the invoice the period's close issues, and is never stored", async () => {
+    const admin = ok(await send("/auth/login", { body: devAdminCredentials() }), 200, "login")
+      .accessToken as string;
+    const feature = ok(
+      await send("/features", {
+        token: admin,
+        body: { name: "Calls", lookupKey: `e2e_upcoming_${suffix}`, type: "METERED", unit: "call" },
+      }),
+      201,
+      "feature",
+    );
+    const plan = ok(
+      await send("/plans", { token: admin, body: { name: "Up", slug: `e2e-up-${suffix}` } }),
+      201,
+      "plan",
+    );
+    const price = ok(
+      await send(`/plans/${plan.id}/prices`, {
+        token: admin,
+        body: { interval: "MONTHLY", amount: 2900 },
+      }),
+      201,
+      "price",
+    );
+    ok(
+      await send(`/plans/${plan.id}/entitlements`, {
+        token: admin,
+        body: {
+          featureId: feature.id,
+          includedAmount: 1000,
+          overagePrice: 15,
+          resetPeriod: "MONTHLY",
+        },
+      }),
+      201,
+      "grant",
+    );
+    const tenant = ok(
+      await send("/tenants", { token: admin, body: { name: `Upcoming ${suffix}` } }),
+      201,
+      "tenant",
+    );
+    const own = (path: string, options: Parameters<typeof send>[1] = {}) =>
+      send(path, { token: admin, tenant: tenant.id, ...options });
+    const subscription = ok(
+      await own("/subscriptions", { body: { planId: plan.id, priceId: price.id } }),
+      201,
+      "subscribe",
+    );
+    ok(
+      await own(`/entitlements/${feature.lookupKey}/consume`, { body: { amount: 1234 } }),
+      200,
+      "consume",
+    );
+
+    const running = ok(await own("/invoices/upcoming"), 200, "upcoming");
+    expect(running).toMatchObject({
+      subscriptionId: subscription.id,
+      periodStart: subscription.currentPeriodStart,
+      periodEnd: subscription.currentPeriodEnd,
+      // 2,900 + 234 calls x 15 micro-cents (35.1 -> 35)
+      total: 2935,
+    });
+    expect(ok(await own("/invoices"), 200, "invoices").data).toEqual([]);
+
+    const paused = ok(
+      await own(`/subscriptions/${subscription.id}/pause`, { body: {} }),
+      201,
+      "pause",
+    );
+    const upcoming = ok(await own("/invoices/upcoming"), 200, "upcoming while paused");
+    expect(upcoming.periodEnd).toBe(paused.currentPeriodEnd);
+    expect(upcoming.lineItems.map((line: Line) => line.kind)).toEqual(["BASE", "USAGE"]);
+    expect(ok(await own("/invoices"), 200, "invoices").data).toEqual([]);
+
+    ok(await own(`/subscriptions/${subscription.id}/resume`, { body: {} }), 201, "resume");
+    const [closed] = ok(await own("/invoices"), 200, "invoices").data;
+    expect(closed).toMatchObject({ status: expect.stringMatching(/OPEN|PAID/) });
+    for (const field of [
+      "tenantId",
+      "subscriptionId",
+      "kind",
+      "currency",
+      "subtotal",
+      "total",
+      "periodStart",
+      "periodEnd",
+      "notes",
+    ]) {
+      expect(upcoming[field], field).toEqual(closed[field]);
+    }
+    expect(upcoming.lineItems.map(shared)).toEqual(closed.lineItems.map(shared));
+    console.log(
+      JSON.stringify({
+        upcomingInvoice: {
+          beforePause: { subtotal: running.subtotal, total: running.total },
+          closed: { number: closed.invoiceNumber, subtotal: closed.subtotal, total: closed.total },
+          lines: closed.lineItems.map((line: Line) => [line.kind, line.quantity, line.amount]),
+        },
+      }),
+    );
+  });
+});
