@@ -9,7 +9,8 @@ import { verifyEdgeSignature } from "./lib/verify-edge-signature.ts";
 // Outbound webhooks (issue 18) against a running stack: a local receiver
 // started here (the development setting allows http://127.0.0.1), a billing
 // period closed by the Cron Trigger's own handler at the period's end, a
-// receiver that always fails, and the delivery log's dead-letter record.
+// receiver that always fails, the delivery log's dead-letter record, and
+// the EntitlementCounter's usage.threshold_reached and quota.exhausted.
 // The stack is this file's own: running the cron a month ahead closes every
 // tenant's period, which must not move the shared stack's demo tenant.
 
@@ -333,5 +334,176 @@ describe("outbound webhooks", () => {
       "endpoint",
     );
     expect(healthy.failingSince).toBeNull();
+  }, 120_000);
+});
+
+describe("usage alerts and quotas (the EntitlementCounter's events)", () => {
+  it("ingested usage crossing 80% sends a signed usage.threshold_reached; the first refused consume a quota.exhausted", async () => {
+    // A tenant made after the month-ahead cron run: its period starts now.
+    const tenant = ok(
+      await send("/tenants", { token: admin, body: { name: `Quota ${suffix}` } }),
+      201,
+      "tenant",
+    ).id as string;
+    const lookupKey = `e2e_quota_${suffix}`;
+    const feature = ok(
+      await send("/features", {
+        token: admin,
+        body: { name: "quota", lookupKey, type: "QUOTA", unit: "unit" },
+      }),
+      201,
+      "feature",
+    );
+    const plan = ok(
+      await send("/plans", {
+        token: admin,
+        body: { name: "Quota", slug: `e2e-quota-${suffix}` },
+      }),
+      201,
+      "plan",
+    );
+    const price = ok(
+      await send(`/plans/${plan.id}/prices`, {
+        token: admin,
+        body: { interval: "MONTHLY", amount: 1000 },
+      }),
+      201,
+      "price",
+    );
+    ok(
+      await send(`/plans/${plan.id}/entitlements`, {
+        token: admin,
+        body: { featureId: feature.id, limit: 10, limitBehavior: "HARD", resetPeriod: "MONTHLY" },
+      }),
+      201,
+      "grant",
+    );
+    ok(
+      await send("/subscriptions", {
+        token: admin,
+        tenant,
+        body: { planId: plan.id, priceId: price.id },
+      }),
+      201,
+      "subscribe",
+    );
+    const apiKey = ok(
+      await send("/api-keys", { token: admin, tenant, body: { name: "e2e quota" } }),
+      201,
+      "api key",
+    ).key as string;
+    const hook = ok(
+      await send("/webhook-endpoints", {
+        token: admin,
+        tenant,
+        body: {
+          url: receiver.url("/ok/usage"),
+          eventTypes: ["usage.threshold_reached", "quota.exhausted"],
+        },
+      }),
+      201,
+      "endpoint",
+    ) as { id: string; secret: string };
+    ok(
+      await send("/usage-alerts", {
+        token: admin,
+        tenant,
+        body: { featureLookupKey: lookupKey, threshold: { type: "percent", value: 80 } },
+      }),
+      201,
+      "usage alert",
+    );
+    const byType = (type: string) =>
+      receiver.on("/ok/usage").filter((call) => JSON.parse(call.body).type === type);
+
+    // 7 units through the pipeline: below 80% of 10, no alert.
+    const usage = (amounts: number[]) =>
+      send("/usage/events", {
+        token: apiKey,
+        body: {
+          events: amounts.map((amount) => ({
+            eventId: crypto.randomUUID(),
+            feature: lookupKey,
+            amount,
+            timestamp: new Date().toISOString(),
+          })),
+        },
+      });
+    ok(await usage([3, 4]), 202, "usage below the threshold");
+    await eventually(async () => {
+      const check = await send(`/entitlements/${lookupKey}/check`, { token: apiKey });
+      return check.body.used === 7 ? true : undefined;
+    }, "7 units counted");
+    expect(byType("usage.threshold_reached")).toEqual([]);
+
+    // One more unit: 8 of 10 = 80%.
+    ok(await usage([1]), 202, "usage crossing 80%");
+    const [reached] = await eventually(
+      () =>
+        byType("usage.threshold_reached").length > 0
+          ? byType("usage.threshold_reached")
+          : undefined,
+      "usage.threshold_reached at the receiver",
+    );
+    if (!reached) throw new Error("no alert");
+    expect(
+      verifyEdgeSignature(hook.secret, reached.headers["edge-signature"] as string, reached.body),
+    ).toBe(true);
+    const alert = JSON.parse(reached.body);
+    expect(reached.headers["edge-event-id"]).toBe(alert.id);
+    expect(alert).toMatchObject({
+      type: "usage.threshold_reached",
+      tenantId: tenant,
+      data: {
+        featureKey: lookupKey,
+        threshold: { type: "percent", value: 80 },
+        thresholdUnits: 8,
+        limit: 10,
+      },
+    });
+    expect(alert.data.used).toBeGreaterThanOrEqual(8);
+
+    // Up to the limit, then the first refusal.
+    const consume = (amount: number) =>
+      send(`/entitlements/${lookupKey}/consume`, { token: apiKey, body: { amount } });
+    expect((await consume(2)).status).toBe(200);
+    expect(byType("quota.exhausted")).toEqual([]);
+    expect((await consume(1)).status).toBe(403);
+    const [exhausted] = await eventually(
+      () => (byType("quota.exhausted").length > 0 ? byType("quota.exhausted") : undefined),
+      "quota.exhausted at the receiver",
+    );
+    if (!exhausted) throw new Error("no quota event");
+    expect(
+      verifyEdgeSignature(
+        hook.secret,
+        exhausted.headers["edge-signature"] as string,
+        exhausted.body,
+      ),
+    ).toBe(true);
+    expect(JSON.parse(exhausted.body)).toMatchObject({
+      type: "quota.exhausted",
+      tenantId: tenant,
+      data: { featureKey: lookupKey, limit: 10, used: 10, requested: 1 },
+    });
+    // Later refusals in the window and more usage send nothing new (once per window).
+    expect((await consume(1)).status).toBe(403);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(byType("quota.exhausted")).toHaveLength(1);
+    expect(byType("usage.threshold_reached")).toHaveLength(1);
+    const log = ok(
+      await send(`/webhook-endpoints/${hook.id}/deliveries`, { token: admin, tenant }),
+      200,
+      "deliveries",
+    );
+    expect(
+      log.data.map((delivery: { eventType: string; status: string }) => [
+        delivery.eventType,
+        delivery.status,
+      ]),
+    ).toEqual([
+      ["quota.exhausted", "DELIVERED"],
+      ["usage.threshold_reached", "DELIVERED"],
+    ]);
   }, 120_000);
 });
