@@ -28,14 +28,23 @@ export function billingApiUrl(): string {
 }
 
 /** One call to the running stack's billing API, as a client would make it. */
-export async function send(path: string, options: SendOptions = {}): Promise<Sent> {
+export function send(path: string, options: SendOptions = {}): Promise<Sent> {
+  return sendTo(billingApiUrl(), path, options);
+}
+
+/** `send` against another stack's billing API (`<billing url>/api/v1`), e.g. a private one. */
+export async function sendTo(
+  apiUrl: string,
+  path: string,
+  options: SendOptions = {},
+): Promise<Sent> {
   const headers: Record<string, string> = { ...options.headers };
   const body =
     options.raw ?? (options.body !== undefined ? JSON.stringify(options.body) : undefined);
   if (body !== undefined) headers["content-type"] = "application/json";
   if (options.token) headers.authorization = `Bearer ${options.token}`;
   if (options.tenant) headers["x-tenant-id"] = options.tenant;
-  const response = await fetch(`${billingApiUrl()}${path}`, {
+  const response = await fetch(`${apiUrl}${path}`, {
     method: options.method ?? (body === undefined ? "GET" : "POST"),
     headers,
     ...(body !== undefined ? { body } : {}),

@@ -18,6 +18,8 @@ export default defineConfig(async () => {
             JWT_SECRET: TEST_JWT_SECRET,
             // Webhook tests sign their payloads with this; it exists only here.
             PAYPROVIDER_WEBHOOK_SECRET: "test-only-payprovider-webhook-secret-0123456789",
+            // Encrypts webhook endpoints' signing secrets in tests; it exists only here.
+            WEBHOOK_SECRET_KEY: "test-only-webhook-secret-encryption-key-0123456789",
           },
         },
       }),

@@ -11,6 +11,7 @@ import { apiKeyRoutes } from "./routes/api-keys.ts";
 import { auditEventRoutes } from "./routes/audit-events.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { billingRoutes } from "./routes/billing.ts";
+import { inBackground } from "./routes/context.ts";
 import { entitlementRoutes } from "./routes/entitlements.ts";
 import { featureRoutes } from "./routes/features.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -30,10 +31,19 @@ import { usageAlertRoutes } from "./routes/usage-alerts.ts";
 import { usageDeadLetterRoutes } from "./routes/usage-dead-letters.ts";
 import { userRoutes } from "./routes/users.ts";
 import { createRouter } from "./routes/validation.ts";
+import { webhookEndpointRoutes } from "./routes/webhook-endpoints.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
+import { relayTenantEventsQuietly } from "./services/tenant-events.ts";
 
 export const API_VERSION = "1.0.0";
 export const API_PREFIX = "/api/v1";
+
+/** Routes whose writes may add tenant events to the outbox (subscriptions, invoice settlement). */
+const TENANT_EVENT_ROUTES = [`${API_PREFIX}/subscriptions`, `${API_PREFIX}/invoices`];
+
+function writesTenantEvents(path: string): boolean {
+  return TENANT_EVENT_ROUTES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
+}
 
 export interface AppOptions {
   /** Where password-reset mail goes; the default logs a redacted line. */
@@ -73,6 +83,16 @@ export function createApp(options: AppOptions = {}) {
     c.set("mailSender", mailSender);
     await next();
   });
+  // Subscription and invoice writes put tenant events into the outbox (in
+  // their own D1 batch); send them once the response is on its way. Only
+  // those routes, so hot paths (usage ingestion, consume) pay nothing; the
+  // cron sweep catches whatever this misses.
+  app.use(async (c, next) => {
+    await next();
+    if (c.req.method !== "GET" && writesTenantEvents(c.req.path)) {
+      await inBackground(c, relayTenantEventsQuietly(c.env));
+    }
+  });
   installErrorHandling(app, renderBillingProblem);
 
   app.route("/", healthRoutes);
@@ -89,6 +109,7 @@ export function createApp(options: AppOptions = {}) {
   app.route(API_PREFIX, invoiceRoutes);
   app.route(API_PREFIX, billingRoutes);
   app.route(API_PREFIX, webhookRoutes);
+  app.route(API_PREFIX, webhookEndpointRoutes);
   app.route(API_PREFIX, usageRoutes);
   app.route(API_PREFIX, usageAlertRoutes);
   app.route(API_PREFIX, usageDeadLetterRoutes);

@@ -7,6 +7,9 @@ import {
 import { pruneIdempotencyKeys } from "./jobs/idempotency-prune.ts";
 import { runSubscriptionJobs } from "./jobs/subscription-jobs.ts";
 import { runUsageArchive } from "./jobs/usage-archive.ts";
+import { consumeOutboundWebhookBatch, isOutboundWebhookQueue } from "./jobs/webhook-deliveries.ts";
+import { pruneWebhookHistory } from "./jobs/webhook-retention.ts";
+import { relayTenantEventsQuietly } from "./services/tenant-events.ts";
 import { armUsageReconciler } from "./services/usage-reconciler-arming.ts";
 import type { WebhookQueueMessage } from "./services/webhooks.ts";
 
@@ -30,6 +33,7 @@ export default {
    */
   scheduled(controller, env, ctx) {
     ctx.waitUntil(pruneIdempotencyKeys(env, controller.scheduledTime));
+    ctx.waitUntil(pruneWebhookHistory(env.DB, new Date(controller.scheduledTime)));
     ctx.waitUntil(armUsageReconciler.now(env));
     ctx.waitUntil(
       runUsageArchive(env, new Date(controller.scheduledTime)).catch((error: unknown) =>
@@ -41,17 +45,30 @@ export default {
     ctx.waitUntil(
       runSubscriptionJobs(env, new Date(controller.scheduledTime), {
         billing: scheduledBillingCycle(env),
-      }).then((report) => {
-        if (report.activated + report.ended + report.rolled + report.closeFailures > 0) {
-          console.log(JSON.stringify({ level: "info", msg: "subscription jobs", ...report }));
-        }
-      }),
+      })
+        .then((report) => {
+          if (report.activated + report.ended + report.rolled + report.closeFailures > 0) {
+            console.log(JSON.stringify({ level: "info", msg: "subscription jobs", ...report }));
+          }
+        })
+        // The cycle's events (finalized, paid, failed, past due) are in the
+        // outbox; this also re-sends events an earlier relay left unsent.
+        .finally(() => relayTenantEventsQuietly(env)),
     );
   },
-  /** Queue consumers: provider webhooks and their dead letters (wrangler.toml). */
+  /**
+   * Queue consumers (wrangler.toml): provider webhooks and their dead
+   * letters; tenant events, outbound webhook deliveries and theirs.
+   */
   async queue(batch, env) {
     if (isWebhookQueue(batch.queue)) {
       await consumeWebhookBatch(batch as MessageBatch<WebhookQueueMessage>, env);
+      // Payment events may have written tenant events (paid, failed, past due).
+      await relayTenantEventsQuietly(env);
+      return;
+    }
+    if (isOutboundWebhookQueue(batch.queue)) {
+      await consumeOutboundWebhookBatch(batch, env);
       return;
     }
     console.error(

@@ -8,3 +8,4 @@ export * from "./usage-aggregates.ts";
 export * from "./usage-alerts.ts";
 export * from "./usage-archive.ts";
 export * from "./usage-events.ts";
+export * from "./webhooks.ts";

@@ -34,6 +34,12 @@ export const auditActions = [
   "payment.failed",
   "dead_letter.retried",
   "dead_letter.discarded",
+  "webhook_endpoint.created",
+  "webhook_endpoint.updated",
+  "webhook_endpoint.deleted",
+  "webhook_endpoint.secret_rotated",
+  "webhook_endpoint.disabled",
+  "webhook_delivery.resent",
   "usage_alert.created",
   "usage_alert.deleted",
 ] as const;

@@ -47,3 +47,15 @@ export function mayReadMoney(actor: MoneyActor): boolean {
 export function maySettle(actor: MoneyActor): boolean {
   return actor.platformAdmin;
 }
+
+/**
+ * Who configures where a tenant's billing events are sent (webhook
+ * endpoints, secrets, resends): OWNER and ADMIN, and platform
+ * administrators. BILLING reads endpoints and their delivery logs only:
+ * pointing the tenant's data at a new URL is an administrator's act.
+ */
+export const WEBHOOK_MANAGERS: readonly MembershipRole[] = MANAGERS;
+
+export function mayManageWebhooks(actor: MoneyActor): boolean {
+  return actor.platformAdmin || (actor.role !== null && WEBHOOK_MANAGERS.includes(actor.role));
+}

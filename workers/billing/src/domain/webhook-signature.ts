@@ -1,6 +1,7 @@
-// Provider webhook signatures: header `payprovider-signature:
-// t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<raw body>">`, the Stripe
-// scheme. Several v1 values may be present (secret rotation); one match is
+// Webhook signatures, both directions: `t=<unix seconds>,v1=<hex
+// HMAC-SHA256 of "<t>.<raw body>">` (the Stripe scheme), in the provider's
+// `payprovider-signature` header on webhooks we receive, and in
+// `edge-signature` on the webhooks we send tenants (signWebhook). Several v1 values may be present (secret rotation); one match is
 // enough. The comparison is crypto.subtle.verify, which is constant-time.
 
 export const SIGNATURE_HEADER = "payprovider-signature";

@@ -5,10 +5,12 @@ import type { AppEnv } from "../app-env.ts";
 import { findMembershipWithTenant, findTenantById } from "../db/tenants.ts";
 import {
   type MembershipRole,
+  mayManageWebhooks,
   mayReadMoney,
   maySettle,
   roleRequirementMessage,
   SETTLEMENT_REQUIRES_PLATFORM_ADMIN,
+  WEBHOOK_MANAGERS,
 } from "../domain/roles.ts";
 
 export const TENANT_HEADER = "x-tenant-id";
@@ -98,6 +100,26 @@ export function requireSettlementActor() {
   return createMiddleware<AppEnv>(async (c, next) => {
     if (!maySettle(c.var.billingContext))
       throw new ApiError(403, SETTLEMENT_REQUIRES_PLATFORM_ADMIN);
+    await next();
+  });
+}
+
+/**
+ * Changing webhook endpoints: OWNER, ADMIN or a platform administrator, on
+ * an ACTIVE tenant (a suspended or cancelled one stays readable).
+ */
+export function requireWebhookManager() {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    const context = c.var.billingContext;
+    if (!mayManageWebhooks(context)) {
+      throw new ApiError(403, roleRequirementMessage([...WEBHOOK_MANAGERS]));
+    }
+    if (context.tenant.status !== "ACTIVE") {
+      throw new ApiError(
+        403,
+        `Tenant is ${context.tenant.status.toLowerCase()}: it can be read but not changed`,
+      );
+    }
     await next();
   });
 }

@@ -16,6 +16,7 @@ import {
   voidStatements,
 } from "../db/invoices.ts";
 import type { SubscriptionWithPlan } from "../db/subscriptions.ts";
+import { invoiceEventStatement } from "../db/tenant-events.ts";
 import { SYSTEM_AUDIT } from "../domain/audit.ts";
 import { GRACE_PERIOD_DAYS, PENDING_RECONCILE_AFTER_MINUTES } from "../domain/payment.ts";
 import type { PaymentProvider } from "../providers/payment-provider.ts";
@@ -264,6 +265,7 @@ export class BillingCycle {
           invoiceAudit(this.env.DB, SYSTEM_AUDIT, manual, "invoice.voided", "DRAFT", "VOID", now, {
             replacedBy: { after: invoice.id },
           }),
+          invoiceEventStatement(this.env.DB, "invoice.voided", manual.id, "VOID", now),
         ]);
       }
     }

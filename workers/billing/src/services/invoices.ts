@@ -31,6 +31,7 @@ import {
   listSnapshots,
   type SubscriptionWithPlan,
 } from "../db/subscriptions.ts";
+import { invoiceEventStatement } from "../db/tenant-events.ts";
 import {
   type AuditAction,
   type AuditContext,
@@ -174,6 +175,7 @@ export async function finalizeInvoice(
   const results = await d1.batch([
     ...finalizeStatements(d1, invoice.id, now, dueDate),
     invoiceAudit(d1, audit, invoice, "invoice.finalized", "DRAFT", "OPEN", now),
+    invoiceEventStatement(d1, "invoice.finalized", invoice.id, "OPEN", now),
   ]);
   return (results[FINALIZE_STATUS_STATEMENT]?.meta.changes ?? 0) === 1;
 }
@@ -403,6 +405,7 @@ export class InvoiceService {
     const results = await this.d1.batch([
       ...voidStatements(this.d1, invoice.id, now),
       invoiceAudit(this.d1, this.audit, invoice, "invoice.voided", invoice.status, "VOID", now),
+      invoiceEventStatement(this.d1, "invoice.voided", invoice.id, "VOID", now),
     ]);
     if ((results[0]?.meta.changes ?? 0) !== 1) throw await this.refused(context, id, "void");
     return this.get(context, id);
@@ -426,6 +429,7 @@ export class InvoiceService {
           currency: { after: invoice.currency },
         },
       ),
+      invoiceEventStatement(this.d1, "invoice.paid", invoice.id, "PAID", now),
     ]);
     if ((results[0]?.meta.changes ?? 0) !== 1) throw await this.refused(context, id, "pay");
     return this.get(context, id);

@@ -29,6 +29,7 @@ import {
   stalePendingAttempts,
   unavailableAttemptsOf,
 } from "../db/payments.ts";
+import { invoiceEventStatement, tenantEventStatement } from "../db/tenant-events.ts";
 import { findTenantById } from "../db/tenants.ts";
 import { type AuditContext, SYSTEM_AUDIT } from "../domain/audit.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
@@ -163,9 +164,10 @@ export class PaymentService {
       return { changed: false, note: "invoice is not OPEN" };
     }
     if (invoice.total === 0) {
-      const results = await this.d1.batch(
-        payStatements(this.d1, invoice.id, now, { attemptId: null, externalReference: null }),
-      );
+      const results = await this.d1.batch([
+        ...payStatements(this.d1, invoice.id, now, { attemptId: null, externalReference: null }),
+        invoiceEventStatement(this.d1, "invoice.paid", invoice.id, "PAID", now),
+      ]);
       return { changed: (results[0]?.meta.changes ?? 0) === 1, note: "nothing to collect" };
     }
     const previous =
@@ -420,6 +422,7 @@ export class PaymentService {
             whenInvoiceReached(invoice.id, "PAID", at),
             now,
           ),
+          invoiceEventStatement(this.d1, "invoice.paid", invoice.id, "PAID", now),
         ]);
         const paid = (results[0]?.meta.changes ?? 0) === 1;
         return {
@@ -600,6 +603,10 @@ export class PaymentService {
           .bind(invoice.subscriptionId, at, invoice.id),
       );
     }
+    const attemptReached: RawCondition = {
+      sql: "EXISTS (SELECT 1 FROM payment_attempts WHERE id = ? AND status = ? AND updated_at = ?)",
+      params: [attempt.id, status, at],
+    };
     const results = await this.d1.batch([
       ...statements,
       this.paymentAudit(
@@ -610,12 +617,55 @@ export class PaymentService {
           failureReason: { after: reason },
           nextRetryAt: { after: retryAt?.toISOString() ?? null },
         },
-        {
-          sql: "EXISTS (SELECT 1 FROM payment_attempts WHERE id = ? AND status = ? AND updated_at = ?)",
-          params: [attempt.id, status, at],
-        },
+        attemptReached,
         now,
       ),
+      tenantEventStatement(
+        this.d1,
+        {
+          type: "payment.failed",
+          tenantId: attempt.tenantId,
+          data: {
+            id: attempt.id,
+            invoiceId: attempt.invoiceId,
+            invoiceNumber: invoice.invoiceNumber,
+            attemptNumber: attempt.attemptNumber,
+            status,
+            amount: attempt.amount,
+            currency: attempt.currency,
+            failureReason: reason,
+            nextRetryAt: retryAt?.toISOString() ?? null,
+            lastAttempt: last,
+          },
+        },
+        { now, when: attemptReached },
+      ),
+      ...(last
+        ? [
+            tenantEventStatement(
+              this.d1,
+              {
+                type: "subscription.past_due",
+                tenantId: attempt.tenantId,
+                data: {
+                  id: invoice.subscriptionId,
+                  status: "PAST_DUE",
+                  invoiceId: invoice.id,
+                  invoiceNumber: invoice.invoiceNumber,
+                  amountDue: invoice.total,
+                  currency: invoice.currency,
+                },
+              },
+              {
+                now,
+                when: {
+                  sql: "EXISTS (SELECT 1 FROM subscriptions WHERE id = ? AND status = 'PAST_DUE' AND updated_at = ?)",
+                  params: [invoice.subscriptionId, at],
+                },
+              },
+            ),
+          ]
+        : []),
     ]);
     const changed = (results[0]?.meta.changes ?? 0) === 1;
     if (!changed) return { changed: false, note: `attempt is already ${attempt.status}` };

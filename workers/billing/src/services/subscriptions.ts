@@ -26,6 +26,7 @@ import {
   subscribeStatements,
   tenantHadTrial,
 } from "../db/subscriptions.ts";
+import { type SubscriptionChange, subscriptionEventEntry } from "../db/tenant-events.ts";
 import {
   type AuditAction,
   type AuditContext,
@@ -135,6 +136,9 @@ export class SubscriptionService {
             ...(trialDays ? { trialDays: { after: trialDays } } : {}),
           },
         }),
+        subscriptionEventEntry(this.db, id, replaced ? "plan_changed" : "created", startedAt, {
+          previousSubscriptionId: replaced?.subscription.id ?? null,
+        }),
       ]);
     } catch (error) {
       const violated = uniqueViolation(error);
@@ -193,6 +197,7 @@ export class SubscriptionService {
           ? { cancelAtPeriodEnd: { before: false, after: true } }
           : statusChange(before.subscription.status, "CANCELLED"),
       ),
+      this.event(id, atPeriodEnd ? "cancel_scheduled" : "cancelled"),
     ]);
     if (!changed) {
       const existing = await this.require(context, id);
@@ -219,6 +224,7 @@ export class SubscriptionService {
         id,
         statusChange(before.subscription.status, "PAUSED"),
       ),
+      this.event(id, "paused"),
     ]);
     if (!changed) {
       const existing = await this.require(context, id);
@@ -288,12 +294,22 @@ export class SubscriptionService {
             : "ACTIVE",
         ),
       ),
+      this.event(id, "resumed", resumedAt),
     ]);
     if (!changed) {
       throw new ApiError(409, "The subscription changed meanwhile (not paused any more); retry");
     }
     await this.refreshCounter(context.tenant.id);
     return this.get(context, id);
+  }
+
+  /**
+   * `subscription.changed` for the tenant's webhooks, placed right after
+   * `entry`: ROW_CHANGED then holds exactly when the audit row was written,
+   * i.e. when the guarded update matched.
+   */
+  private event(id: string, change: SubscriptionChange, now: Date = new Date()) {
+    return subscriptionEventEntry(this.db, id, change, now, { when: ROW_CHANGED });
   }
 
   /** The audit row of a guarded subscription update: written only if the update matched. */

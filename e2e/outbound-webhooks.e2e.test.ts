@@ -1,0 +1,509 @@
+import { readFileSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { type RunningStack, startStack } from "../scripts/lib/stack.ts";
+import { devAdminCredentials, type SendOptions, type Sent, sendTo } from "./lib/billing-api.ts";
+import { verifyEdgeSignature } from "./lib/verify-edge-signature.ts";
+
+// Outbound webhooks (issue 18) against a running stack: a local receiver
+// started here (the development setting allows http://127.0.0.1), a billing
+// period closed by the Cron Trigger's own handler at the period's end, a
+// receiver that always fails, the delivery log's dead-letter record, and
+// the EntitlementCounter's usage.threshold_reached and quota.exhausted.
+// The stack is this file's own: running the cron a month ahead closes every
+// tenant's period, which must not move the shared stack's demo tenant.
+
+const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+
+interface Received {
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: string;
+  at: number;
+}
+
+/** A local HTTP receiver: every request recorded; `/fail/*` answers 500, the rest 204. */
+class Receiver {
+  readonly received: Received[] = [];
+  private server: Server | undefined;
+  port = 0;
+
+  async start() {
+    const server = createServer((request, response) => {
+      const chunks: Buffer[] = [];
+      request.on("data", (chunk: Buffer) => chunks.push(chunk));
+      request.on("end", () => {
+        this.received.push({
+          path: request.url ?? "",
+          headers: request.headers,
+          body: Buffer.concat(chunks).toString("utf8"),
+          at: Date.now(),
+        });
+        response.statusCode = request.url?.startsWith("/fail") ? 500 : 204;
+        response.end();
+      });
+    });
+    this.server = server;
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    this.port = (server.address() as AddressInfo).port;
+  }
+
+  url(path: string) {
+    return `http://127.0.0.1:${this.port}${path}`;
+  }
+
+  on(path: string) {
+    return this.received.filter((request) => request.path === path);
+  }
+
+  async stop() {
+    const server = this.server;
+    if (!server) return;
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+}
+
+function ok(result: Sent, status: number, what: string) {
+  expect(result.status, `${what}: ${JSON.stringify(result.body)}`).toBe(status);
+  return result.body;
+}
+
+async function eventually<T>(
+  check: () => Promise<T | undefined> | T | undefined,
+  what: string,
+  timeoutMs = 30_000,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await check();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+}
+
+const receiver = new Receiver();
+let stack: RunningStack | undefined;
+let admin: string;
+
+function send(path: string, options: SendOptions = {}) {
+  if (!stack) throw new Error("stack not started");
+  return sendTo(`${stack.billingUrl}/api/v1`, path, options);
+}
+let tenantId: string;
+let subscription: { id: string; currentPeriodEnd: string };
+
+beforeAll(async () => {
+  // Free ports are picked, then bound by wrangler: on a busy machine another
+  // process can take one in between, so a failed start is tried once more.
+  stack = await startStack({ logLevel: "warn", timeoutMs: 150_000 }).catch((error: unknown) => {
+    console.log(`[e2e] private stack did not start, trying again: ${String(error).slice(0, 200)}`);
+    return startStack({ logLevel: "warn", timeoutMs: 150_000 });
+  });
+  await receiver.start();
+  admin = ok(await send("/auth/login", { body: devAdminCredentials() }), 200, "login").accessToken;
+  tenantId = ok(
+    await send("/tenants", { token: admin, body: { name: `Webhooks ${suffix}` } }),
+    201,
+    "tenant",
+  ).id;
+  const plan = ok(
+    await send("/plans", {
+      token: admin,
+      body: { name: "Hooks", slug: `e2e-hooks-${suffix}` },
+    }),
+    201,
+    "plan",
+  );
+  const price = ok(
+    await send(`/plans/${plan.id}/prices`, {
+      token: admin,
+      body: { interval: "MONTHLY", amount: 2900 },
+    }),
+    201,
+    "price",
+  );
+  subscription = ok(
+    await send("/subscriptions", {
+      token: admin,
+      tenant: tenantId,
+      body: { planId: plan.id, priceId: price.id },
+    }),
+    201,
+    "subscribe",
+  );
+});
+
+afterAll(async () => {
+  await receiver.stop();
+  await stack?.stop();
+});
+
+async function endpoint(path: string, eventTypes: string[]) {
+  return ok(
+    await send("/webhook-endpoints", {
+      token: admin,
+      tenant: tenantId,
+      body: { url: receiver.url(path), eventTypes, description: `e2e ${path}` },
+    }),
+    201,
+    "endpoint",
+  ) as { id: string; secret: string };
+}
+
+describe("outbound webhooks", () => {
+  it("the README's receiver snippet is the code this receiver runs", () => {
+    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+    const snippet = readFileSync(
+      new URL("./lib/verify-edge-signature.ts", import.meta.url),
+      "utf8",
+    );
+    const code = snippet.slice(snippet.indexOf("/** True when"));
+    expect(code.length).toBeGreaterThan(200);
+    expect(readme).toContain(code);
+    expect(readme).toContain('import { createHmac, timingSafeEqual } from "node:crypto";');
+  });
+
+  it("the cycle closing a period sends a signed invoice.finalized the README's snippet verifies", async () => {
+    const hook = await endpoint("/ok/invoices", ["invoice.finalized"]);
+    // The Cron Trigger's handler, run by the local runtime at the period's end.
+    const periodEnd = Date.parse(subscription.currentPeriodEnd);
+    const cron = await fetch(
+      `${stack?.billingUrl}/cdn-cgi/local/scheduled?cron=${encodeURIComponent("* * * * *")}&time=${periodEnd + 60_000}`,
+    );
+    expect(cron.status, await cron.text()).toBe(200);
+
+    const [delivery] = await eventually(
+      () => (receiver.on("/ok/invoices").length > 0 ? receiver.on("/ok/invoices") : undefined),
+      "invoice.finalized at the receiver",
+    );
+    if (!delivery) throw new Error("no delivery");
+    expect(delivery.headers["content-type"]).toBe("application/json");
+    expect(delivery.headers["user-agent"]).toMatch(/^edge-platform-webhooks\//);
+    // The signature's timestamp is the delivery's wall clock, so the usual tolerance applies.
+    expect(
+      verifyEdgeSignature(hook.secret, delivery.headers["edge-signature"] as string, delivery.body),
+    ).toBe(true);
+    expect(
+      verifyEdgeSignature(
+        `${hook.secret}x`,
+        delivery.headers["edge-signature"] as string,
+        delivery.body,
+      ),
+    ).toBe(false);
+    expect(
+      verifyEdgeSignature(
+        hook.secret,
+        delivery.headers["edge-signature"] as string,
+        `${delivery.body} `,
+      ),
+    ).toBe(false);
+    const event = JSON.parse(delivery.body);
+    expect(Object.keys(event)).toEqual(["id", "type", "createdAt", "tenantId", "data"]);
+    expect(event).toMatchObject({
+      type: "invoice.finalized",
+      tenantId,
+      data: { status: "OPEN", subscriptionId: subscription.id, total: 2900, currency: "usd" },
+    });
+    expect(event.data.invoiceNumber).toMatch(/^INV-\d{4}-\d{6}$/);
+    expect(delivery.headers["edge-event-id"]).toBe(event.id);
+
+    const invoices = ok(
+      await send("/invoices", { token: admin, tenant: tenantId }),
+      200,
+      "invoices",
+    );
+    expect(invoices.data.map((invoice: { id: string }) => invoice.id)).toContain(event.data.id);
+    const log = ok(
+      await send(`/webhook-endpoints/${hook.id}/deliveries`, { token: admin, tenant: tenantId }),
+      200,
+      "deliveries",
+    );
+    expect(log.data[0]).toMatchObject({
+      eventId: event.id,
+      status: "DELIVERED",
+      attempts: [{ attemptNumber: 1, statusCode: 204 }],
+    });
+  });
+
+  it("a failing receiver sees retries with growing gaps, then the dead-letter record in the delivery log; a resend after the fix delivers", async () => {
+    const hook = await endpoint("/fail/subscriptions", ["subscription.changed"]);
+    ok(
+      await send(`/subscriptions/${subscription.id}/pause`, {
+        method: "POST",
+        token: admin,
+        tenant: tenantId,
+      }),
+      201,
+      "pause",
+    );
+    const failed = await eventually(
+      async () => {
+        const log = await send(`/webhook-endpoints/${hook.id}/deliveries`, {
+          token: admin,
+          tenant: tenantId,
+        });
+        const [delivery] = log.body.data ?? [];
+        return delivery?.status === "FAILED" ? delivery : undefined;
+      },
+      "the dead-letter record",
+      90_000,
+    );
+    expect(failed.lastError).toMatch(/^dead-lettered after \d+ attempts: HTTP 500/);
+    expect(failed.attempts.length).toBe(failed.attemptCount);
+    expect(failed.attemptCount).toBeGreaterThanOrEqual(3);
+    expect(failed.attempts.every((a: { statusCode: number }) => a.statusCode === 500)).toBe(true);
+
+    const calls = receiver.on("/fail/subscriptions");
+    expect(calls).toHaveLength(failed.attemptCount);
+    // Every retry carries the same event id (the receiver's dedup key) and a valid signature.
+    expect(new Set(calls.map((call) => call.headers["edge-event-id"]))).toEqual(
+      new Set([failed.eventId]),
+    );
+    for (const call of calls) {
+      expect(
+        verifyEdgeSignature(hook.secret, call.headers["edge-signature"] as string, call.body),
+      ).toBe(true);
+    }
+    const gaps = calls.slice(1).map((call, index) => call.at - (calls[index]?.at ?? call.at));
+    console.log(
+      `[e2e] failing receiver: ${calls.length} attempts, gaps ${gaps.map((gap) => `${(gap / 1000).toFixed(1)} s`).join(", ")}`,
+    );
+    // Backoff (1 s, then 2 s capped, in .dev.vars.example): no retry came back at once.
+    expect(Math.min(...gaps)).toBeGreaterThanOrEqual(900);
+
+    // The endpoint is still enabled (failing for seconds, not days) and shows since when it fails.
+    const current = ok(
+      await send(`/webhook-endpoints/${hook.id}`, { token: admin, tenant: tenantId }),
+      200,
+      "endpoint",
+    );
+    expect(current).toMatchObject({ enabled: true, disabledReason: null });
+    expect(current.failingSince).toBe(failed.attempts[failed.attempts.length - 1].attemptedAt);
+
+    // The receiver is fixed (PATCH url): a manual resend delivers the same event, signed.
+    ok(
+      await send(`/webhook-endpoints/${hook.id}`, {
+        method: "PATCH",
+        token: admin,
+        tenant: tenantId,
+        body: { url: receiver.url("/ok/fixed") },
+      }),
+      200,
+      "patch url",
+    );
+    ok(
+      await send(`/webhook-endpoints/${hook.id}/deliveries/${failed.id}/resend`, {
+        method: "POST",
+        token: admin,
+        tenant: tenantId,
+      }),
+      202,
+      "resend",
+    );
+    const [fixed] = await eventually(
+      () => (receiver.on("/ok/fixed").length > 0 ? receiver.on("/ok/fixed") : undefined),
+      "the resent delivery",
+    );
+    expect(fixed?.headers["edge-event-id"]).toBe(failed.eventId);
+    expect(
+      verifyEdgeSignature(
+        hook.secret,
+        fixed?.headers["edge-signature"] as string,
+        fixed?.body ?? "",
+      ),
+    ).toBe(true);
+    const resent = await eventually(async () => {
+      const log = await send(`/webhook-endpoints/${hook.id}/deliveries`, {
+        token: admin,
+        tenant: tenantId,
+      });
+      const [delivery] = log.body.data ?? [];
+      return delivery?.status === "DELIVERED" ? delivery : undefined;
+    }, "the resent delivery in the log");
+    expect(resent.attempts[0]).toMatchObject({
+      attemptNumber: failed.attemptCount + 1,
+      statusCode: 204,
+      manual: true,
+    });
+    const healthy = ok(
+      await send(`/webhook-endpoints/${hook.id}`, { token: admin, tenant: tenantId }),
+      200,
+      "endpoint",
+    );
+    expect(healthy.failingSince).toBeNull();
+  }, 120_000);
+});
+
+describe("usage alerts and quotas (the EntitlementCounter's events)", () => {
+  it("ingested usage crossing 80% sends a signed usage.threshold_reached; the first refused consume a quota.exhausted", async () => {
+    // A tenant made after the month-ahead cron run: its period starts now.
+    const tenant = ok(
+      await send("/tenants", { token: admin, body: { name: `Quota ${suffix}` } }),
+      201,
+      "tenant",
+    ).id as string;
+    const lookupKey = `e2e_quota_${suffix}`;
+    const feature = ok(
+      await send("/features", {
+        token: admin,
+        body: { name: "quota", lookupKey, type: "QUOTA", unit: "unit" },
+      }),
+      201,
+      "feature",
+    );
+    const plan = ok(
+      await send("/plans", {
+        token: admin,
+        body: { name: "Quota", slug: `e2e-quota-${suffix}` },
+      }),
+      201,
+      "plan",
+    );
+    const price = ok(
+      await send(`/plans/${plan.id}/prices`, {
+        token: admin,
+        body: { interval: "MONTHLY", amount: 1000 },
+      }),
+      201,
+      "price",
+    );
+    ok(
+      await send(`/plans/${plan.id}/entitlements`, {
+        token: admin,
+        body: { featureId: feature.id, limit: 10, limitBehavior: "HARD", resetPeriod: "MONTHLY" },
+      }),
+      201,
+      "grant",
+    );
+    ok(
+      await send("/subscriptions", {
+        token: admin,
+        tenant,
+        body: { planId: plan.id, priceId: price.id },
+      }),
+      201,
+      "subscribe",
+    );
+    const apiKey = ok(
+      await send("/api-keys", { token: admin, tenant, body: { name: "e2e quota" } }),
+      201,
+      "api key",
+    ).key as string;
+    const hook = ok(
+      await send("/webhook-endpoints", {
+        token: admin,
+        tenant,
+        body: {
+          url: receiver.url("/ok/usage"),
+          eventTypes: ["usage.threshold_reached", "quota.exhausted"],
+        },
+      }),
+      201,
+      "endpoint",
+    ) as { id: string; secret: string };
+    ok(
+      await send("/usage-alerts", {
+        token: admin,
+        tenant,
+        body: { featureLookupKey: lookupKey, threshold: { type: "percent", value: 80 } },
+      }),
+      201,
+      "usage alert",
+    );
+    const byType = (type: string) =>
+      receiver.on("/ok/usage").filter((call) => JSON.parse(call.body).type === type);
+
+    // 7 units through the pipeline: below 80% of 10, no alert.
+    const usage = (amounts: number[]) =>
+      send("/usage/events", {
+        token: apiKey,
+        body: {
+          events: amounts.map((amount) => ({
+            eventId: crypto.randomUUID(),
+            feature: lookupKey,
+            amount,
+            timestamp: new Date().toISOString(),
+          })),
+        },
+      });
+    ok(await usage([3, 4]), 202, "usage below the threshold");
+    await eventually(async () => {
+      const check = await send(`/entitlements/${lookupKey}/check`, { token: apiKey });
+      return check.body.used === 7 ? true : undefined;
+    }, "7 units counted");
+    expect(byType("usage.threshold_reached")).toEqual([]);
+
+    // One more unit: 8 of 10 = 80%.
+    ok(await usage([1]), 202, "usage crossing 80%");
+    const [reached] = await eventually(
+      () =>
+        byType("usage.threshold_reached").length > 0
+          ? byType("usage.threshold_reached")
+          : undefined,
+      "usage.threshold_reached at the receiver",
+    );
+    if (!reached) throw new Error("no alert");
+    expect(
+      verifyEdgeSignature(hook.secret, reached.headers["edge-signature"] as string, reached.body),
+    ).toBe(true);
+    const alert = JSON.parse(reached.body);
+    expect(reached.headers["edge-event-id"]).toBe(alert.id);
+    expect(alert).toMatchObject({
+      type: "usage.threshold_reached",
+      tenantId: tenant,
+      data: {
+        featureKey: lookupKey,
+        threshold: { type: "percent", value: 80 },
+        thresholdUnits: 8,
+        limit: 10,
+      },
+    });
+    expect(alert.data.used).toBeGreaterThanOrEqual(8);
+
+    // Up to the limit, then the first refusal.
+    const consume = (amount: number) =>
+      send(`/entitlements/${lookupKey}/consume`, { token: apiKey, body: { amount } });
+    expect((await consume(2)).status).toBe(200);
+    expect(byType("quota.exhausted")).toEqual([]);
+    expect((await consume(1)).status).toBe(403);
+    const [exhausted] = await eventually(
+      () => (byType("quota.exhausted").length > 0 ? byType("quota.exhausted") : undefined),
+      "quota.exhausted at the receiver",
+    );
+    if (!exhausted) throw new Error("no quota event");
+    expect(
+      verifyEdgeSignature(
+        hook.secret,
+        exhausted.headers["edge-signature"] as string,
+        exhausted.body,
+      ),
+    ).toBe(true);
+    expect(JSON.parse(exhausted.body)).toMatchObject({
+      type: "quota.exhausted",
+      tenantId: tenant,
+      data: { featureKey: lookupKey, limit: 10, used: 10, requested: 1 },
+    });
+    // Later refusals in the window and more usage send nothing new (once per window).
+    expect((await consume(1)).status).toBe(403);
+    await new Promise((resolve) => setTimeout(resolve, 3000));
+    expect(byType("quota.exhausted")).toHaveLength(1);
+    expect(byType("usage.threshold_reached")).toHaveLength(1);
+    const log = ok(
+      await send(`/webhook-endpoints/${hook.id}/deliveries`, { token: admin, tenant }),
+      200,
+      "deliveries",
+    );
+    expect(
+      log.data.map((delivery: { eventType: string; status: string }) => [
+        delivery.eventType,
+        delivery.status,
+      ]),
+    ).toEqual([
+      ["quota.exhausted", "DELIVERED"],
+      ["usage.threshold_reached", "DELIVERED"],
+    ]);
+  }, 120_000);
+});
