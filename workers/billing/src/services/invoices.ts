@@ -53,10 +53,9 @@ import type { PaymentService } from "./payments.ts";
 const invoiceNotFound = () =>
   new ApiError(404, "Invoice not found or does not belong to this tenant");
 
-export function lineItemView(line: InvoiceLineRow) {
+/** What a line says, whether stored or only drafted (an upcoming invoice's lines have no ids). */
+function lineContentView(line: InvoiceDraft["lines"][number]) {
   return {
-    id: line.id,
-    invoiceId: line.invoiceId,
     kind: line.kind,
     description: line.description,
     featureLookupKey: line.featureLookupKey,
@@ -65,6 +64,14 @@ export function lineItemView(line: InvoiceLineRow) {
     unitPriceMicroCents: line.unitPriceMicroCents,
     amount: line.amount,
     sortOrder: line.sortOrder,
+  };
+}
+
+export function lineItemView(line: InvoiceLineRow) {
+  return {
+    id: line.id,
+    invoiceId: line.invoiceId,
+    ...lineContentView(line),
     createdAt: line.createdAt,
   };
 }
@@ -86,16 +93,7 @@ export function upcomingInvoiceView(
     periodEnd: draft.periodEnd.toISOString(),
     notes: draft.notes,
     asOf: asOf.toISOString(),
-    lineItems: draft.lines.map((line) => ({
-      kind: line.kind,
-      description: line.description,
-      featureLookupKey: line.featureLookupKey,
-      usageWindowKey: line.usageWindowKey,
-      quantity: line.quantity,
-      unitPriceMicroCents: line.unitPriceMicroCents,
-      amount: line.amount,
-      sortOrder: line.sortOrder,
-    })),
+    lineItems: draft.lines.map(lineContentView),
   };
 }
 
