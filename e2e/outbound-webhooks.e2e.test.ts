@@ -98,10 +98,7 @@ let subscription: { id: string; currentPeriodEnd: string };
 beforeAll(async () => {
   // Free ports are picked, then bound by wrangler: on a busy machine another
   // process can take one in between, so a failed start is tried once more.
-  stack = await startStack({ logLevel: "warn", timeoutMs: 150_000 }).catch((error: unknown) => {
-    console.log(`[e2e] private stack did not start, trying again: ${String(error).slice(0, 200)}`);
-    return startStack({ logLevel: "warn", timeoutMs: 150_000 });
-  });
+  stack = await startStack({ logLevel: "warn", timeoutMs: 150_000 });
   await receiver.start();
   admin = ok(await send("/auth/login", { body: devAdminCredentials() }), 200, "login").accessToken;
   tenantId = ok(

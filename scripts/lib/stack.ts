@@ -59,15 +59,36 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startStack(
-  options: {
-    timeoutMs?: number;
-    logLevel?: string;
-    env?: Record<string, string>;
-    /** Local state to use and keep (a restart on the same state); a fresh temporary one otherwise. */
-    stateDir?: string;
-  } = {},
-): Promise<RunningStack> {
+export interface StackOptions {
+  timeoutMs?: number;
+  logLevel?: string;
+  env?: Record<string, string>;
+  /** Local state to use and keep (a restart on the same state); a fresh temporary one otherwise. */
+  stateDir?: string;
+}
+
+/**
+ * Ports are picked free here but bound later by workerd, so a stack starting
+ * in parallel (e2e files with their own stacks, a restart) can take one in
+ * between: such a start is tried again on new ports.
+ */
+const PORT_RACE_ATTEMPTS = 3;
+
+export async function startStack(options: StackOptions = {}): Promise<RunningStack> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startStackOnce(options);
+    } catch (error) {
+      if (attempt >= PORT_RACE_ATTEMPTS || !String(error).includes("Address already in use"))
+        throw error;
+      console.log(
+        `[stack] a port was taken before the stack bound it; starting again (${attempt})`,
+      );
+    }
+  }
+}
+
+async function startStackOnce(options: StackOptions): Promise<RunningStack> {
   const [billingPort, aqiPort, portfolioPort] = [
     await freePort(),
     await freePort(),
