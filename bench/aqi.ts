@@ -61,6 +61,7 @@
  * BENCH_ROUNDS (interleaved steady-state rounds, default 11),
  * BENCH_DIAGNOSE=0 (skip the diagnosis-only probe).
  */
+import { spawnSync } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -237,6 +238,41 @@ function workerdChildren(): Set<number> {
     // no /proc
   }
   return found;
+}
+
+/**
+ * Whether a binary carries the code that turns V8's wasm trap handler on.
+ * An embedder calls `V8::EnableWebAssemblyTrapHandler`, which links in
+ * `trap_handler::EnableTrapHandler` (and V8's default signal handler); with
+ * the handler on, out-of-bounds wasm accesses fault into guard pages, and
+ * without it V8 compiles an explicit bounds check into every wasm load and
+ * store. Read from the binary's symbol names; undefined if it cannot be read.
+ */
+function trapHandlerLinked(binary: string): boolean | undefined {
+  try {
+    return readFileSync(binary).includes("_ZN2v88internal12trap_handler17EnableTrapHandlerEb");
+  } catch {
+    return undefined;
+  }
+}
+
+/** The wasm trap handler as V8 reports it in this Node (`%IsWasmTrapHandlerEnabled()`). */
+function nodeTrapHandlerEnabled(): string {
+  const probe = spawnSync(
+    process.execPath,
+    ["--allow-natives-syntax", "-p", "%IsWasmTrapHandlerEnabled()"],
+    { encoding: "utf8" },
+  );
+  return probe.status === 0 ? probe.stdout.trim() : "unknown";
+}
+
+/** workerd's binary, as the `workerd` package (miniflare's) names it. */
+function workerdBinary(): string | undefined {
+  try {
+    return (createRequire(import.meta.url)("workerd") as { default: string }).default;
+  } catch {
+    return undefined;
+  }
 }
 
 interface ProbeResult {
@@ -663,6 +699,8 @@ async function main(): Promise<void> {
     );
     const unguardedRunMs = weatherOnly.unguardedRunMs;
 
+    const workerdPath = workerdBinary();
+    const workerdLinked = workerdPath === undefined ? undefined : trapHandlerLinked(workerdPath);
     const trivial = results[0]!;
     process.stdout.write(
       `\nAQI service benchmark (${info.model_version}; ${CONNECTIONS} connections, ${SECONDS} s per route; this machine: ${process.arch}, Node ${process.version})\n\n`,
@@ -793,6 +831,7 @@ async function main(): Promise<void> {
         `    (each request's run starts with caches cooled by the HTTP, JSON and validation work around it; the node loop's never are)\n` +
         `where the gap comes from (same file, same rows, over the node steady state):\n` +
         `  onnxruntime-web wasm in Node (V8 trap handler): ${fixed(webSteady / nodeSteady, 2)}; rounds ${list(webRounds, 3)} ms\n` +
+        `  V8's wasm trap handler: Node ${process.version} enabled = ${nodeTrapHandlerEnabled()}; workerd ${workerdLinked === undefined ? "(binary not found)" : workerdLinked ? "links the code that enables it" : "does not link the code that enables it (no trap_handler::EnableTrapHandler in the binary), so every wasm load and store carries an explicit bounds check"}\n` +
         (DIAGNOSE
           ? `  workerd with wasm bounds checks off (diagnosis only, unsafe, not a result): ${fixed(unguardedRunMs / nodeSteady, 2)}\n`
           : ""),
