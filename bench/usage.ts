@@ -39,6 +39,9 @@
  *    this run (exit code 1 when it does not).
  *
  * Environment: BENCH_SECONDS (default 10), BENCH_CLIENTS (default 4),
+ * BENCH_BURSTS (step 4 repeated, default 1: the first burst is the measured
+ * rate, the others show it as the tables grow), BENCH_EVENT_IDS=ordered
+ * (time-ordered eventIds instead of random ones),
  * BENCH_RATE (default: none, the saturated load), BENCH_SUSTAIN_SECONDS
  * (default 60).
  */
@@ -53,6 +56,10 @@ const CLIENTS = Number(process.env.BENCH_CLIENTS ?? 4);
 const FIXED_RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 const SUSTAIN_SECONDS = Number(process.env.BENCH_SUSTAIN_SECONDS ?? 60);
 const BATCH = 1000;
+/** Bursts before the sustained minute: more than one shows the ingestion rate as the tables grow. */
+const BURSTS = Math.max(1, Number(process.env.BENCH_BURSTS ?? 1));
+/** `ordered` sends time-ordered eventIds (UUID v7 shape) instead of random ones (v4). */
+const ORDERED_IDS = process.env.BENCH_EVENT_IDS === "ordered";
 const TARGETS = { eventsPerSecond: 5000, p99Ms: 2000 };
 
 function log(line: string): void {
@@ -83,10 +90,19 @@ async function send(
   return body;
 }
 
+let orderedSequence = 0;
+
+/** A UUID v7-shaped id: milliseconds first, then a sequence, so ids sort by time. */
+function orderedEventId(): string {
+  const ms = Date.now().toString(16).padStart(12, "0");
+  const sequence = (orderedSequence++).toString(16).padStart(18, "0");
+  return `${ms.slice(0, 8)}-${ms.slice(8)}-7${sequence.slice(0, 3)}-8${sequence.slice(3, 6)}-${sequence.slice(6)}`;
+}
+
 function events(count: number, amount: (i: number) => number = () => 1) {
   const timestamp = new Date().toISOString();
   return Array.from({ length: count }, (_, i) => ({
-    eventId: crypto.randomUUID(),
+    eventId: ORDERED_IDS ? orderedEventId() : crypto.randomUUID(),
     feature: "api_calls",
     amount: amount(i),
     timestamp,
@@ -162,44 +178,83 @@ async function main(): Promise<void> {
     const health = await autocannon({ url: `${base}/health`, connections: 20, duration: SECONDS });
     const healthRps = health.requests.total / SECONDS;
 
-    const before = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
-    log(`ingestion: ${CLIENTS} clients posting ${BATCH}-event batches for ${SECONDS} s`);
-    const latencies: number[] = [];
-    const acceptedPerClient = keys.map(() => 0);
-    const unitsPerClient = keys.map(() => 0);
-    let failures = 0;
-    const ingestStart = performance.now();
-    const deadline = ingestStart + SECONDS * 1000;
-    await Promise.all(
-      keys.map(async (key, client) => {
-        while (performance.now() < deadline) {
-          const batch = events(BATCH, (i) => (i % 3) + 1);
-          const result = await postBatch(base, key, batch);
-          latencies.push(result.ms);
-          if (result.status === 202) {
-            acceptedPerClient[client] = (acceptedPerClient[client] ?? 0) + result.accepted;
-            unitsPerClient[client] =
-              (unitsPerClient[client] ?? 0) + batch.reduce((s, e) => s + e.amount, 0);
-          } else failures++;
-        }
-      }),
-    );
-    const ingestSeconds = (performance.now() - ingestStart) / 1000;
-    const accepted = acceptedPerClient.reduce((a, b) => a + b, 0);
-    const eventsPerSecond = accepted / ingestSeconds;
-    const batchRps = latencies.length / ingestSeconds;
+    // One burst: the clients post back to back for SECONDS, then the
+    // pipeline is drained and checked exactly against what was accepted.
+    const burst = async () => {
+      const before = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
+      log(`ingestion: ${CLIENTS} clients posting ${BATCH}-event batches for ${SECONDS} s`);
+      const latencies: number[] = [];
+      const acceptedPerClient = keys.map(() => 0);
+      const unitsPerClient = keys.map(() => 0);
+      let failures = 0;
+      const ingestStart = performance.now();
+      const deadline = ingestStart + SECONDS * 1000;
+      await Promise.all(
+        keys.map(async (key, client) => {
+          while (performance.now() < deadline) {
+            const batch = events(BATCH, (i) => (i % 3) + 1);
+            const result = await postBatch(base, key, batch);
+            latencies.push(result.ms);
+            if (result.status === 202) {
+              acceptedPerClient[client] = (acceptedPerClient[client] ?? 0) + result.accepted;
+              unitsPerClient[client] =
+                (unitsPerClient[client] ?? 0) + batch.reduce((s, e) => s + e.amount, 0);
+            } else failures++;
+          }
+        }),
+      );
+      const ingestSeconds = (performance.now() - ingestStart) / 1000;
+      const accepted = acceptedPerClient.reduce((a, b) => a + b, 0);
+      const eventsPerSecond = accepted / ingestSeconds;
+      const batchRps = latencies.length / ingestSeconds;
 
-    log("draining the pipeline");
-    const drainStart = performance.now();
-    let exact = false;
-    while (performance.now() - drainStart < 300_000) {
-      const now = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
-      exact = now.every((units, i) => units - (before[i] ?? 0) === unitsPerClient[i]);
-      if (exact) break;
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      log("draining the pipeline");
+      const drainStart = performance.now();
+      let exact = false;
+      while (performance.now() - drainStart < 300_000) {
+        const now = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
+        exact = now.every((units, i) => units - (before[i] ?? 0) === unitsPerClient[i]);
+        if (exact) break;
+        await new Promise((resolve) => setTimeout(resolve, 500));
+      }
+      const drainSeconds = (performance.now() - drainStart) / 1000;
+      const pipelineRate = accepted / (ingestSeconds + drainSeconds);
+      return {
+        latencies,
+        failures,
+        ingestSeconds,
+        accepted,
+        eventsPerSecond,
+        batchRps,
+        exact,
+        drainSeconds,
+        pipelineRate,
+      };
+    };
+    const bursts: Awaited<ReturnType<typeof burst>>[] = [];
+    for (let round = 0; round < BURSTS; round++) {
+      const result = await burst();
+      bursts.push(result);
+      if (BURSTS > 1) {
+        log(
+          `burst ${round + 1} of ${BURSTS}: ${result.eventsPerSecond.toFixed(0)} events/s, request p50 ${quantile(result.latencies, 0.5).toFixed(0)} ms, pipeline caught up ${result.drainSeconds.toFixed(1)} s after it (${(result.pipelineRate / result.eventsPerSecond).toFixed(2)}x), ${result.exact ? "exact" : "NOT exact"}`,
+        );
+      }
     }
-    const drainSeconds = (performance.now() - drainStart) / 1000;
-    const pipelineRate = accepted / (ingestSeconds + drainSeconds);
+    const first = bursts[0]!;
+    const {
+      latencies,
+      failures,
+      ingestSeconds,
+      accepted,
+      eventsPerSecond,
+      batchRps,
+      drainSeconds,
+      pipelineRate,
+    } = first;
+    const exact = bursts.every((result) => result.exact);
+    const storedBeforeSustained =
+      CLIENTS * BATCH + bursts.reduce((sum, result) => sum + result.accepted, 0);
 
     const aggregatedNow = async () =>
       (await Promise.all(keys.map((key) => aggregatedUnits(base, key)))).reduce((a, b) => a + b, 0);
@@ -210,7 +265,7 @@ async function main(): Promise<void> {
     let acceptedUnits = 0;
     let offeredEvents = 0;
     let sustainedFailures = 0;
-    const storedAtStart = accepted + CLIENTS * BATCH;
+    const storedAtStart = storedBeforeSustained;
     const onAnswer = (
       key: string,
       batch: ReturnType<typeof events>,
@@ -418,6 +473,9 @@ async function main(): Promise<void> {
         `                ${batchRps.toFixed(1)} batch requests/s = ${(batchRps / liveRps).toFixed(4)} x baseline req/s; ${(eventsPerSecond / liveRps).toFixed(2)} events per baseline request (${(eventsPerSecond / healthRps).toFixed(2)} per GET /health)\n` +
         `                request p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}\n` +
         `drain           pipeline caught up ${drainSeconds.toFixed(1)} s after the last batch; aggregates ${exact ? "exactly equal" : "DO NOT equal"} the accepted units; pipeline ~${pipelineRate.toFixed(0)} events/s end to end = ${(pipelineRate / eventsPerSecond).toFixed(2)} x ingestion\n` +
+        (BURSTS > 1
+          ? `bursts          ${BURSTS} x ${SECONDS} s, ${ORDERED_IDS ? "time-ordered" : "random"} eventIds, events/s as the tables grow: ${bursts.map((result) => result.eventsPerSecond.toFixed(0)).join(", ")} (pipeline caught up within ${Math.max(...bursts.map((result) => result.drainSeconds)).toFixed(1)} s of each)\n`
+          : "") +
         `sustained       ${shape}, ${SUSTAIN_SECONDS} s, pipeline running: ${offered.toFixed(0)} events/s accepted (${(offered / eventsPerSecond).toFixed(2)} x the burst; ${(offered / liveRps).toFixed(2)} events per baseline request); ${acceptedUnits} accepted, ${sustainedFailures} failed requests; request p50 ${ms(quantile(sustainedLatencies, 0.5))}, p99 ${ms(quantile(sustainedLatencies, 0.99))}\n` +
         `                events stored in D1 before / after: ${storedAtStart} / ${storedAtStart + acceptedUnits}\n` +
         `                per 5 s, accepted: ${perInterval((row) => row.accepted)}\n` +

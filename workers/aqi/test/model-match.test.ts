@@ -13,8 +13,10 @@ import {
   encodeReadingFeatures,
   FEATURE_COUNT,
   type FeatureInput,
+  type PreprocessingSpec,
 } from "../src/domain/features.ts";
 import { interpretModelOutputs } from "../src/domain/prediction.ts";
+import type { ModelSource, ModelVariant } from "../src/inference/model-artifact.ts";
 import { ModelHost } from "../src/inference/model-host.ts";
 import {
   SHIPPED_MODEL_CARD,
@@ -30,10 +32,8 @@ interface HoldoutRow {
   features: (number | null)[];
   expected: Outputs;
 }
-const rows = holdout.rows as unknown as HoldoutRow[];
 const missingValueRows =
   (holdout as { missingValueRows?: Omit<HoldoutRow, "request">[] }).missingValueRows ?? [];
-const TOLERANCE = holdout.tolerance;
 
 function maxDifference(actual: ArrayLike<number>, expected: number[]): number {
   let max = 0;
@@ -46,26 +46,53 @@ function maxDifference(actual: ArrayLike<number>, expected: number[]): number {
   return max;
 }
 
-async function loadedShippedModel() {
-  const state = await new ModelHost(shippedModel).state();
-  if (state.status !== "ready")
-    throw new Error(`shipped model not loaded: ${JSON.stringify(state)}`);
+async function loadedModel(source: ModelSource) {
+  const state = await new ModelHost(source).state();
+  if (state.status !== "ready") throw new Error(`model not loaded: ${JSON.stringify(state)}`);
   return state.model;
 }
 
-describe("the shipped model inside workerd", () => {
+/** Each shipped model with the holdout rows its trainer scored and the encoder its requests take. */
+const SHIPPED_VARIANTS: {
+  variant: ModelVariant;
+  source: ModelSource;
+  card: { modelVersion: string };
+  holdout: { modelVersion: string; tolerance: number; rows: unknown[] };
+  encode: (input: FeatureInput, spec: PreprocessingSpec) => number[];
+}[] = [
+  {
+    variant: "weather-only",
+    source: shippedModel,
+    card: SHIPPED_MODEL_CARD,
+    holdout,
+    encode: encodeFeatures,
+  },
+  {
+    variant: "recent-reading",
+    source: shippedReadingModel,
+    card: SHIPPED_READING_MODEL_CARD,
+    holdout: readingHoldout,
+    encode: encodeReadingFeatures,
+  },
+];
+
+describe.each(SHIPPED_VARIANTS)("the shipped $variant model inside workerd", (shipped) => {
+  const rows = shipped.holdout.rows as HoldoutRow[];
+  const tolerance = shipped.holdout.tolerance;
+
   it("the holdout file belongs to the bundled model", async () => {
-    const model = await loadedShippedModel();
-    expect(holdout.modelVersion).toBe(model.artifact.version);
-    expect(SHIPPED_MODEL_CARD.modelVersion).toBe(model.artifact.version);
+    const model = await loadedModel(shipped.source);
+    expect(shipped.holdout.modelVersion).toBe(model.artifact.version);
+    expect(shipped.card.modelVersion).toBe(model.artifact.version);
+    expect(model.artifact.variant).toBe(shipped.variant);
     expect(rows.length).toBeGreaterThanOrEqual(100);
-    expect(TOLERANCE).toBeLessThanOrEqual(0.01);
+    expect(tolerance).toBeLessThanOrEqual(0.01);
   });
 
-  it("encodeFeatures reproduces the trainer's feature row for every holdout request", async () => {
-    const { preprocessing } = (await loadedShippedModel()).artifact;
+  it("the shared encoder reproduces the trainer's feature row for every holdout request", async () => {
+    const { preprocessing } = (await loadedModel(shipped.source)).artifact;
     for (const row of rows) {
-      const encoded = encodeFeatures(row.request, preprocessing).map(Math.fround);
+      const encoded = shipped.encode(row.request, preprocessing).map(Math.fround);
       const stored = row.features.map((value) =>
         value === null ? Number.NaN : Math.fround(value),
       );
@@ -74,162 +101,10 @@ describe("the shipped model inside workerd", () => {
   });
 
   it("matches the trainer's predictions (aqi, aqi_low, aqi_high) within 0.01 AQI", async () => {
-    const model = await loadedShippedModel();
+    const model = await loadedModel(shipped.source);
     const differences = { aqi: 0, aqi_low: 0, aqi_high: 0 };
     for (let start = 0; start < rows.length; start += 100) {
       const chunk = rows.slice(start, start + 100);
-      const scored = await model.score(chunk.map((row) => row.request));
-      const columns = {
-        aqi: scored.rows.map((row) => row.point),
-        aqi_low: scored.rows.map((row) => row.low),
-        aqi_high: scored.rows.map((row) => row.high),
-      };
-      for (const name of ["aqi", "aqi_low", "aqi_high"] as const) {
-        const difference = maxDifference(
-          columns[name],
-          chunk.map((row) => row.expected[name]),
-        );
-        differences[name] = Math.max(differences[name], difference);
-      }
-    }
-    console.log(
-      `model-match: ${rows.length} holdout rows, max |ONNX in workerd - trainer| = ${JSON.stringify(differences)}`,
-    );
-    expect(differences.aqi).toBeLessThan(TOLERANCE);
-    expect(differences.aqi_low).toBeLessThan(TOLERANCE);
-    expect(differences.aqi_high).toBeLessThan(TOLERANCE);
-  });
-
-  it.runIf(missingValueRows.length > 0)(
-    "matches on rows with missing readings (NaN features) too",
-    async () => {
-      const model = await loadedShippedModel();
-      const data = new Float32Array(missingValueRows.length * FEATURE_COUNT);
-      missingValueRows.forEach((row, index) => {
-        data.set(
-          row.features.map((value) => (value === null ? Number.NaN : value)),
-          index * FEATURE_COUNT,
-        );
-      });
-      for (let start = 0; start < missingValueRows.length; start += 100) {
-        const count = Math.min(100, missingValueRows.length - start);
-        const { outputs } = await model.run(
-          data.slice(start * FEATURE_COUNT, (start + count) * FEATURE_COUNT),
-          count,
-        );
-        const expected = missingValueRows.slice(start, start + count).map((row) => row.expected);
-        expect(
-          maxDifference(
-            outputs.point,
-            expected.map((e) => e.aqi),
-          ),
-        ).toBeLessThan(TOLERANCE);
-        expect(
-          maxDifference(
-            outputs.low,
-            expected.map((e) => e.aqi_low),
-          ),
-        ).toBeLessThan(TOLERANCE);
-        expect(
-          maxDifference(
-            outputs.high,
-            expected.map((e) => e.aqi_high),
-          ),
-        ).toBeLessThan(TOLERANCE);
-      }
-    },
-  );
-
-  it("through the API: a batch of 100 holdout requests answers the trainer's numbers", async () => {
-    const chunk = rows.slice(0, 100);
-    const response = await postJson(worker, "/v1/predict/batch", {
-      requests: chunk.map((row) => row.request),
-    });
-    expect(response.status).toBe(200);
-    const body = (await response.json()) as {
-      count: number;
-      predictions: {
-        aqi_predicted: number;
-        aqi_rounded: number;
-        category: string;
-        aqi_interval: { low: number; high: number };
-        model_version: string;
-      }[];
-    };
-    expect(body.count).toBe(100);
-    body.predictions.forEach((prediction, index) => {
-      const { aqi, aqi_low, aqi_high } = chunk[index]!.expected;
-      const reference = interpretModelOutputs(aqi, aqi_low, aqi_high);
-      // 2-decimal rounding of a value within TOLERANCE: at most TOLERANCE + 0.005 apart.
-      expect(Math.abs(prediction.aqi_predicted - reference.aqi_predicted)).toBeLessThanOrEqual(
-        TOLERANCE + 0.005,
-      );
-      expect(
-        Math.abs(prediction.aqi_interval.low - reference.aqi_interval.low),
-      ).toBeLessThanOrEqual(TOLERANCE + 0.005);
-      expect(
-        Math.abs(prediction.aqi_interval.high - reference.aqi_interval.high),
-      ).toBeLessThanOrEqual(TOLERANCE + 0.005);
-      expect(prediction.model_version).toBe(holdout.modelVersion);
-    });
-  });
-});
-
-describe("the bundled model through the Worker", () => {
-  it("health is healthy and model info names the artifact", async () => {
-    const health = await (await worker(`${BASE}/v1/health`)).json();
-    expect(health).toEqual({
-      status: "healthy",
-      model_loaded: true,
-      timestamp: expect.any(String),
-    });
-    const info = await worker(`${BASE}/v1/model/info`);
-    expect(info.status).toBe(200);
-    expect(await info.json()).toMatchObject({
-      model_version: holdout.modelVersion,
-      model_path: `models/${holdout.onnx}`,
-      dataset_config: `models/${holdout.modelVersion}.json`,
-      session_create_ms: expect.any(Number),
-    });
-  });
-});
-
-describe("the shipped recent-reading model inside workerd", () => {
-  type ReadingRow = HoldoutRow & { request: FeatureInput };
-  const readingRows = readingHoldout.rows as unknown as ReadingRow[];
-
-  async function loadedReadingModel() {
-    const state = await new ModelHost(shippedReadingModel).state();
-    if (state.status !== "ready")
-      throw new Error(`shipped reading model not loaded: ${JSON.stringify(state)}`);
-    return state.model;
-  }
-
-  it("the holdout file belongs to the bundled reading model", async () => {
-    const model = await loadedReadingModel();
-    expect(readingHoldout.modelVersion).toBe(model.artifact.version);
-    expect(SHIPPED_READING_MODEL_CARD.modelVersion).toBe(model.artifact.version);
-    expect(model.artifact.variant).toBe("recent-reading");
-    expect(readingRows.length).toBeGreaterThanOrEqual(100);
-    expect(readingHoldout.tolerance).toBeLessThanOrEqual(0.01);
-  });
-
-  it("encodeReadingFeatures reproduces the trainer's 16-column row for every holdout request", async () => {
-    const { preprocessing } = (await loadedReadingModel()).artifact;
-    for (const row of readingRows) {
-      const encoded = encodeReadingFeatures(row.request, preprocessing).map(Math.fround);
-      const stored = row.features.map((value) =>
-        value === null ? Number.NaN : Math.fround(value),
-      );
-      expect(encoded).toEqual(stored);
-    }
-  });
-
-  it("matches the trainer's predictions (aqi, aqi_low, aqi_high) within 0.01 AQI", async () => {
-    const model = await loadedReadingModel();
-    const differences = { aqi: 0, aqi_low: 0, aqi_high: 0 };
-    for (let start = 0; start < readingRows.length; start += 100) {
-      const chunk = readingRows.slice(start, start + 100);
       const scored = await model.score(chunk.map((row) => row.request));
       const columns = {
         aqi: scored.rows.map((row) => row.point),
@@ -247,29 +122,98 @@ describe("the shipped recent-reading model inside workerd", () => {
       }
     }
     console.log(
-      `model-match (reading): ${readingRows.length} holdout rows, max |ONNX in workerd - trainer| = ${JSON.stringify(differences)}`,
+      `model-match (${shipped.variant}): ${rows.length} holdout rows, max |ONNX in workerd - trainer| = ${JSON.stringify(differences)}`,
     );
-    expect(differences.aqi).toBeLessThan(readingHoldout.tolerance);
-    expect(differences.aqi_low).toBeLessThan(readingHoldout.tolerance);
-    expect(differences.aqi_high).toBeLessThan(readingHoldout.tolerance);
+    expect(differences.aqi).toBeLessThan(tolerance);
+    expect(differences.aqi_low).toBeLessThan(tolerance);
+    expect(differences.aqi_high).toBeLessThan(tolerance);
   });
 
-  it("through the API: a batch of 100 holdout requests with readings answers the trainer's numbers", async () => {
-    const chunk = readingRows.slice(0, 100);
+  it("through the API: a batch of 100 holdout requests answers the trainer's numbers", async () => {
+    const chunk = rows.slice(0, 100);
     const response = await postJson(worker, "/v1/predict/batch", {
       requests: chunk.map((row) => row.request),
     });
     expect(response.status).toBe(200);
     const body = (await response.json()) as {
-      predictions: { aqi_predicted: number; model_version: string }[];
+      count: number;
+      predictions: {
+        aqi_predicted: number;
+        aqi_interval: { low: number; high: number };
+        model_version: string;
+      }[];
     };
+    expect(body.count).toBe(100);
     body.predictions.forEach((prediction, index) => {
       const { aqi, aqi_low, aqi_high } = chunk[index]!.expected;
       const reference = interpretModelOutputs(aqi, aqi_low, aqi_high);
+      // 2-decimal rounding of a value within the tolerance: at most tolerance + 0.005 apart.
       expect(Math.abs(prediction.aqi_predicted - reference.aqi_predicted)).toBeLessThanOrEqual(
-        readingHoldout.tolerance + 0.005,
+        tolerance + 0.005,
       );
-      expect(prediction.model_version).toBe(readingHoldout.modelVersion);
+      expect(
+        Math.abs(prediction.aqi_interval.low - reference.aqi_interval.low),
+      ).toBeLessThanOrEqual(tolerance + 0.005);
+      expect(
+        Math.abs(prediction.aqi_interval.high - reference.aqi_interval.high),
+      ).toBeLessThanOrEqual(tolerance + 0.005);
+      expect(prediction.model_version).toBe(shipped.holdout.modelVersion);
+    });
+  });
+});
+
+describe("the shipped weather-only model on rows with missing readings", () => {
+  const tolerance = holdout.tolerance;
+  it.runIf(missingValueRows.length > 0)(
+    "matches on rows with missing readings (NaN features) too",
+    async () => {
+      const model = await loadedModel(shippedModel);
+      const data = new Float32Array(missingValueRows.length * FEATURE_COUNT);
+      missingValueRows.forEach((row, index) => {
+        data.set(
+          row.features.map((value) => (value === null ? Number.NaN : value)),
+          index * FEATURE_COUNT,
+        );
+      });
+      for (let start = 0; start < missingValueRows.length; start += 100) {
+        const count = Math.min(100, missingValueRows.length - start);
+        const { outputs } = await model.run(
+          data.slice(start * FEATURE_COUNT, (start + count) * FEATURE_COUNT),
+          count,
+        );
+        const expected = missingValueRows.slice(start, start + count).map((row) => row.expected);
+        for (const [output, name] of [
+          [outputs.point, "aqi"],
+          [outputs.low, "aqi_low"],
+          [outputs.high, "aqi_high"],
+        ] as const) {
+          expect(
+            maxDifference(
+              output,
+              expected.map((e) => e[name]),
+            ),
+          ).toBeLessThan(tolerance);
+        }
+      }
+    },
+  );
+});
+
+describe("the bundled model through the Worker", () => {
+  it("health is healthy and model info names the artifact", async () => {
+    const health = await (await worker(`${BASE}/v1/health`)).json();
+    expect(health).toEqual({
+      status: "healthy",
+      model_loaded: true,
+      timestamp: expect.any(String),
+    });
+    const info = await worker(`${BASE}/v1/model/info`);
+    expect(info.status).toBe(200);
+    expect(await info.json()).toMatchObject({
+      model_version: holdout.modelVersion,
+      model_path: `models/${holdout.onnx}`,
+      dataset_config: `models/${holdout.modelVersion}.json`,
+      session_create_ms: expect.any(Number),
     });
   });
 });

@@ -12,6 +12,7 @@ import {
   SETTLEMENT_REQUIRES_PLATFORM_ADMIN,
   WEBHOOK_MANAGERS,
 } from "../domain/roles.ts";
+import { authenticate } from "./auth.ts";
 
 export const TENANT_HEADER = "x-tenant-id";
 export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -59,6 +60,16 @@ export function requireWritableTenant() {
     }
     await next();
   });
+}
+
+/** A route's middleware for signed-in members of the `x-tenant-id` tenant holding one of `roles`. */
+export function tenantMembers(...roles: MembershipRole[]) {
+  return [authenticate(), tenantContext(), requireRole(...roles)];
+}
+
+/** The same for routes that change something: the tenant must also be ACTIVE. */
+export function tenantWriters(...roles: MembershipRole[]) {
+  return [...tenantMembers(...roles), requireWritableTenant()];
 }
 
 /**

@@ -2,9 +2,8 @@ import { apiKeyStatuses } from "@edge-platform/shared/db/schema/identity";
 import { createRoute, z } from "@hono/zod-openapi";
 import { MANAGERS } from "../domain/roles.ts";
 import { authenticateApiKey } from "../middleware/api-key.ts";
-import { authenticate } from "../middleware/auth.ts";
 import { withholdOnReplay } from "../middleware/idempotency.ts";
-import { requireRole, requireWritableTenant, tenantContext } from "../middleware/tenant.ts";
+import { tenantMembers, tenantWriters } from "../middleware/tenant.ts";
 import { apiKeyService } from "./context.ts";
 import {
   bearerSecurity,
@@ -58,8 +57,8 @@ const RAW_KEY_NOT_REPLAYED = {
     "Replayed response: the raw API key is shown only in the first response and is not stored; create a new key if it was lost.",
 };
 
-const readers = [authenticate(), tenantContext(), requireRole(...MANAGERS)];
-const writers = [...readers, requireWritableTenant()];
+const readers = tenantMembers(...MANAGERS);
+const writers = tenantWriters(...MANAGERS);
 
 const createKey = createRoute({
   method: "post",

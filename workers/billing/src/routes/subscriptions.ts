@@ -1,7 +1,6 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { EVERY_ROLE, MANAGERS } from "../domain/roles.ts";
-import { authenticate } from "../middleware/auth.ts";
-import { requireRole, requireWritableTenant, tenantContext } from "../middleware/tenant.ts";
+import { tenantMembers, tenantWriters } from "../middleware/tenant.ts";
 import { subscriptionService } from "./catalog-context.ts";
 import { CancelBody, SubscribeBody, SubscriptionSchema } from "./catalog-schemas.ts";
 import {
@@ -16,13 +15,8 @@ import {
 } from "./schemas.ts";
 import { createRouter } from "./validation.ts";
 
-const member = [authenticate(), tenantContext(), requireRole(...EVERY_ROLE)];
-const manager = [
-  authenticate(),
-  tenantContext(),
-  requireRole(...MANAGERS),
-  requireWritableTenant(),
-];
+const member = tenantMembers(...EVERY_ROLE);
+const manager = tenantWriters(...MANAGERS);
 const IdParams = z.object({ id: UuidParam("id") });
 
 const subscribe = createRoute({

@@ -1,7 +1,12 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { EVERY_ROLE, MANAGERS } from "../domain/roles.ts";
 import { authenticate } from "../middleware/auth.ts";
-import { requireRole, requireWritableTenant, tenantContext } from "../middleware/tenant.ts";
+import {
+  requireWritableTenant,
+  tenantContext,
+  tenantMembers,
+  tenantWriters,
+} from "../middleware/tenant.ts";
 import { tenantService } from "./context.ts";
 import {
   bearerSecurity,
@@ -38,13 +43,8 @@ const MembershipSchema = z
   .object({ userId: z.string(), tenantId: z.string(), role: RoleSchema })
   .openapi("Membership");
 
-const member = [authenticate(), tenantContext(), requireRole(...EVERY_ROLE)];
-const manager = [
-  authenticate(),
-  tenantContext(),
-  requireRole(...MANAGERS),
-  requireWritableTenant(),
-];
+const member = tenantMembers(...EVERY_ROLE);
+const manager = tenantWriters(...MANAGERS);
 
 const createTenant = createRoute({
   method: "post",
@@ -164,12 +164,7 @@ const deleteTenant = createRoute({
   tags: ["tenants"],
   summary: "Cancels the tenant (OWNER): status CANCELLED, every API key revoked",
   security: bearerSecurity,
-  middleware: [
-    authenticate(),
-    tenantContext(),
-    requireRole("OWNER"),
-    requireWritableTenant(),
-  ] as const,
+  middleware: tenantWriters("OWNER"),
   request: { params: IdParams, headers: TenantHeaderSchema },
   responses: {
     200: json(TenantSchema, "Cancelled"),

@@ -5,8 +5,7 @@ import type { AppEnv } from "../app-env.ts";
 import { EVERY_ROLE, MONEY_READERS } from "../domain/roles.ts";
 import { PERCENT_RANGE, UNITS_RANGE } from "../domain/usage-alerts.ts";
 import { auditContext } from "../middleware/audit-context.ts";
-import { authenticate } from "../middleware/auth.ts";
-import { requireRole, requireWritableTenant, tenantContext } from "../middleware/tenant.ts";
+import { tenantMembers, tenantWriters } from "../middleware/tenant.ts";
 import { UsageAlertService } from "../services/usage-alerts.ts";
 import {
   bearerSecurity,
@@ -20,13 +19,8 @@ import {
 } from "./schemas.ts";
 import { createRouter } from "./validation.ts";
 
-const readers = [authenticate(), tenantContext(), requireRole(...EVERY_ROLE)];
-const writers = [
-  authenticate(),
-  tenantContext(),
-  requireRole(...MONEY_READERS),
-  requireWritableTenant(),
-];
+const readers = tenantMembers(...EVERY_ROLE);
+const writers = tenantWriters(...MONEY_READERS);
 
 const service = (c: Context<AppEnv>) =>
   new UsageAlertService(database(c.env.DB), c.env.DB, c.env.ENTITLEMENT_COUNTER, auditContext(c));

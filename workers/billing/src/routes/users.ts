@@ -1,12 +1,7 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { GRANTABLE_ROLES, MANAGERS } from "../domain/roles.ts";
 import { authenticate } from "../middleware/auth.ts";
-import {
-  requireRole,
-  requireWritableTenant,
-  TENANT_HEADER,
-  tenantContext,
-} from "../middleware/tenant.ts";
+import { TENANT_HEADER, tenantWriters } from "../middleware/tenant.ts";
 import { safeUser } from "../services/views.ts";
 import { userService } from "./context.ts";
 import {
@@ -91,12 +86,7 @@ const createUser = createRoute({
   description:
     "OWNER or ADMIN. An existing account is added as it is (the password and names sent are ignored).",
   security: bearerSecurity,
-  middleware: [
-    authenticate(),
-    tenantContext(),
-    requireRole(...MANAGERS),
-    requireWritableTenant(),
-  ] as const,
+  middleware: tenantWriters(...MANAGERS),
   request: {
     headers: TenantHeaderSchema,
     body: jsonBody(
