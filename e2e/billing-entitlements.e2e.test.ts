@@ -1,24 +1,26 @@
 import { describe, expect, it } from "vitest";
-import { devAdminCredentials, send } from "./lib/billing-api.ts";
+import {
+  createApiKey,
+  createFeature,
+  createPlanWithPrice,
+  grantEntitlement,
+  loginDevAdmin,
+  registerTenantOwner,
+  send,
+  subscribe,
+} from "./lib/billing-api.ts";
 
 // The entitlements acceptance flow against the running stack (wrangler dev,
 // real D1, real Durable Objects, the demo admin), including the concurrency
 // proof over real HTTP connections.
-
-async function created(path: string, token: string, body: unknown, tenant?: string) {
-  const result = await send(path, { token, body, ...(tenant ? { tenant } : {}) });
-  expect(result.status, `${path}: ${JSON.stringify(result.body)}`).toBe(201);
-  return result.body;
-}
 
 const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 const key = (name: string) => `e2e_${name}_${suffix}`;
 
 describe("entitlements against the running stack", () => {
   it("admin builds a plan, a tenant subscribes with a trial, limits hold under 200 parallel consumes, plan change", async () => {
-    const login = await send("/auth/login", { body: devAdminCredentials() });
-    expect(login.status).toBe(200);
-    const admin = login.body.accessToken as string;
+    const admin = await loginDevAdmin();
+    const platform = { token: admin };
 
     // The demo catalog is there.
     const plans = await send("/plans");
@@ -27,83 +29,64 @@ describe("entitlements against the running stack", () => {
     );
 
     const features = {
-      sso: await created("/features", admin, {
-        name: "SSO",
-        lookupKey: key("sso"),
-        type: "BOOLEAN",
-      }),
-      projects: await created("/features", admin, {
+      sso: await createFeature(platform, { name: "SSO", lookupKey: key("sso"), type: "BOOLEAN" }),
+      projects: await createFeature(platform, {
         name: "Projects",
         lookupKey: key("projects"),
         type: "QUOTA",
         unit: "project",
       }),
-      seats: await created("/features", admin, {
+      seats: await createFeature(platform, {
         name: "Seats",
         lookupKey: key("seats"),
         type: "QUOTA",
         unit: "seat",
       }),
-      calls: await created("/features", admin, {
+      calls: await createFeature(platform, {
         name: "Calls",
         lookupKey: key("calls"),
         type: "METERED",
         unit: "call",
       }),
     };
-    const plan = await created("/plans", admin, { name: "E2E Team", slug: `e2e-team-${suffix}` });
     // The trial comes from the catalog: a tenant's first subscription to this price gets 7 days.
-    const price = await created(`/plans/${plan.id}/prices`, admin, {
-      interval: "MONTHLY",
-      amount: 4900,
-      currency: "usd",
-      trialDays: 7,
-    });
-    await created(`/plans/${plan.id}/entitlements`, admin, {
-      featureId: features.sso.id,
-      value: true,
-    });
-    const projectsGrant = await created(`/plans/${plan.id}/entitlements`, admin, {
-      featureId: features.projects.id,
+    const { plan, price } = await createPlanWithPrice(
+      platform,
+      { name: "E2E Team", slug: `e2e-team-${suffix}` },
+      { interval: "MONTHLY", amount: 4900, currency: "usd", trialDays: 7 },
+    );
+    await grantEntitlement(platform, plan.id, features.sso.id, { value: true });
+    const projectsGrant = await grantEntitlement(platform, plan.id, features.projects.id, {
       limit: 50,
       limitBehavior: "HARD",
       resetPeriod: "MONTHLY",
     });
-    await created(`/plans/${plan.id}/entitlements`, admin, {
-      featureId: features.seats.id,
+    await grantEntitlement(platform, plan.id, features.seats.id, {
       limit: 5,
       limitBehavior: "SOFT",
       overagePrice: 100_000,
       resetPeriod: "MONTHLY",
     });
-    await created(`/plans/${plan.id}/entitlements`, admin, {
-      featureId: features.calls.id,
+    await grantEntitlement(platform, plan.id, features.calls.id, {
       includedAmount: 1000,
       overagePrice: 10,
       resetPeriod: "MONTHLY",
     });
 
     // A tenant signs up and subscribes (the price's trial); its server uses an API key.
-    const owner = await send("/auth/register", {
-      body: {
-        email: `e2e-ent-${suffix}@example.com`,
-        password: "E2ePassw0rd",
-        firstName: "Ent",
-        lastName: "Itled",
-        tenantName: "Entitled Co",
-      },
+    const owner = await registerTenantOwner({
+      email: `e2e-ent-${suffix}@example.com`,
+      password: "E2ePassw0rd",
+      firstName: "Ent",
+      lastName: "Itled",
+      tenantName: "Entitled Co",
     });
-    expect(owner.status).toBe(201);
-    const token = owner.body.accessToken as string;
-    const tenantId = owner.body.tenant.id as string;
-    const subscription = await created(
-      "/subscriptions",
-      token,
-      { planId: plan.id, priceId: price.id },
-      tenantId,
-    );
+    const token = owner.accessToken as string;
+    const tenantId = owner.tenant.id as string;
+    const customer = { token, tenantId };
+    const subscription = await subscribe(customer, { planId: plan.id, priceId: price.id });
     expect(subscription.status).toBe("TRIALING");
-    const apiKey = (await created("/api-keys", token, { name: "server" }, tenantId)).key as string;
+    const apiKey = await createApiKey(customer, "server");
     const check = (feature: string) => send(`/entitlements/${feature}/check`, { token: apiKey });
     const consume = (feature: string, amount = 1) =>
       send(`/entitlements/${feature}/consume`, { token: apiKey, body: { amount } });
@@ -143,27 +126,17 @@ describe("entitlements against the running stack", () => {
     expect((await check(features.sso.lookupKey)).body.allowed).toBe(true);
 
     // A plan change brings the new limits.
-    const bigger = await created("/plans", admin, {
-      name: "E2E Scale",
-      slug: `e2e-scale-${suffix}`,
-    });
-    const biggerPrice = await created(`/plans/${bigger.id}/prices`, admin, {
-      interval: "ANNUALLY",
-      amount: 49_000,
-      currency: "usd",
-    });
-    await created(`/plans/${bigger.id}/entitlements`, admin, {
-      featureId: features.projects.id,
+    const bigger = await createPlanWithPrice(
+      platform,
+      { name: "E2E Scale", slug: `e2e-scale-${suffix}` },
+      { interval: "ANNUALLY", amount: 49_000, currency: "usd" },
+    );
+    await grantEntitlement(platform, bigger.plan.id, features.projects.id, {
       limit: 500,
       limitBehavior: "HARD",
       resetPeriod: "MONTHLY",
     });
-    await created(
-      "/subscriptions",
-      token,
-      { planId: bigger.id, priceId: biggerPrice.id },
-      tenantId,
-    );
+    await subscribe(customer, { planId: bigger.plan.id, priceId: bigger.price.id });
     expect((await check(features.projects.lookupKey)).body).toMatchObject({
       allowed: true,
       limit: 500,

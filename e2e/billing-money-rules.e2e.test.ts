@@ -1,6 +1,19 @@
 import { SignJWT } from "jose";
 import { describe, expect, it } from "vitest";
-import { devAdminCredentials, devVars, type Sent, send } from "./lib/billing-api.ts";
+import {
+  createApiKey,
+  createFeature,
+  createPlanWithPrice,
+  createTenant,
+  devVars,
+  grantEntitlement,
+  loginDevAdmin,
+  ok,
+  registerTenantOwner,
+  send,
+  subscribe,
+} from "./lib/billing-api.ts";
+import { eventually } from "./lib/eventually.ts";
 
 // The money rules of issue 12 against the running stack, as a client sees
 // them: who may settle, trials from the catalog, usage that survives plan
@@ -11,50 +24,22 @@ import { devAdminCredentials, devVars, type Sent, send } from "./lib/billing-api
 const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 const figures: Record<string, unknown> = {};
 
-function ok(result: Sent, status: number, what: string) {
-  expect(result.status, `${what}: ${JSON.stringify(result.body)}`).toBe(status);
-  return result.body;
-}
-
-async function eventually<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
-
 let adminSession: Promise<string> | undefined;
 
 /** The demo administrator, signed in once for the file (logins are limited per address and e-mail). */
 function adminToken(): Promise<string> {
-  adminSession ??= send("/auth/login", { body: devAdminCredentials() }).then(
-    (result) => ok(result, 200, "login").accessToken as string,
-  );
+  adminSession ??= loginDevAdmin();
   return adminSession;
 }
 
 async function newTenant(label: string) {
-  const register = () =>
-    send("/auth/register", {
-      body: {
-        email: `e2e-${label}-${suffix}@example.com`,
-        password: "E2ePassw0rd",
-        firstName: "Money",
-        lastName: "Rules",
-        tenantName: `Money ${label}`,
-      },
-    });
-  let result = await register();
-  // Sign-ups are limited per client address (5 a minute); this suite makes several.
-  for (let tries = 0; result.status === 429 && tries < 3; tries++) {
-    const seconds = Number(/Retry after (\d+)/.exec(String(result.body.message))?.[1] ?? 10);
-    await new Promise((resolve) => setTimeout(resolve, (seconds + 1) * 1000));
-    result = await register();
-  }
-  const body = ok(result, 201, "register");
+  const body = await registerTenantOwner({
+    email: `e2e-${label}-${suffix}@example.com`,
+    password: "E2ePassw0rd",
+    firstName: "Money",
+    lastName: "Rules",
+    tenantName: `Money ${label}`,
+  });
   return { token: body.accessToken as string, tenantId: body.tenant.id as string };
 }
 
@@ -66,64 +51,45 @@ let catalogs = 0;
  * too, so only the scenario that needs a plain customer registers one.
  */
 async function adminTenant(admin: string, label: string) {
-  const body = ok(
-    await send("/tenants", { token: admin, body: { name: `Money ${label} ${suffix}` } }),
-    201,
-    "tenant",
-  );
+  const body = await createTenant({ token: admin }, `Money ${label} ${suffix}`);
   return { token: admin, tenantId: body.id as string };
 }
 
 /** Two plans granting the same features: HARD 100/month, NEVER 10, METERED 1,000 included at 15 micro-cents. */
 async function catalog(admin: string, trialDays?: number) {
   const n = ++catalogs;
-  const feature = async (name: string, type: string) =>
-    ok(
-      await send("/features", {
-        token: admin,
-        body: { name, lookupKey: `e2e_${name}_${n}_${suffix}`, type, unit: "unit" },
-      }),
-      201,
-      "feature",
-    );
+  const platform = { token: admin };
+  const feature = (name: string, type: string) =>
+    createFeature(platform, { name, lookupKey: `e2e_${name}_${n}_${suffix}`, type, unit: "unit" });
   const hard = await feature("hard", "QUOTA");
   const lifetime = await feature("lifetime", "QUOTA");
   const calls = await feature("calls", "METERED");
   const plan = async (name: string, amount: number) => {
-    const created = ok(
-      await send("/plans", { token: admin, body: { name, slug: `e2e-${name}-${suffix}` } }),
-      201,
-      "plan",
+    const created = await createPlanWithPrice(
+      platform,
+      { name, slug: `e2e-${name}-${suffix}` },
+      { interval: "MONTHLY", amount, ...(trialDays ? { trialDays } : {}) },
     );
-    const price = ok(
-      await send(`/plans/${created.id}/prices`, {
-        token: admin,
-        body: { interval: "MONTHLY", amount, ...(trialDays ? { trialDays } : {}) },
-      }),
-      201,
-      "price",
-    );
-    const grant = (featureId: string, terms: Record<string, unknown>) =>
-      send(`/plans/${created.id}/entitlements`, { token: admin, body: { featureId, ...terms } });
-    ok(
-      await grant(hard.id, { limit: 100, limitBehavior: "HARD", resetPeriod: "MONTHLY" }),
-      201,
-      "grant",
-    );
-    ok(
-      await grant(lifetime.id, { limit: 10, limitBehavior: "HARD", resetPeriod: "NEVER" }),
-      201,
-      "grant",
-    );
-    ok(
-      await grant(calls.id, { includedAmount: 1000, overagePrice: 15, resetPeriod: "MONTHLY" }),
-      201,
-      "grant",
-    );
+    const planId = created.plan.id as string;
+    await grantEntitlement(platform, planId, hard.id, {
+      limit: 100,
+      limitBehavior: "HARD",
+      resetPeriod: "MONTHLY",
+    });
+    await grantEntitlement(platform, planId, lifetime.id, {
+      limit: 10,
+      limitBehavior: "HARD",
+      resetPeriod: "NEVER",
+    });
+    await grantEntitlement(platform, planId, calls.id, {
+      includedAmount: 1000,
+      overagePrice: 15,
+      resetPeriod: "MONTHLY",
+    });
     return {
-      planId: created.id as string,
-      priceId: price.id as string,
-      trialDays: price.trialDays as number | null,
+      planId,
+      priceId: created.price.id as string,
+      trialDays: created.price.trialDays as number | null,
     };
   };
   const suffixName = `${n}`;
@@ -143,11 +109,7 @@ describe("billing money rules against the running stack", () => {
       send(path, { token: tenant.token, tenant: tenant.tenantId, ...options });
     const platform = (path: string, options: Parameters<typeof send>[1] = {}) =>
       send(path, { token: admin, tenant: tenant.tenantId, ...options });
-    ok(
-      await own("/subscriptions", { body: { planId: a.planId, priceId: a.priceId } }),
-      201,
-      "subscribe",
-    );
+    await subscribe(tenant, a);
 
     const refused = await own("/invoices/generate", { method: "POST" });
     expect(refused.status).toBe(403);
@@ -177,19 +139,19 @@ describe("billing money rules against the running stack", () => {
     const { a, b } = await catalog(admin, 14);
     expect(a.trialDays).toBe(14);
     const tenant = await adminTenant(admin, "trial");
-    const subscribe = (target: { planId: string; priceId: string }, extra = {}) =>
+    const trySubscribe = (target: { planId: string; priceId: string }, extra = {}) =>
       send("/subscriptions", {
         token: tenant.token,
         tenant: tenant.tenantId,
         body: { planId: target.planId, priceId: target.priceId, ...extra },
       });
-    expect((await subscribe(a, { trialDays: 90 })).status).toBe(400);
-    const first = ok(await subscribe(a), 201, "subscribe");
+    expect((await trySubscribe(a, { trialDays: 90 })).status).toBe(400);
+    const first = ok(await trySubscribe(a), 201, "subscribe");
     expect(first.status).toBe("TRIALING");
     expect(Date.parse(first.trialEndsAt) - Date.parse(first.startedAt)).toBe(14 * 86_400_000);
-    const again = ok(await subscribe(a), 201, "same plan again");
+    const again = ok(await trySubscribe(a), 201, "same plan again");
     expect(again).toMatchObject({ status: "ACTIVE", trialEndsAt: null });
-    const other = ok(await subscribe(b), 201, "another trial price");
+    const other = ok(await trySubscribe(b), 201, "another trial price");
     expect(other).toMatchObject({ status: "ACTIVE", trialEndsAt: null });
     figures.trials = { first: first.status, again: again.status, other: other.status };
   });
@@ -198,26 +160,8 @@ describe("billing money rules against the running stack", () => {
     const admin = await adminToken();
     const { a, b, keys } = await catalog(admin);
     const tenant = await adminTenant(admin, "usage");
-    const subscribe = async (target: { planId: string; priceId: string }) =>
-      ok(
-        await send("/subscriptions", {
-          token: tenant.token,
-          tenant: tenant.tenantId,
-          body: { planId: target.planId, priceId: target.priceId },
-        }),
-        201,
-        "subscribe",
-      );
-    await subscribe(a);
-    const key = ok(
-      await send("/api-keys", {
-        token: tenant.token,
-        tenant: tenant.tenantId,
-        body: { name: "srv" },
-      }),
-      201,
-      "api key",
-    ).key as string;
+    await subscribe(tenant, a);
+    const key = await createApiKey(tenant, "srv");
     await eventually(async () => {
       const check = await send(`/entitlements/${keys.hard}/check`, { token: key });
       return check.body.allowed ? true : undefined;
@@ -228,13 +172,13 @@ describe("billing money rules against the running stack", () => {
       (await send(`/entitlements/${feature}/check`, { token: key })).body;
     expect((await consume(keys.hard, 60)).status).toBe(200);
     expect((await consume(keys.lifetime, 10)).status).toBe(200);
-    await subscribe(b);
+    await subscribe(tenant, b);
     await eventually(async () => ((await check(keys.hard)).limit === 100 ? true : undefined), "B");
     expect(await check(keys.hard)).toMatchObject({ used: 60, remaining: 40 });
     expect((await consume(keys.hard, 40)).status).toBe(200);
     expect((await consume(keys.hard, 1)).status).toBe(403);
     expect((await consume(keys.lifetime, 1)).status).toBe(403);
-    await subscribe(a);
+    await subscribe(tenant, a);
     const back = await check(keys.hard);
     expect(back).toMatchObject({ used: 100, remaining: 0, allowed: false });
     expect((await consume(keys.hard, 1)).status).toBe(403);
@@ -247,24 +191,8 @@ describe("billing money rules against the running stack", () => {
     const tenant = await adminTenant(admin, "void");
     const platform = (path: string, options: Parameters<typeof send>[1] = {}) =>
       send(path, { token: admin, tenant: tenant.tenantId, ...options });
-    ok(
-      await send("/subscriptions", {
-        token: tenant.token,
-        tenant: tenant.tenantId,
-        body: { planId: a.planId, priceId: a.priceId },
-      }),
-      201,
-      "subscribe",
-    );
-    const key = ok(
-      await send("/api-keys", {
-        token: tenant.token,
-        tenant: tenant.tenantId,
-        body: { name: "srv" },
-      }),
-      201,
-      "api key",
-    ).key as string;
+    await subscribe(tenant, a);
+    const key = await createApiKey(tenant, "srv");
     ok(
       await send(`/entitlements/${keys.calls}/consume`, { token: key, body: { amount: 1200 } }),
       200,
@@ -342,11 +270,7 @@ describe("billing money rules against the running stack", () => {
     const tenant = await adminTenant(admin, "pause");
     const own = (path: string, options: Parameters<typeof send>[1] = {}) =>
       send(path, { token: tenant.token, tenant: tenant.tenantId, ...options });
-    const subscription = ok(
-      await own("/subscriptions", { body: { planId: a.planId, priceId: a.priceId } }),
-      201,
-      "subscribe",
-    );
+    const subscription = await subscribe(tenant, a);
     const paused = ok(
       await own(`/subscriptions/${subscription.id}/pause`, { body: {} }),
       201,

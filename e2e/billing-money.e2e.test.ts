@@ -1,22 +1,13 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import { devAdminCredentials, devVars, send } from "./lib/billing-api.ts";
+import { eventually } from "./lib/eventually.ts";
 
 // The money side against the running stack (wrangler dev, real D1, the real
 // webhook queue and its consumer): the demo tenant's invoice is generated,
 // finalized (CHARGE, first payment attempt), paid through the fake webhook
 // (processed from the queue), and the ledger and balance follow. A signed
 // provider webhook with a tampered body is refused.
-
-async function eventually<T>(check: () => Promise<T | undefined>, what: string): Promise<T> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
 
 describe("billing money flow against the running stack", () => {
   it("generates, finalizes and pays the demo tenant's invoice; the ledger and balance follow", async () => {

@@ -1,5 +1,14 @@
 import { describe, expect, it } from "vitest";
-import { devAdminCredentials, type Sent, send } from "./lib/billing-api.ts";
+import {
+  createFeature,
+  createPlanWithPrice,
+  createTenant,
+  grantEntitlement,
+  loginDevAdmin,
+  ok,
+  send,
+  subscribe,
+} from "./lib/billing-api.ts";
 
 // GET /api/v1/invoices/upcoming against the running stack: the invoice the
 // current period would produce if it closed now equals the invoice issued
@@ -8,11 +17,6 @@ import { devAdminCredentials, type Sent, send } from "./lib/billing-api.ts";
 // the resume bills it through the billing cycle's own close.
 
 const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
-
-function ok(result: Sent, status: number, what: string) {
-  expect(result.status, `${what}: ${JSON.stringify(result.body)}`).toBe(status);
-  return result.body;
-}
 
 interface Line {
   kind: string;
@@ -38,53 +42,30 @@ const shared = (line: Line) => ({
 
 describe("the upcoming invoice, end to end", () => {
   it("equals the invoice the period's close issues, and is never stored", async () => {
-    const admin = ok(await send("/auth/login", { body: devAdminCredentials() }), 200, "login")
-      .accessToken as string;
-    const feature = ok(
-      await send("/features", {
-        token: admin,
-        body: { name: "Calls", lookupKey: `e2e_upcoming_${suffix}`, type: "METERED", unit: "call" },
-      }),
-      201,
-      "feature",
+    const admin = await loginDevAdmin();
+    const platform = { token: admin };
+    const feature = await createFeature(platform, {
+      name: "Calls",
+      lookupKey: `e2e_upcoming_${suffix}`,
+      type: "METERED",
+      unit: "call",
+    });
+    const { plan, price } = await createPlanWithPrice(
+      platform,
+      { name: "Up", slug: `e2e-up-${suffix}` },
+      { interval: "MONTHLY", amount: 2900 },
     );
-    const plan = ok(
-      await send("/plans", { token: admin, body: { name: "Up", slug: `e2e-up-${suffix}` } }),
-      201,
-      "plan",
-    );
-    const price = ok(
-      await send(`/plans/${plan.id}/prices`, {
-        token: admin,
-        body: { interval: "MONTHLY", amount: 2900 },
-      }),
-      201,
-      "price",
-    );
-    ok(
-      await send(`/plans/${plan.id}/entitlements`, {
-        token: admin,
-        body: {
-          featureId: feature.id,
-          includedAmount: 1000,
-          overagePrice: 15,
-          resetPeriod: "MONTHLY",
-        },
-      }),
-      201,
-      "grant",
-    );
-    const tenant = ok(
-      await send("/tenants", { token: admin, body: { name: `Upcoming ${suffix}` } }),
-      201,
-      "tenant",
-    );
+    await grantEntitlement(platform, plan.id, feature.id, {
+      includedAmount: 1000,
+      overagePrice: 15,
+      resetPeriod: "MONTHLY",
+    });
+    const tenant = await createTenant(platform, `Upcoming ${suffix}`);
     const own = (path: string, options: Parameters<typeof send>[1] = {}) =>
       send(path, { token: admin, tenant: tenant.id, ...options });
-    const subscription = ok(
-      await own("/subscriptions", { body: { planId: plan.id, priceId: price.id } }),
-      201,
-      "subscribe",
+    const subscription = await subscribe(
+      { token: admin, tenantId: tenant.id },
+      { planId: plan.id, priceId: price.id },
     );
     ok(
       await own(`/entitlements/${feature.lookupKey}/consume`, { body: { amount: 1234 } }),

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { devAdminCredentials, send } from "./lib/billing-api.ts";
+import { devAdminCredentials, registerTenantOwner, send } from "./lib/billing-api.ts";
 
 // Idempotency-Key and the audit trail against the running stack: a client
 // retrying writes over real HTTP connections, and who can read the trail.
@@ -7,29 +7,18 @@ import { devAdminCredentials, send } from "./lib/billing-api.ts";
 const suffix = `${Date.now().toString(36)}${Math.random().toString(36).slice(2, 6)}`;
 
 async function owner(label: string) {
-  const register = () =>
-    send("/auth/register", {
-      body: {
-        email: `e2e-${label}-${suffix}@example.com`,
-        password: "Sup3rSecret",
-        firstName: "E2E",
-        lastName: label,
-        tenantName: `E2E ${label}`,
-        tenantSlug: `e2e-${label}-${suffix}`,
-      },
-    });
-  let registered = await register();
-  // Sign-ups are limited per client address (5 a minute) and other suites sign up too.
-  for (let tries = 0; registered.status === 429 && tries < 3; tries++) {
-    const seconds = Number(/Retry after (\d+)/.exec(String(registered.body.message))?.[1] ?? 10);
-    await new Promise((resolve) => setTimeout(resolve, (seconds + 1) * 1000));
-    registered = await register();
-  }
-  expect(registered.status, JSON.stringify(registered.body)).toBe(201);
+  const registered = await registerTenantOwner({
+    email: `e2e-${label}-${suffix}@example.com`,
+    password: "Sup3rSecret",
+    firstName: "E2E",
+    lastName: label,
+    tenantName: `E2E ${label}`,
+    tenantSlug: `e2e-${label}-${suffix}`,
+  });
   return {
-    token: registered.body.accessToken as string,
-    tenant: registered.body.tenant.id as string,
-    userId: registered.body.user.id as string,
+    token: registered.accessToken as string,
+    tenant: registered.tenant.id as string,
+    userId: registered.user.id as string,
   };
 }
 

@@ -3,7 +3,20 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningStack, startStack } from "../scripts/lib/stack.ts";
-import { devAdminCredentials, type SendOptions, type Sent, sendTo } from "./lib/billing-api.ts";
+import {
+  type Caller,
+  createApiKey,
+  createFeature,
+  createPlanWithPrice,
+  createTenant,
+  grantEntitlement,
+  loginDevAdmin,
+  ok,
+  type SendOptions,
+  sendTo,
+  subscribe,
+} from "./lib/billing-api.ts";
+import { eventually } from "./lib/eventually.ts";
 import { verifyEdgeSignature } from "./lib/verify-edge-signature.ts";
 
 // Outbound webhooks (issue 18) against a running stack: a local receiver
@@ -65,33 +78,28 @@ class Receiver {
   }
 }
 
-function ok(result: Sent, status: number, what: string) {
-  expect(result.status, `${what}: ${JSON.stringify(result.body)}`).toBe(status);
-  return result.body;
-}
-
-async function eventually<T>(
-  check: () => Promise<T | undefined> | T | undefined,
-  what: string,
-  timeoutMs = 30_000,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await check();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
-}
+/** How long a delivery or a counted usage event may take to show up. */
+const DELIVERY_WAIT_MS = 30_000;
 
 const receiver = new Receiver();
 let stack: RunningStack | undefined;
 let admin: string;
 
-function send(path: string, options: SendOptions = {}) {
+/** This file's stack's billing API. */
+function apiUrl() {
   if (!stack) throw new Error("stack not started");
-  return sendTo(`${stack.billingUrl}/api/v1`, path, options);
+  return `${stack.billingUrl}/api/v1`;
 }
+
+function send(path: string, options: SendOptions = {}) {
+  return sendTo(apiUrl(), path, options);
+}
+
+/** The platform administrator on this file's stack, acting on the tenant `actingOn` when given. */
+function platform(actingOn?: string): Caller {
+  return { token: admin, apiUrl: apiUrl(), ...(actingOn ? { tenantId: actingOn } : {}) };
+}
+
 let tenantId: string;
 let subscription: { id: string; currentPeriodEnd: string };
 
@@ -100,37 +108,14 @@ beforeAll(async () => {
   // process can take one in between, so a failed start is tried once more.
   stack = await startStack({ logLevel: "warn", timeoutMs: 150_000 });
   await receiver.start();
-  admin = ok(await send("/auth/login", { body: devAdminCredentials() }), 200, "login").accessToken;
-  tenantId = ok(
-    await send("/tenants", { token: admin, body: { name: `Webhooks ${suffix}` } }),
-    201,
-    "tenant",
-  ).id;
-  const plan = ok(
-    await send("/plans", {
-      token: admin,
-      body: { name: "Hooks", slug: `e2e-hooks-${suffix}` },
-    }),
-    201,
-    "plan",
+  admin = await loginDevAdmin(apiUrl());
+  tenantId = (await createTenant(platform(), `Webhooks ${suffix}`)).id;
+  const { plan, price } = await createPlanWithPrice(
+    platform(),
+    { name: "Hooks", slug: `e2e-hooks-${suffix}` },
+    { interval: "MONTHLY", amount: 2900 },
   );
-  const price = ok(
-    await send(`/plans/${plan.id}/prices`, {
-      token: admin,
-      body: { interval: "MONTHLY", amount: 2900 },
-    }),
-    201,
-    "price",
-  );
-  subscription = ok(
-    await send("/subscriptions", {
-      token: admin,
-      tenant: tenantId,
-      body: { planId: plan.id, priceId: price.id },
-    }),
-    201,
-    "subscribe",
-  );
+  subscription = await subscribe(platform(tenantId), { planId: plan.id, priceId: price.id });
 });
 
 afterAll(async () => {
@@ -148,6 +133,27 @@ async function endpoint(path: string, eventTypes: string[]) {
     201,
     "endpoint",
   ) as { id: string; secret: string };
+}
+
+/** The newest entry of the endpoint's delivery log, once it has `status`. */
+function newestDelivery(
+  endpointId: string,
+  status: string,
+  what: string,
+  timeoutMs = DELIVERY_WAIT_MS,
+) {
+  return eventually(
+    async () => {
+      const log = await send(`/webhook-endpoints/${endpointId}/deliveries`, {
+        token: admin,
+        tenant: tenantId,
+      });
+      const [delivery] = log.body.data ?? [];
+      return delivery?.status === status ? delivery : undefined;
+    },
+    what,
+    timeoutMs,
+  );
 }
 
 describe("outbound webhooks", () => {
@@ -175,6 +181,7 @@ describe("outbound webhooks", () => {
     const [delivery] = await eventually(
       () => (receiver.on("/ok/invoices").length > 0 ? receiver.on("/ok/invoices") : undefined),
       "invoice.finalized at the receiver",
+      DELIVERY_WAIT_MS,
     );
     if (!delivery) throw new Error("no delivery");
     expect(delivery.headers["content-type"]).toBe("application/json");
@@ -236,18 +243,7 @@ describe("outbound webhooks", () => {
       201,
       "pause",
     );
-    const failed = await eventually(
-      async () => {
-        const log = await send(`/webhook-endpoints/${hook.id}/deliveries`, {
-          token: admin,
-          tenant: tenantId,
-        });
-        const [delivery] = log.body.data ?? [];
-        return delivery?.status === "FAILED" ? delivery : undefined;
-      },
-      "the dead-letter record",
-      90_000,
-    );
+    const failed = await newestDelivery(hook.id, "FAILED", "the dead-letter record", 90_000);
     expect(failed.lastError).toMatch(/^dead-lettered after \d+ attempts: HTTP 500/);
     expect(failed.attempts.length).toBe(failed.attemptCount);
     expect(failed.attemptCount).toBeGreaterThanOrEqual(3);
@@ -303,6 +299,7 @@ describe("outbound webhooks", () => {
     const [fixed] = await eventually(
       () => (receiver.on("/ok/fixed").length > 0 ? receiver.on("/ok/fixed") : undefined),
       "the resent delivery",
+      DELIVERY_WAIT_MS,
     );
     expect(fixed?.headers["edge-event-id"]).toBe(failed.eventId);
     expect(
@@ -312,14 +309,7 @@ describe("outbound webhooks", () => {
         fixed?.body ?? "",
       ),
     ).toBe(true);
-    const resent = await eventually(async () => {
-      const log = await send(`/webhook-endpoints/${hook.id}/deliveries`, {
-        token: admin,
-        tenant: tenantId,
-      });
-      const [delivery] = log.body.data ?? [];
-      return delivery?.status === "DELIVERED" ? delivery : undefined;
-    }, "the resent delivery in the log");
+    const resent = await newestDelivery(hook.id, "DELIVERED", "the resent delivery in the log");
     expect(resent.attempts[0]).toMatchObject({
       attemptNumber: failed.attemptCount + 1,
       statusCode: 204,
@@ -337,58 +327,26 @@ describe("outbound webhooks", () => {
 describe("usage alerts and quotas (the EntitlementCounter's events)", () => {
   it("ingested usage crossing 80% sends a signed usage.threshold_reached; the first refused consume a quota.exhausted", async () => {
     // A tenant made after the month-ahead cron run: its period starts now.
-    const tenant = ok(
-      await send("/tenants", { token: admin, body: { name: `Quota ${suffix}` } }),
-      201,
-      "tenant",
-    ).id as string;
+    const tenant = (await createTenant(platform(), `Quota ${suffix}`)).id as string;
     const lookupKey = `e2e_quota_${suffix}`;
-    const feature = ok(
-      await send("/features", {
-        token: admin,
-        body: { name: "quota", lookupKey, type: "QUOTA", unit: "unit" },
-      }),
-      201,
-      "feature",
+    const feature = await createFeature(platform(), {
+      name: "quota",
+      lookupKey,
+      type: "QUOTA",
+      unit: "unit",
+    });
+    const { plan, price } = await createPlanWithPrice(
+      platform(),
+      { name: "Quota", slug: `e2e-quota-${suffix}` },
+      { interval: "MONTHLY", amount: 1000 },
     );
-    const plan = ok(
-      await send("/plans", {
-        token: admin,
-        body: { name: "Quota", slug: `e2e-quota-${suffix}` },
-      }),
-      201,
-      "plan",
-    );
-    const price = ok(
-      await send(`/plans/${plan.id}/prices`, {
-        token: admin,
-        body: { interval: "MONTHLY", amount: 1000 },
-      }),
-      201,
-      "price",
-    );
-    ok(
-      await send(`/plans/${plan.id}/entitlements`, {
-        token: admin,
-        body: { featureId: feature.id, limit: 10, limitBehavior: "HARD", resetPeriod: "MONTHLY" },
-      }),
-      201,
-      "grant",
-    );
-    ok(
-      await send("/subscriptions", {
-        token: admin,
-        tenant,
-        body: { planId: plan.id, priceId: price.id },
-      }),
-      201,
-      "subscribe",
-    );
-    const apiKey = ok(
-      await send("/api-keys", { token: admin, tenant, body: { name: "e2e quota" } }),
-      201,
-      "api key",
-    ).key as string;
+    await grantEntitlement(platform(), plan.id, feature.id, {
+      limit: 10,
+      limitBehavior: "HARD",
+      resetPeriod: "MONTHLY",
+    });
+    await subscribe(platform(tenant), { planId: plan.id, priceId: price.id });
+    const apiKey = await createApiKey(platform(tenant), "e2e quota");
     const hook = ok(
       await send("/webhook-endpoints", {
         token: admin,
@@ -427,10 +385,14 @@ describe("usage alerts and quotas (the EntitlementCounter's events)", () => {
         },
       });
     ok(await usage([3, 4]), 202, "usage below the threshold");
-    await eventually(async () => {
-      const check = await send(`/entitlements/${lookupKey}/check`, { token: apiKey });
-      return check.body.used === 7 ? true : undefined;
-    }, "7 units counted");
+    await eventually(
+      async () => {
+        const check = await send(`/entitlements/${lookupKey}/check`, { token: apiKey });
+        return check.body.used === 7 ? true : undefined;
+      },
+      "7 units counted",
+      DELIVERY_WAIT_MS,
+    );
     expect(byType("usage.threshold_reached")).toEqual([]);
 
     // One more unit: 8 of 10 = 80%.
@@ -441,6 +403,7 @@ describe("usage alerts and quotas (the EntitlementCounter's events)", () => {
           ? byType("usage.threshold_reached")
           : undefined,
       "usage.threshold_reached at the receiver",
+      DELIVERY_WAIT_MS,
     );
     if (!reached) throw new Error("no alert");
     expect(
@@ -469,6 +432,7 @@ describe("usage alerts and quotas (the EntitlementCounter's events)", () => {
     const [exhausted] = await eventually(
       () => (byType("quota.exhausted").length > 0 ? byType("quota.exhausted") : undefined),
       "quota.exhausted at the receiver",
+      DELIVERY_WAIT_MS,
     );
     if (!exhausted) throw new Error("no quota event");
     expect(

@@ -1,4 +1,4 @@
-import { inject } from "vitest";
+import { expect, inject } from "vitest";
 import { devVarsFile, readDevVars } from "../../scripts/lib/dev-vars.ts";
 import { ROOT } from "../../scripts/lib/wrangler.ts";
 
@@ -61,4 +61,101 @@ export function devVars(): Record<string, string> {
 export function devAdminCredentials(): { email: string; password: string } {
   const vars = devVars();
   return { email: vars.DEV_ADMIN_EMAIL ?? "", password: vars.DEV_ADMIN_PASSWORD ?? "" };
+}
+
+/**
+ * The body of a response that has the expected status; otherwise the test
+ * fails with `what` and the response body.
+ */
+export function ok(result: Sent, status: number, what: string) {
+  expect(result.status, `${what}: ${JSON.stringify(result.body)}`).toBe(status);
+  return result.body;
+}
+
+/** Who makes a call: its bearer credential, the tenant it acts on, and which stack. */
+export interface Caller {
+  /** An access token or an API key. */
+  token: string;
+  /** The x-tenant-id header (a platform administrator acting on a tenant). */
+  tenantId?: string;
+  /** The billing API to call (`<billing url>/api/v1`); the shared stack's by default. */
+  apiUrl?: string;
+}
+
+function sendAs(caller: Caller, path: string, body: unknown): Promise<Sent> {
+  return sendTo(caller.apiUrl ?? billingApiUrl(), path, {
+    token: caller.token,
+    ...(caller.tenantId ? { tenant: caller.tenantId } : {}),
+    body,
+  });
+}
+
+/** POST `body` to `path` as `caller`; the created resource (status 201). */
+async function create(caller: Caller, path: string, body: unknown) {
+  return ok(await sendAs(caller, path, body), 201, `POST ${path}`);
+}
+
+/** Signs in the administrator `npm run dev` seeds; its access token. */
+export async function loginDevAdmin(apiUrl = billingApiUrl()): Promise<string> {
+  const login = await sendTo(apiUrl, "/auth/login", { body: devAdminCredentials() });
+  return ok(login, 200, "POST /auth/login").accessToken as string;
+}
+
+/**
+ * POST /auth/register: a new user owning a new tenant; the response body.
+ * Sign-ups are limited per client address (5 a minute) and several suites
+ * sign up, so a 429 is waited out (at most three times) as its message says.
+ */
+export async function registerTenantOwner(account: Record<string, unknown>, apiUrl?: string) {
+  const register = () => sendTo(apiUrl ?? billingApiUrl(), "/auth/register", { body: account });
+  let result = await register();
+  for (let tries = 0; result.status === 429 && tries < 3; tries++) {
+    const seconds = Number(/Retry after (\d+)/.exec(String(result.body.message))?.[1] ?? 10);
+    await new Promise((resolve) => setTimeout(resolve, (seconds + 1) * 1000));
+    result = await register();
+  }
+  return ok(result, 201, "POST /auth/register");
+}
+
+/** POST /tenants as a platform administrator: the new tenant. */
+export function createTenant(admin: Caller, name: string) {
+  return create(admin, "/tenants", { name });
+}
+
+/** POST /features: the new catalog feature. */
+export function createFeature(
+  admin: Caller,
+  feature: { name: string; lookupKey: string; type: string; unit?: string },
+) {
+  return create(admin, "/features", feature);
+}
+
+/** POST /plans, then POST /plans/:id/prices: the new plan and its price. */
+export async function createPlanWithPrice(
+  admin: Caller,
+  plan: { name: string; slug: string },
+  price: { interval: string; amount: number; currency?: string; trialDays?: number },
+) {
+  const created = await create(admin, "/plans", plan);
+  return { plan: created, price: await create(admin, `/plans/${created.id}/prices`, price) };
+}
+
+/** POST /plans/:id/entitlements: the plan grants the feature on these terms. */
+export function grantEntitlement(
+  admin: Caller,
+  planId: string,
+  featureId: string,
+  terms: Record<string, unknown>,
+) {
+  return create(admin, `/plans/${planId}/entitlements`, { featureId, ...terms });
+}
+
+/** POST /subscriptions as (or on behalf of) a tenant: the new subscription. */
+export function subscribe(customer: Caller, to: { planId: string; priceId: string }) {
+  return create(customer, "/subscriptions", { planId: to.planId, priceId: to.priceId });
+}
+
+/** POST /api-keys for the tenant: the key's secret, shown once. */
+export async function createApiKey(customer: Caller, name: string): Promise<string> {
+  return (await create(customer, "/api-keys", { name })).key as string;
 }
