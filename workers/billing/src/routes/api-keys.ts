@@ -10,8 +10,8 @@ import {
   errors,
   json,
   jsonBody,
-  PageMetaSchema,
   PageQuerySchema,
+  pageOf,
   requiredString,
   TenantHeaderSchema,
   UuidParam,
@@ -100,7 +100,7 @@ const listKeys = createRoute({
   middleware: readers,
   request: { headers: TenantHeaderSchema, query: PageQuerySchema },
   responses: {
-    200: json(z.object({ data: z.array(ApiKeySchema), meta: PageMetaSchema }), "A page"),
+    200: json(pageOf(ApiKeySchema), "A page"),
     400: errors[400],
     401: errors[401],
     403: errors[403],

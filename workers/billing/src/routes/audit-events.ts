@@ -5,7 +5,7 @@ import { auditActions } from "../domain/audit.ts";
 import { auditReader } from "../middleware/audit-reader.ts";
 import { authenticate } from "../middleware/auth.ts";
 import { AuditEventService } from "../services/audit-events.ts";
-import { bearerSecurity, errors, json, PageMetaSchema, positiveInteger } from "./schemas.ts";
+import { bearerSecurity, errors, json, pageOf, positiveInteger } from "./schemas.ts";
 import { createRouter } from "./validation.ts";
 
 const instant = (field: string) =>
@@ -74,7 +74,7 @@ const list = createRoute({
     }),
   },
   responses: {
-    200: json(z.object({ data: z.array(AuditEventSchema), meta: PageMetaSchema }), "A page"),
+    200: json(pageOf(AuditEventSchema), "A page"),
     400: errors[400],
     401: errors[401],
     403: errors[403],

@@ -10,14 +10,7 @@ import {
   PaymentAttemptSchema,
   PaymentListQuery,
 } from "./invoices-schemas.ts";
-import {
-  bearerSecurity,
-  errors,
-  json,
-  PageMetaSchema,
-  TenantHeaderSchema,
-  UuidParam,
-} from "./schemas.ts";
+import { bearerSecurity, errors, json, pageOf, TenantHeaderSchema, UuidParam } from "./schemas.ts";
 import { createRouter } from "./validation.ts";
 
 const reader = moneyReader;
@@ -31,7 +24,7 @@ const ledger = createRoute({
   middleware: reader,
   request: { headers: TenantHeaderSchema, query: LedgerQuery },
   responses: {
-    200: json(z.object({ data: z.array(LedgerEntrySchema), meta: PageMetaSchema }), "A page"),
+    200: json(pageOf(LedgerEntrySchema), "A page"),
     400: errors[400],
     401: errors[401],
     403: errors[403],
@@ -64,7 +57,7 @@ const payments = createRoute({
   middleware: reader,
   request: { headers: TenantHeaderSchema, query: PaymentListQuery },
   responses: {
-    200: json(z.object({ data: z.array(PaymentAttemptSchema), meta: PageMetaSchema }), "A page"),
+    200: json(pageOf(PaymentAttemptSchema), "A page"),
     400: errors[400],
     401: errors[401],
     403: errors[403],

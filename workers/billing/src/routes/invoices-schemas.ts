@@ -6,7 +6,7 @@ import {
   paymentAttemptStatuses,
 } from "@edge-platform/shared/db/schema/billing";
 import { z } from "@hono/zod-openapi";
-import { PageMetaSchema, PageQuerySchema } from "./schemas.ts";
+import { PageQuerySchema, pageOf } from "./schemas.ts";
 
 // Request and response schemas of the invoice, billing and webhook routes.
 // Money is integer cents; unit prices are integer micro-cents.
@@ -96,7 +96,7 @@ export const UpcomingInvoiceSchema = z
   })
   .openapi("UpcomingInvoice");
 
-export const InvoicePageSchema = z.object({ data: z.array(InvoiceSchema), meta: PageMetaSchema });
+export const InvoicePageSchema = pageOf(InvoiceSchema);
 export const LineItemListSchema = z.object({ data: z.array(LineItemSchema) });
 
 const enumQuery = <T extends readonly [string, ...string[]]>(field: string, values: T) =>

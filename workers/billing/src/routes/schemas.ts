@@ -92,6 +92,10 @@ export const PageMetaSchema = z.object({
   totalPages: z.number().int(),
 });
 
+/** One page of a list: the items and where the page stands. */
+export const pageOf = <T extends z.ZodType>(item: T) =>
+  z.object({ data: z.array(item), meta: PageMetaSchema });
+
 export const MessageSchema = z.object({ message: z.string() });
 
 export const ErrorSchema = z

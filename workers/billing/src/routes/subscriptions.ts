@@ -8,8 +8,8 @@ import {
   errors,
   json,
   jsonBody,
-  PageMetaSchema,
   PageQuerySchema,
+  pageOf,
   TenantHeaderSchema,
   UuidParam,
 } from "./schemas.ts";
@@ -47,7 +47,7 @@ const listSubscriptions = createRoute({
   middleware: member,
   request: { headers: TenantHeaderSchema, query: PageQuerySchema },
   responses: {
-    200: json(z.object({ data: z.array(SubscriptionSchema), meta: PageMetaSchema }), "A page"),
+    200: json(pageOf(SubscriptionSchema), "A page"),
     400: errors[400],
     401: errors[401],
     403: errors[403],

@@ -14,8 +14,8 @@ import {
   json,
   jsonBody,
   MetadataSchema,
-  PageMetaSchema,
   PageQuerySchema,
+  pageOf,
   RoleSchema,
   requiredString,
   SlugSchema,
@@ -81,7 +81,7 @@ const listTenants = createRoute({
   middleware: [authenticate()] as const,
   request: { query: PageQuerySchema },
   responses: {
-    200: json(z.object({ data: z.array(TenantWithRoleSchema), meta: PageMetaSchema }), "A page"),
+    200: json(pageOf(TenantWithRoleSchema), "A page"),
     400: errors[400],
     401: errors[401],
   },

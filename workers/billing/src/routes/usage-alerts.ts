@@ -12,8 +12,8 @@ import {
   errors,
   json,
   jsonBody,
-  PageMetaSchema,
   PageQuerySchema,
+  pageOf,
   TenantHeaderSchema,
   UuidParam,
 } from "./schemas.ts";
@@ -104,7 +104,7 @@ const list = createRoute({
   middleware: readers,
   request: { headers: TenantHeaderSchema, query: ListQuery },
   responses: {
-    200: json(z.object({ data: z.array(UsageAlertSchema), meta: PageMetaSchema }), "A page"),
+    200: json(pageOf(UsageAlertSchema), "A page"),
     400: errors[400],
     401: errors[401],
     403: errors[403],

@@ -2,7 +2,7 @@ import { deadLetterStages, deadLetterStatuses } from "@edge-platform/shared/db/s
 import { usageEventStatuses } from "@edge-platform/shared/db/schema/usage-events";
 import { z } from "@hono/zod-openapi";
 import { MAX_EVENTS_PER_BATCH } from "../domain/usage-events.ts";
-import { PageMetaSchema } from "./schemas.ts";
+import { pageOf } from "./schemas.ts";
 
 const UsageEventInSchema = z
   .object({
@@ -142,7 +142,4 @@ export const DeadLetterSchema = z
   })
   .openapi("DeadLetterEvent");
 
-export const DeadLetterPageSchema = z.object({
-  data: z.array(DeadLetterSchema),
-  meta: PageMetaSchema,
-});
+export const DeadLetterPageSchema = pageOf(DeadLetterSchema);

@@ -16,8 +16,8 @@ import {
   errors,
   json,
   jsonBody,
-  PageMetaSchema,
   PageQuerySchema,
+  pageOf,
   TenantHeaderSchema,
   UuidParam,
 } from "./schemas.ts";
@@ -180,7 +180,7 @@ const list = createRoute({
   middleware: readers,
   request: { headers: TenantHeaderSchema, query: PageQuerySchema },
   responses: {
-    200: json(z.object({ data: z.array(WebhookEndpointSchema), meta: PageMetaSchema }), "A page"),
+    200: json(pageOf(WebhookEndpointSchema), "A page"),
     400: errors[400],
     401: errors[401],
     403: errors[403],
@@ -267,7 +267,7 @@ const deliveries = createRoute({
   middleware: readers,
   request: { headers: TenantHeaderSchema, params: IdParams, query: PageQuerySchema },
   responses: {
-    200: json(z.object({ data: z.array(WebhookDeliverySchema), meta: PageMetaSchema }), "A page"),
+    200: json(pageOf(WebhookDeliverySchema), "A page"),
     400: errors[400],
     401: errors[401],
     403: errors[403],
