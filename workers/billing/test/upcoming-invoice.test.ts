@@ -1,5 +1,9 @@
 import { env } from "cloudflare:workers";
 import { addMonthsClamped, MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
+import {
+  type InvoiceLineBody,
+  invoiceContent,
+} from "@edge-platform/shared/testing/invoice-content";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   asTenant,
@@ -26,29 +30,6 @@ beforeAll(async () => {
   admin = await platformAdmin();
   growth = await buildMoneyPlan(admin, 2900);
   scale = await buildMoneyPlan(admin, 9900);
-});
-
-interface Line {
-  kind: string;
-  description: string;
-  featureLookupKey: string | null;
-  usageWindowKey: string | null;
-  quantity: number;
-  unitPriceMicroCents: number;
-  amount: number;
-  sortOrder: number;
-}
-
-/** The fields an upcoming line shares with a stored one. */
-const comparable = (line: Line) => ({
-  kind: line.kind,
-  description: line.description,
-  featureLookupKey: line.featureLookupKey,
-  usageWindowKey: line.usageWindowKey,
-  quantity: line.quantity,
-  unitPriceMicroCents: line.unitPriceMicroCents,
-  amount: line.amount,
-  sortOrder: line.sortOrder,
 });
 
 async function storedInvoiceCounts(tenantId: string) {
@@ -79,22 +60,7 @@ async function closedPeriodInvoice(owner: Account, periodStart: string) {
 }
 
 function expectSameInvoice(upcoming: Record<string, unknown>, closed: Record<string, unknown>) {
-  for (const field of [
-    "tenantId",
-    "subscriptionId",
-    "kind",
-    "currency",
-    "subtotal",
-    "total",
-    "periodStart",
-    "periodEnd",
-    "notes",
-  ]) {
-    expect(upcoming[field], field).toEqual(closed[field]);
-  }
-  expect((upcoming.lineItems as Line[]).map(comparable)).toEqual(
-    (closed.lineItems as Line[]).map(comparable),
-  );
+  expect(invoiceContent(upcoming)).toEqual(invoiceContent(closed));
 }
 
 describe("GET /api/v1/invoices/upcoming", () => {
@@ -122,7 +88,7 @@ describe("GET /api/v1/invoices/upcoming", () => {
       subtotal: 2900 + 1500 + 152,
       total: 2900 + 1500 + 152,
     });
-    expect(upcoming.lineItems.map((line: Line) => [line.kind, line.amount])).toEqual([
+    expect(upcoming.lineItems.map((line: InvoiceLineBody) => [line.kind, line.amount])).toEqual([
       ["BASE", 2900],
       ["USAGE", 152],
       ["USAGE", 1500],
@@ -214,7 +180,7 @@ describe("GET /api/v1/invoices/upcoming", () => {
 
     const upcoming = await upcomingOf(owner, tenantId);
     // 9 seats now: 4 beyond the limit, none billed yet (a DRAFT bills nothing).
-    expect(upcoming.lineItems.map((line: Line) => [line.kind, line.quantity])).toEqual([
+    expect(upcoming.lineItems.map((line: InvoiceLineBody) => [line.kind, line.quantity])).toEqual([
       ["BASE", 1],
       ["USAGE", 4],
     ]);
