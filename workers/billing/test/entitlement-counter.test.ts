@@ -1,6 +1,5 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { resetWindowAt } from "@edge-platform/shared/billing/billing-period";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { usageAggregates, usageFlushes } from "@edge-platform/shared/db/schema/usage-aggregates";
 import { and, eq } from "drizzle-orm";
@@ -11,6 +10,8 @@ import type { EntitlementCounter } from "../src/durable-objects/entitlement-coun
 import {
   insertSubscription,
   insertTenant,
+  monthlyWindowAt,
+  recordEntryFor,
   type SubscriptionFixture,
   snapshot,
 } from "./entitlement-fixtures.ts";
@@ -191,11 +192,7 @@ describe("EntitlementCounter: check and consume", () => {
 describe("EntitlementCounter: cold start and subscription changes", () => {
   it("seeds a cold counter from the stored aggregates before deciding", async () => {
     const fixture = await subscribedTenant([snapshot.hard("projects", 50)]);
-    const window = resetWindowAt(
-      { startedAt: fixture.startedAt, trialEndsAt: null, interval: "MONTHLY" },
-      "MONTHLY",
-      new Date(),
-    );
+    const window = monthlyWindowAt(fixture);
     await db()
       .insert(usageAggregates)
       .values({
@@ -203,9 +200,7 @@ describe("EntitlementCounter: cold start and subscription changes", () => {
         tenantId: fixture.tenantId,
         subscriptionId: fixture.subscriptionId,
         featureLookupKey: "projects",
-        periodKey: window.key,
-        periodStart: window.start.toISOString(),
-        periodEnd: window.end?.toISOString() ?? null,
+        ...window,
         amount: 45,
       });
     const counter = counterFor(fixture.tenantId);
@@ -263,11 +258,7 @@ describe("EntitlementCounter: the single path into usage_aggregates", () => {
 
   it("adds nothing when a flush whose commit was not acknowledged is retried", async () => {
     const fixture = await subscribedTenant([snapshot.metered("api_calls", 0)]);
-    const window = resetWindowAt(
-      { startedAt: fixture.startedAt, trialEndsAt: null, interval: "MONTHLY" },
-      "MONTHLY",
-      new Date(),
-    );
+    const window = monthlyWindowAt(fixture);
     const flush = {
       id: crypto.randomUUID(),
       tenantId: fixture.tenantId,
@@ -275,9 +266,7 @@ describe("EntitlementCounter: the single path into usage_aggregates", () => {
         {
           subscriptionId: fixture.subscriptionId,
           featureLookupKey: "api_calls",
-          periodKey: window.key,
-          periodStart: window.start.toISOString(),
-          periodEnd: window.end?.toISOString() ?? null,
+          ...window,
           amount: 12,
           lastEventAt: new Date().toISOString(),
         },
@@ -337,22 +326,7 @@ describe("EntitlementCounter: the single path into usage_aggregates", () => {
   it("counts pipeline events once each, next to consumes, in the same window", async () => {
     const fixture = await subscribedTenant([snapshot.hard("projects", 100)]);
     const counter = counterFor(fixture.tenantId);
-    const now = new Date();
-    const window = resetWindowAt(
-      { startedAt: fixture.startedAt, trialEndsAt: null, interval: "MONTHLY" },
-      "MONTHLY",
-      now,
-    );
-    const entry = (eventId: string, amount: number) => ({
-      eventId,
-      subscriptionId: fixture.subscriptionId,
-      featureKey: "projects",
-      periodKey: window.key,
-      periodStart: window.start.toISOString(),
-      periodEnd: window.end?.toISOString() ?? null,
-      amount,
-      occurredAt: now.toISOString(),
-    });
+    const entry = recordEntryFor(fixture, "projects", new Date());
     const a = crypto.randomUUID();
     const b = crypto.randomUUID();
     expect(await counter.record([entry(a, 5), entry(b, 7), entry(a, 5)])).toEqual({

@@ -1,5 +1,8 @@
 import { env } from "cloudflare:workers";
-import { initialSubscriptionPeriods } from "@edge-platform/shared/billing/billing-period";
+import {
+  initialSubscriptionPeriods,
+  resetWindowAt,
+} from "@edge-platform/shared/billing/billing-period";
 import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
 import { type BillingInterval, planPrices, plans } from "@edge-platform/shared/db/schema/catalog";
 import { tenants } from "@edge-platform/shared/db/schema/identity";
@@ -126,4 +129,31 @@ export async function insertSubscription(options: {
     ),
   ]);
   return { tenantId: options.tenantId, subscriptionId, startedAt };
+}
+
+/** The subscription's monthly usage window at `at`, in the columns the counter and the aggregates store. */
+export function monthlyWindowAt(fixture: SubscriptionFixture, at: Date = new Date()) {
+  const window = resetWindowAt(
+    { startedAt: fixture.startedAt, trialEndsAt: null, interval: "MONTHLY" },
+    "MONTHLY",
+    at,
+  );
+  return {
+    periodKey: window.key,
+    periodStart: window.start.toISOString(),
+    periodEnd: window.end?.toISOString() ?? null,
+  };
+}
+
+/** Builds the counter's `record` entries (what validation sends) for one feature, at `at`. */
+export function recordEntryFor(fixture: SubscriptionFixture, featureKey: string, at: Date) {
+  const window = monthlyWindowAt(fixture, at);
+  return (eventId: string, amount: number) => ({
+    eventId,
+    subscriptionId: fixture.subscriptionId,
+    featureKey,
+    ...window,
+    amount,
+    occurredAt: at.toISOString(),
+  });
 }

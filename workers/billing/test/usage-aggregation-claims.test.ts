@@ -1,8 +1,12 @@
 import { env } from "cloudflare:workers";
-import { resetWindowAt } from "@edge-platform/shared/billing/billing-period";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { describe, expect, it } from "vitest";
-import { insertSubscription, insertTenant, snapshot } from "./entitlement-fixtures.ts";
+import {
+  insertSubscription,
+  insertTenant,
+  monthlyWindowAt,
+  snapshot,
+} from "./entitlement-fixtures.ts";
 
 // The counter's flush claims the usage_events rows of pipeline entries in
 // the same D1 batch as the increment: only rows it claims are counted.
@@ -15,11 +19,7 @@ describe("EntitlementCounter: claims of usage event rows", () => {
       snapshots: [snapshot.metered("api_calls", 0)],
     });
     const now = new Date();
-    const window = resetWindowAt(
-      { startedAt: fixture.startedAt, trialEndsAt: null, interval: "MONTHLY" },
-      "MONTHLY",
-      now,
-    );
+    const window = monthlyWindowAt(fixture, now);
     const rows = [
       { id: crypto.randomUUID(), amount: 5, status: "VALIDATED" },
       { id: crypto.randomUUID(), amount: 7, status: "VALIDATED" },
@@ -61,9 +61,9 @@ describe("EntitlementCounter: claims of usage event rows", () => {
           now.toISOString(),
           now.toISOString(),
           row.status,
-          window.key,
-          window.start.toISOString(),
-          window.end?.toISOString() ?? null,
+          window.periodKey,
+          window.periodStart,
+          window.periodEnd,
         )
         .run();
     }
@@ -73,9 +73,7 @@ describe("EntitlementCounter: claims of usage event rows", () => {
       usageEventId: row.id,
       subscriptionId: fixture.subscriptionId,
       featureKey: "api_calls",
-      periodKey: window.key,
-      periodStart: window.start.toISOString(),
-      periodEnd: window.end?.toISOString() ?? null,
+      ...window,
       amount: row.amount,
       occurredAt: now.toISOString(),
     }));
@@ -106,9 +104,7 @@ describe("EntitlementCounter: claims of usage event rows", () => {
     expect(results[3]).toMatchObject({
       flush: results[0]?.flush,
       subscriptionId: fixture.subscriptionId,
-      periodKey: window.key,
-      periodStart: window.start.toISOString(),
-      periodEnd: window.end?.toISOString() ?? null,
+      ...window,
     });
     expect(results[3]?.validatedAt).toBe(results[3]?.aggregatedAt);
     expect(results[4]).toMatchObject({ flush: null, subscriptionId: null, periodKey: null });

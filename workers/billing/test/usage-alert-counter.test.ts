@@ -1,11 +1,16 @@
 import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { resetWindowAt } from "@edge-platform/shared/billing/billing-period";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { describe, expect, it, vi } from "vitest";
 import type { TenantEvent } from "../src/domain/tenant-events.ts";
 import type { EntitlementCounter } from "../src/durable-objects/entitlement-counter.ts";
-import { insertSubscription, insertTenant, snapshot } from "./entitlement-fixtures.ts";
+import {
+  insertSubscription,
+  insertTenant,
+  monthlyWindowAt,
+  recordEntryFor,
+  snapshot,
+} from "./entitlement-fixtures.ts";
 
 // Usage alerts and quota.exhausted, decided by the tenant's EntitlementCounter
 // in the same synchronous step as the count, stored in its outbox (the
@@ -172,21 +177,8 @@ describe("EntitlementCounter: usage.threshold_reached", () => {
     const alertId = await addAlert(tenantId, "seats", "percent", 80);
     const counter = counterFor(tenantId);
     const now = new Date();
-    const window = resetWindowAt(
-      { startedAt: fixture.startedAt, trialEndsAt: null, interval: "MONTHLY" },
-      "MONTHLY",
-      now,
-    );
-    const entry = (eventId: string, amount: number) => ({
-      eventId,
-      subscriptionId: fixture.subscriptionId,
-      featureKey: "seats",
-      periodKey: window.key,
-      periodStart: window.start.toISOString(),
-      periodEnd: window.end?.toISOString() ?? null,
-      amount,
-      occurredAt: now.toISOString(),
-    });
+    const { periodKey } = monthlyWindowAt(fixture, now);
+    const entry = recordEntryFor(fixture, "seats", now);
     await counter.record([entry(crypto.randomUUID(), 5)]);
     expect(await outbox(tenantId)).toEqual([]);
     const crossing = entry(crypto.randomUUID(), 4);
@@ -194,7 +186,7 @@ describe("EntitlementCounter: usage.threshold_reached", () => {
     await counter.record([crossing]);
     await counter.record([entry(crypto.randomUUID(), 3)]);
     const rows = await sentOutbox(tenantId);
-    expect(rows.map((row) => row.id)).toEqual([`evt_threshold_${alertId}_${window.key}`]);
+    expect(rows.map((row) => row.id)).toEqual([`evt_threshold_${alertId}_${periodKey}`]);
     expect(rows[0]?.event.data).toMatchObject({ thresholdUnits: 8, used: 10, limit: 10 });
   });
 
