@@ -196,6 +196,16 @@ async function settleCounter(tenantId: string) {
   expect(flushed.pendingUnits).toBe(0);
 }
 
+/** `events` rows, all AGGREGATED once: the aggregates and the counter equal the units sent, per feature. */
+async function expectExactTotals(tenantId: string, raw: RawUsageMessage[], events: number) {
+  const { counts, aggregated } = await expectPipelineInvariant(tenantId);
+  expect(counts).toEqual({ AGGREGATED: events });
+  const sent = (feature: string) =>
+    raw.filter((m) => m.feature === feature).reduce((sum, m) => sum + m.amount, 0);
+  expect(aggregated).toEqual({ api_calls: sent("api_calls"), projects: sent("projects") });
+  expect((await counterFor(tenantId).check("api_calls")).used).toBe(sent("api_calls"));
+}
+
 describe("pipeline stages under failure", () => {
   it("ends with exact totals when a share of D1 writes, sends and counter calls throw at random", async () => {
     const tenant = await pipelineTenant();
@@ -222,15 +232,7 @@ describe("pipeline stages under failure", () => {
     expect(a.retries).toBeGreaterThan(0);
     await settleCounter(tenant.tenantId);
 
-    const { counts, aggregated } = await expectPipelineInvariant(tenant.tenantId);
-    expect(counts).toEqual({ AGGREGATED: 300 });
-    const expected = (feature: string) =>
-      raw.filter((m) => m.feature === feature).reduce((sum, m) => sum + m.amount, 0);
-    expect(aggregated).toEqual({
-      api_calls: expected("api_calls"),
-      projects: expected("projects"),
-    });
-    expect((await counterFor(tenant.tenantId).check("api_calls")).used).toBe(expected("api_calls"));
+    await expectExactTotals(tenant.tenantId, raw, 300);
   });
 
   it("ends with exact totals when validation counts at once and D1, sends and counter calls throw at random", async () => {
@@ -256,15 +258,7 @@ describe("pipeline stages under failure", () => {
     });
     await settleCounter(tenant.tenantId);
 
-    const { counts, aggregated } = await expectPipelineInvariant(tenant.tenantId);
-    expect(counts).toEqual({ AGGREGATED: 300 });
-    const expected = (feature: string) =>
-      raw.filter((m) => m.feature === feature).reduce((sum, m) => sum + m.amount, 0);
-    expect(aggregated).toEqual({
-      api_calls: expected("api_calls"),
-      projects: expected("projects"),
-    });
-    expect((await counterFor(tenant.tenantId).check("api_calls")).used).toBe(expected("api_calls"));
+    await expectExactTotals(tenant.tenantId, raw, 300);
   });
 
   it("counts messages delivered twice once, and reports the repeats as duplicates", async () => {
