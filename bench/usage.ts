@@ -32,7 +32,7 @@
  *    With BENCH_RATE the load is open-loop instead: that rate on a fixed
  *    schedule, each batch sent on time whether or not earlier ones were
  *    answered (at most twice the burst's concurrency in flight).
- * 6. The verdict: each criterion of issue 13's acceptance point (ingestion
+ * 6. The verdict: each criterion of keeping up (ingestion
  *    saturated for the whole minute, every event accepted, aggregation
  *    >= 0.95x the ingestion rate while ingesting, backlog not growing,
  *    p99 < 2 s, exact totals), PASS or FAIL, and whether the point holds in
@@ -414,7 +414,7 @@ async function main(): Promise<void> {
         })
         .join(", ");
 
-    // The acceptance point of issue 13, criterion by criterion.
+    // Keeping up, criterion by criterion.
     const criteria: [string, boolean, string][] = [
       FIXED_RATE === undefined
         ? [
@@ -476,7 +476,7 @@ async function main(): Promise<void> {
         `                first third mean ${earlyBacklog.toFixed(0)}, last third mean ${lateBacklog.toFixed(0)}: ${growing ? "GROWING" : "not growing"}\n` +
         `                aggregated while offered: ${aggregationRate.toFixed(0)} events/s = ${(aggregationRate / offered).toFixed(2)} x offered; the rest caught up ${tailSeconds.toFixed(1)} s after the last answer\n` +
         `                202 -> AGGREGATED p50 ${ms(p50)}, p99 ${ms(p99)}, max ${ms(Math.max(...endToEnd))} over ${endToEnd.length} sampled events, ${notAggregated} not aggregated\n` +
-        `\nverdict (issue 13: the pipeline keeps up at the ingestion rate)\n` +
+        `\nverdict (the pipeline keeps up at the ingestion rate)\n` +
         criteria
           .map(
             ([name, ok, detail]) =>
