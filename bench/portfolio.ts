@@ -234,7 +234,7 @@ async function main(): Promise<void> {
     const screenRow = (cost: ScreenCost | undefined, benchmark: string): BenchmarkRow => ({
       benchmark,
       figure: cost
-        ? `p50 ${cost.p50.toFixed(1)} µs, p99 ${cost.p99.toFixed(1)} µs, mean ${cost.mean.toFixed(1)} µs`
+        ? `p50 ${count(cost.p50, 1)} µs, p99 ${count(cost.p99, 1)} µs, mean ${count(cost.mean, 1)} µs`
         : "n/a",
     });
     report.record({

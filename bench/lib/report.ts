@@ -30,7 +30,8 @@ export function table(
           ? cell.padEnd(widths[column]!)
           : cell.padStart(widths[column]!),
       )
-      .join("  ");
+      .join("  ")
+      .trimEnd();
   return [
     line(cells[0]!),
     widths.map((width) => "-".repeat(width)).join("  "),
