@@ -966,7 +966,7 @@ async function main(): Promise<void> {
       ],
       notes: [
         `Where the inference gap comes from: the same onnxruntime-web wasm in Node runs at ${times(webSteady / nodeSteady)} onnxruntime-node (weather-only model). ` +
-          `Node enables V8's wasm trap handler (${nodeTrapHandlerEnabled()}); local workerd ${workerdLinked === undefined ? "(binary not found)" : workerdLinked ? "links the code that enables it" : "does not link it, so every wasm load and store carries an explicit bounds check"}.` +
+          `V8's wasm trap handler (guard pages instead of bounds checks) is enabled in Node: ${nodeTrapHandlerEnabled()}; local workerd ${workerdLinked === undefined ? "(binary not found)" : workerdLinked ? "links the code that enables it" : "does not link the code that enables it, so every wasm load and store carries an explicit bounds check"}.` +
           (DIAGNOSE
             ? ` With bounds checks switched off (diagnosis only, unsafe, never a result) the probe runs at ${times(unguardedRunMs / nodeSteady)} (weather-only) and ${times(reading.unguardedRunMs / readingNodeMs)} (recent-reading).`
             : ""),
