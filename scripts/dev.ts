@@ -37,6 +37,7 @@ import {
   fireTrigger,
   RUN_LOG_FILE,
   RunRecords,
+  startRunLog,
 } from "./lib/scheduled-work.ts";
 import { freePort } from "./lib/stack.ts";
 import { usageEventsInFlight } from "./lib/usage-backlog.ts";
@@ -262,6 +263,7 @@ async function main() {
   triggersRead.catch(() => undefined);
   log(`state in ${path.relative(ROOT, stateDir) || stateDir}`);
   writeDocsAssets();
+  startRunLog(runLog);
   log("applying D1 migrations (billing database)");
   applyLocalMigrations("wrangler.toml", services[0].persistTo);
   log("applying D1 migrations (portfolio database)");

@@ -23,6 +23,7 @@ import {
   type ScheduledRunRecord,
   StackNotRunningError,
   scheduledUrl,
+  startRunLog,
 } from "./scheduled-work.ts";
 
 const at = (iso: string) => new Date(iso);
@@ -233,6 +234,8 @@ describe("what a run did", () => {
       appendRunRecord(file, record);
       expect(runRecordsSince(file, from)).toEqual([record]);
       expect(runRecordsSince(file, 0)).toHaveLength(2);
+      startRunLog(file);
+      expect(runLogEnd(file)).toBe(0);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }
@@ -337,6 +340,27 @@ describe("CronRunner: on schedule, one run at a time", () => {
     expect(fired).toEqual(["2026-11-25T16:05:00.000Z", "2026-11-25T16:07:00.000Z"]);
     finish();
     await runner.stop();
+  });
+
+  it("a run cut short by stopping is not reported as a failure", async () => {
+    const time = fakeTime("2026-11-25T16:04:59.000Z");
+    const logged: string[] = [];
+    let fail = (_: Error) => {};
+    const runner = new CronRunner({
+      triggers: [trigger("* * * * *")],
+      fire: () =>
+        new Promise<void>((_, reject) => {
+          fail = reject;
+        }),
+      log: (line) => logged.push(line),
+      ...time,
+    });
+    runner.start();
+    time.advanceTo("2026-11-25T16:05:00.000Z");
+    const stopping = runner.stop();
+    fail(new StackNotRunningError("nothing answers"));
+    await stopping;
+    expect(logged).toEqual([]);
   });
 
   it("logs a failed run and keeps going", async () => {

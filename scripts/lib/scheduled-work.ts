@@ -9,7 +9,14 @@
  * never listed here. What a run did comes from the one "scheduled run" line
  * the billing worker logs per run (workers/billing/src/domain/scheduled-run.ts).
  */
-import { appendFileSync, existsSync, readFileSync, statSync } from "node:fs";
+import {
+  appendFileSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import path from "node:path";
 import { ROOT } from "./wrangler.ts";
 
@@ -394,6 +401,12 @@ export class RunRecords {
  */
 export const RUN_LOG_FILE = "scheduled-runs.ndjson";
 
+/** Empties the run log: each `npm run dev` keeps only its own runs. */
+export function startRunLog(file: string): void {
+  mkdirSync(path.dirname(file), { recursive: true });
+  writeFileSync(file, "");
+}
+
 export function appendRunRecord(file: string, record: ScheduledRunRecord): void {
   appendFileSync(file, `${JSON.stringify(record)}\n`);
 }
@@ -500,6 +513,8 @@ export class CronRunner {
       try {
         await this.options.fire(trigger, at);
       } catch (error) {
+        // Stopping takes the stack down under a run: not a failure to report.
+        if (this.stopped) return;
         this.options.log(
           `${at.toISOString()} "${trigger.cron}" on ${trigger.worker} failed: ${error instanceof Error ? error.message : String(error)}`,
         );
