@@ -51,7 +51,14 @@ function log(line: string) {
 
 const stateDir = devStateDir();
 const logLevel = process.env.DEV_LOG_LEVEL;
-const cronEnabled = devCronEnabled(process.env.DEV_CRON);
+const cronEnabled = (() => {
+  try {
+    return devCronEnabled(process.env.DEV_CRON);
+  } catch (error) {
+    log(`failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+})();
 const services = devServices();
 /** After a run's answer, how long its summary line may take to show in the output. */
 const RUN_RECORD_WAIT_MS = 3000;
