@@ -17,7 +17,11 @@
  * Before the stack starts, the safety screen's own cost per question is
  * measured in this Node process (no I/O, the same code the worker runs):
  * rules only, and rules + learned classifier (normalisation included), over
- * every question of the frozen safety test split, p50/p99 in microseconds.
+ * every question of the frozen safety test split, p50/p99 in microseconds;
+ * and the full local screen as the worker runs it (rules, personal-data
+ * categories, classifier, subject; again with the portfolio's vocabulary
+ * when a question was refused for its subject), on the template split and
+ * on the free-form split. `--screen-only` stops there (no stack).
  *
  * Environment: BENCH_SAMPLES (per scenario, default 50).
  */
@@ -27,11 +31,16 @@ import path from "node:path";
 import { readDevVars } from "../scripts/lib/dev-vars.ts";
 import { startStack } from "../scripts/lib/stack.ts";
 import { ROOT } from "../scripts/lib/wrangler.ts";
+import { AVERY_QUINN_PORTFOLIO } from "../workers/portfolio/src/content/avery-quinn.ts";
+import { vocabularyFromContent } from "../workers/portfolio/src/domain/portfolio-vocabulary.ts";
 import {
   bundledSafetyModel,
-  screenQuestionLocally,
+  DEFAULT_SAFETY_THRESHOLDS,
   screenWithRules,
+  screenWithVocabulary,
 } from "../workers/portfolio/src/domain/safety.ts";
+import { classifyViews } from "../workers/portfolio/src/domain/safety-classifier.ts";
+import { normaliseQuestion } from "../workers/portfolio/src/domain/safety-normalise.ts";
 import { type Timing, timeChat, timePlain } from "./lib/portfolio-timing.ts";
 import { quantile, table } from "./lib/report.ts";
 
@@ -76,45 +85,83 @@ function summarise(name: string, timings: Timing[], baseline: number, firstByteB
 
 /** Microseconds per question of the local safety screen, in this process. */
 function measureScreen(): string {
-  const split = JSON.parse(
-    readFileSync(path.join(ROOT, "workers/portfolio/eval/test-split/safety-test.json"), "utf8"),
-  ) as {
-    subject: { personName: string; assistantName: string };
-    questions: { question: string }[];
-  };
-  const questions = split.questions.map((item) => item.question);
-  bundledSafetyModel();
-  const stages = {
-    "rules only": (question: string) => screenWithRules(question, split.subject),
-    "rules + classifier": (question: string) => screenQuestionLocally(question, split.subject),
-  };
-  const rows: (string | number)[][] = [];
-  for (const [name, screen] of Object.entries(stages)) {
-    for (const question of questions) screen(question); // warm-up (JIT, compiled rules)
-    const micros: number[] = [];
-    for (let round = 0; round < 20; round++)
-      for (const question of questions) {
+  const read = (file: string) =>
+    JSON.parse(readFileSync(path.join(ROOT, "workers/portfolio/eval", file), "utf8")) as {
+      subject: { personName: string; assistantName: string };
+      questions: { question: string }[];
+    };
+  const split = read("test-split/safety-test.json");
+  const freeForm = read("free-form/safety-free-form.test.json");
+  const vocabulary = vocabularyFromContent(AVERY_QUINN_PORTFOLIO);
+  const model = bundledSafetyModel();
+  // The worker's order: without the vocabulary, then with it for a refusal by subject.
+  const fullScreen = (question: string) =>
+    screenWithVocabulary(question, split.subject, vocabulary, DEFAULT_SAFETY_THRESHOLDS, model);
+  const stages: [string, string[], (question: string) => unknown][] = [
+    [
+      "rules only (template split)",
+      split.questions.map((item) => item.question),
+      (question) => screenWithRules(question, split.subject),
+    ],
+    [
+      "rules + classifier, no subject stage (template split)",
+      split.questions.map((item) => item.question),
+      (question) => {
+        const normalised = normaliseQuestion(question);
+        const ruled = screenWithRules(question, split.subject, normalised);
+        if (ruled.bypass) return ruled;
+        return classifyViews(model, [
+          normalised.primary,
+          ...normalised.segments,
+          ...normalised.decoded,
+        ]);
+      },
+    ],
+    [
+      "full local screen (template split)",
+      split.questions.map((item) => item.question),
+      fullScreen,
+    ],
+    [
+      "full local screen (free-form split)",
+      freeForm.questions.map((item) => item.question),
+      fullScreen,
+    ],
+  ];
+  // Stages take turns question by question, so machine load and garbage
+  // collection fall on all of them alike.
+  const samples = stages.map(() => [] as number[]);
+  for (const [, questions, screen] of stages) for (const question of questions) screen(question); // warm-up
+  const longest = Math.max(...stages.map(([, questions]) => questions.length));
+  for (let round = 0; round < 20; round++)
+    for (let i = 0; i < longest; i++)
+      stages.forEach(([, questions, screen], s) => {
+        const question = questions[i];
+        if (question === undefined) return;
         const started = process.hrtime.bigint();
         screen(question);
-        micros.push(Number(process.hrtime.bigint() - started) / 1000);
-      }
-    rows.push([
+        samples[s]!.push(Number(process.hrtime.bigint() - started) / 1000);
+      });
+  const rows = stages.map(([name], s) => {
+    const micros = samples[s]!;
+    return [
       name,
       micros.length,
       quantile(micros, 0.5).toFixed(1),
       quantile(micros, 0.99).toFixed(1),
       (micros.reduce((a, b) => a + b, 0) / micros.length).toFixed(1),
-    ]);
-  }
+    ];
+  });
   return table(["safety screen (in process)", "n", "p50 us", "p99 us", "mean us"], rows);
 }
 
 async function main(): Promise<void> {
   const screenTable = measureScreen();
   console.log(
-    "\nSafety screen cost per question (Node, no I/O; the frozen test split's 264 questions x 20 rounds):\n",
+    "\nSafety screen cost per question (Node, no I/O; each split's questions x 20 rounds):\n",
   );
   console.log(screenTable);
+  if (process.argv.includes("--screen-only")) return;
   log("starting the local stack (chat rate limit raised)");
   const stack = await startStack({
     logLevel: "warn",

@@ -28,11 +28,9 @@ import { AVERY_QUINN_PORTFOLIO } from "../src/content/avery-quinn.ts";
 import { vocabularyFromContent } from "../src/domain/portfolio-vocabulary.ts";
 import type { PreRouterDecision, PreRouterSubject } from "../src/domain/pre-router.ts";
 import {
-  bundledSafetyModel,
   DEFAULT_SAFETY_THRESHOLDS,
-  needsVocabulary,
-  screenQuestionLocally,
   screenWithRules,
+  screenWithVocabulary,
 } from "../src/domain/safety.ts";
 import { overlapKey } from "./corpus/overlap.ts";
 import { evaluateSafety, type LabelledQuestion } from "./safety-metrics.ts";
@@ -72,10 +70,7 @@ function classifiers(subject: PreRouterSubject): Record<"rules" | "combined", Cl
     // again with it when the question was refused for its subject.
     combined: (question) => {
       const thresholds = { classifier: threshold, classifierEnabled: true };
-      const first = screenQuestionLocally(question, subject, thresholds);
-      if (!needsVocabulary(first)) return first.decision;
-      return screenQuestionLocally(question, subject, thresholds, bundledSafetyModel(), vocabulary)
-        .decision;
+      return screenWithVocabulary(question, subject, vocabulary, thresholds).decision;
     },
   };
 }

@@ -110,13 +110,45 @@ const FOREIGN_CATEGORIES: [PersonalDataCategory, RegExp][] = [
 /** The owner named, referred to, or addressed as "you". */
 const OWNER_POINTER = /\b(?:he|she|him|his|her|hers|they|them|their|you|your|yours|u|ur)\b/;
 
+const WORK_AFTER = new RegExp(String.raw`^ (?:\w+ )?${WORK_NOUN}\b`);
+const WORK_BEFORE = new RegExp(String.raw`\b${WORK_NOUN} (?:\w+ )?$`);
+
+/** Compiled once per owner (the patterns name the owner) and per entity list. */
+const patternsByOwner = new Map<string, [PersonalDataCategory, RegExp][]>();
+const phrasesByEntities = new Map<string, string[]>();
+
+function patternsFor(ownerTokens: ReadonlySet<string>): [PersonalDataCategory, RegExp][] {
+  const owner = [...ownerTokens, "he", "she", "they", "you", "u"].join("|");
+  let patterns = patternsByOwner.get(owner);
+  if (!patterns) {
+    patterns = [...CATEGORY_PATTERNS, ...FOREIGN_CATEGORIES].map(([category, template]) => [
+      category,
+      template.source.includes("OWNER")
+        ? new RegExp(template.source.replaceAll("OWNER", owner))
+        : template,
+    ]);
+    patternsByOwner.set(owner, patterns);
+  }
+  return patterns;
+}
+
+function phrasesFor(entities: readonly string[]): string[] {
+  const key = entities.join("\u0000");
+  let phrases = phrasesByEntities.get(key);
+  if (!phrases) {
+    phrases = entities
+      .map((entity) => topicWords(entity))
+      .filter((words) => words.length > 0)
+      .map((words) => ` ${words.join(" ")} `);
+    if (phrasesByEntities.size > 32) phrasesByEntities.clear();
+    phrasesByEntities.set(key, phrases);
+  }
+  return phrases;
+}
+
 function stripEntities(text: string, entities: readonly string[]): string {
   let stripped = text;
-  for (const entity of entities) {
-    const words = topicWords(entity);
-    if (words.length === 0) continue;
-    stripped = stripped.replaceAll(` ${words.join(" ")} `, " entity ");
-  }
+  for (const phrase of phrasesFor(entities)) stripped = stripped.replaceAll(phrase, " entity ");
   return stripped;
 }
 
@@ -126,31 +158,27 @@ export interface PersonalDataReading {
 
 /**
  * The personal-data category a question asks about the owner, or null.
- * `ownerTokens` are the owner's name words (folded).
+ * `ownerTokens` are the owner's name words (folded); `entities` the
+ * portfolio's entity names, removed before the categories are looked for.
  */
 export function personalDataAsked(
   question: string,
   ownerTokens: ReadonlySet<string>,
   entities: readonly string[],
+  words: string[] = topicWords(question),
 ): PersonalDataReading | null {
-  const words = topicWords(question);
-  const text = stripEntities(` ${words.join(" ")} `, entities);
-  const plain = text.trim();
-  const aboutOwner = words.some((word) => ownerTokens.has(word)) || OWNER_POINTER.test(plain);
+  const joined = words.join(" ");
+  const aboutOwner = words.some((word) => ownerTokens.has(word)) || OWNER_POINTER.test(joined);
   if (!aboutOwner) return null;
-  const owner = [...ownerTokens, "he", "she", "they", "you", "u"].join("|");
-  for (const [category, template] of [...CATEGORY_PATTERNS, ...FOREIGN_CATEGORIES]) {
-    const pattern = template.source.includes("OWNER")
-      ? new RegExp(template.source.replaceAll("OWNER", owner))
-      : template;
+  const plain = stripEntities(` ${joined} `, entities).trim();
+  for (const [category, pattern] of patternsFor(ownerTokens)) {
     const match = pattern.exec(plain);
     if (!match) continue;
     const after = plain.slice(match.index + match[0].length);
     const before = plain.slice(0, match.index);
     // "health records", "payment flows", "password reset": a thing at work.
-    if (new RegExp(String.raw`^ (?:\w+ )?${WORK_NOUN}\b`).test(after)) continue;
-    if (new RegExp(String.raw`\b${WORK_NOUN} (?:\w+ )?$`).test(before) && category !== "finances")
-      continue;
+    if (WORK_AFTER.test(after)) continue;
+    if (WORK_BEFORE.test(before) && category !== "finances") continue;
     if (WORKED_ON.test(plain)) continue;
     if (category === "relationships" && WORK_RELATIONSHIP.test(plain)) continue;
     if (category === "finances" && BUSINESS_MONEY.test(plain)) continue;

@@ -27,6 +27,9 @@ export const EMPTY_VOCABULARY: PortfolioVocabulary = {
 
 /** Folded word tokens of any script; Latin runs are split from other scripts. */
 export function topicWords(text: string): string[] {
+  // Plain ASCII (most questions) needs no Unicode folding.
+  if (/^[\x20-\x7e]*$/.test(text))
+    return text.toLowerCase().replace(/'s\b/g, " ").match(ASCII_WORD) ?? [];
   const folded = foldCharacters(text)
     .normalize("NFKD")
     .replace(/(\p{Script=Latin})\p{M}+/gu, "$1")
@@ -34,8 +37,11 @@ export function topicWords(text: string): string[] {
     .replace(/'s\b/g, " ")
     .replace(/([a-z0-9])(?=[^\sa-z0-9\p{P}\p{S}])/gu, "$1 ")
     .replace(/([^\sa-z0-9\p{P}\p{S}])(?=[a-z0-9])/gu, "$1 ");
-  return folded.match(/[\p{L}\p{N}\p{M}]+(?:[.+#][\p{L}\p{N}]+)*[+#]*/gu) ?? [];
+  return folded.match(WORD) ?? [];
 }
+
+const ASCII_WORD = /[a-z0-9]+(?:[.+#][a-z0-9]+)*[+#]*/g;
+const WORD = /[\p{L}\p{N}\p{M}]+(?:[.+#][\p{L}\p{N}]+)*[+#]*/gu;
 
 const clean = (value: string | null | undefined) => (value ?? "").replace(/\s+/g, " ").trim();
 

@@ -57,7 +57,11 @@ export interface SafetyVerdict {
   stage: "rules" | "topic" | "classifier" | "none";
   /** The classifier's attack probability (0 when it did not run). */
   attackProbability: number;
+  /** For a refusal by subject: what a second look with the vocabulary reuses. */
+  resume?: { normalised: NormalisedQuestion; classifier: ClassifierVerdict | null };
 }
+
+const NORMAL: PreRouterDecision = { bypass: false, category: "normal", reason: "normal_rag" };
 
 const CATEGORY_OF: Record<Exclude<SafetyLabel, "normal_rag">, PreRouterCategory> = {
   prompt_override_attempt: "prompt_injection",
@@ -169,19 +173,46 @@ function overrulesClassifier(
   return OWNER_AS_YOU.test(folded) || followUp || reading.pleasantry;
 }
 
+const ownerTokensCache = new WeakMap<PortfolioVocabulary, Map<string, Set<string>>>();
+
 function ownerTokensOf(subject: PreRouterSubject, vocabulary: PortfolioVocabulary): Set<string> {
-  const tokens = new Set<string>();
-  for (const name of [subject.personName, ...vocabulary.ownerNames])
-    for (const word of topicWords(name)) if (word.length > 2) tokens.add(word);
+  let bySubject = ownerTokensCache.get(vocabulary);
+  if (!bySubject) {
+    bySubject = new Map();
+    ownerTokensCache.set(vocabulary, bySubject);
+  }
+  let tokens = bySubject.get(subject.personName);
+  if (!tokens) {
+    tokens = new Set<string>();
+    for (const name of [subject.personName, ...vocabulary.ownerNames])
+      for (const word of topicWords(name)) if (word.length > 2) tokens.add(word);
+    bySubject.set(subject.personName, tokens);
+  }
   return tokens;
+}
+
+const entityNamesCache = new WeakMap<PortfolioVocabulary, Map<string, string[]>>();
+
+function entityNamesOf(subject: PreRouterSubject, vocabulary: PortfolioVocabulary): string[] {
+  let bySubject = entityNamesCache.get(vocabulary);
+  if (!bySubject) {
+    bySubject = new Map();
+    entityNamesCache.set(vocabulary, bySubject);
+  }
+  let names = bySubject.get(subject.assistantName);
+  if (!names) {
+    names = [...vocabulary.entities, subject.assistantName];
+    bySubject.set(subject.assistantName, names);
+  }
+  return names;
 }
 
 /**
  * The local screen. `vocabulary` is the portfolio's own (from the ingested
- * content); without it only the configured name and built-in vocabulary
- * count as references, so a question about a project can read as
- * off-topic: the caller then retries with the vocabulary
- * (`needsVocabulary`).
+ * content); without it only the configured name and the built-in
+ * vocabulary count as references, so a question about a project can read
+ * as off-topic: the caller then looks again with the vocabulary
+ * (`needsVocabulary`, `rescreenWithVocabulary`).
  */
 export function screenQuestionLocally(
   question: string,
@@ -195,19 +226,38 @@ export function screenQuestionLocally(
   if (ruled.bypass) return { decision: ruled, stage: "rules", attackProbability: 0 };
   if (!thresholds.classifierEnabled)
     return { decision: ruled, stage: "none", attackProbability: 0 };
-  const personal = personalDataAsked(question, ownerTokensOf(subject, vocabulary), [
-    ...vocabulary.entities,
-    subject.assistantName,
-  ]);
+  return subjectStages(question, subject, normalised, thresholds, model, vocabulary, null);
+}
+
+/** After the rules: personal-data categories, the classifier, then the question's subject. */
+function subjectStages(
+  question: string,
+  subject: PreRouterSubject,
+  normalised: NormalisedQuestion,
+  thresholds: SafetyThresholds,
+  model: SafetyModel,
+  vocabulary: PortfolioVocabulary,
+  scored: ClassifierVerdict | null,
+): SafetyVerdict {
+  const words = topicWords(question);
+  const personal = personalDataAsked(
+    question,
+    ownerTokensOf(subject, vocabulary),
+    entityNamesOf(subject, vocabulary),
+    words,
+  );
+  const resume = { normalised, classifier: scored };
   if (personal)
     return {
       decision: personal.category === "finances" ? COMPENSATION : PRIVATE_BY_CATEGORY,
       stage: "topic",
-      attackProbability: 0,
+      attackProbability: scored?.attackProbability ?? 0,
+      resume,
     };
   const { primary, segments, decoded } = normalised;
-  const verdict = classifyViews(model, [primary, ...segments, ...decoded]);
-  const reading = readTopic(question, subject, vocabulary);
+  const verdict = scored ?? classifyViews(model, [primary, ...segments, ...decoded]);
+  resume.classifier = verdict;
+  const reading = readTopic(question, subject, vocabulary, words);
   if (
     verdict.attackProbability >= thresholds.classifier &&
     verdict.label !== "unsupported_topic" &&
@@ -219,8 +269,13 @@ export function screenQuestionLocally(
       attackProbability: verdict.attackProbability,
     };
   if (isOffTopic(reading))
-    return { decision: OFF_TOPIC, stage: "topic", attackProbability: verdict.attackProbability };
-  return { decision: ruled, stage: "none", attackProbability: verdict.attackProbability };
+    return {
+      decision: OFF_TOPIC,
+      stage: "topic",
+      attackProbability: verdict.attackProbability,
+      resume,
+    };
+  return { decision: NORMAL, stage: "none", attackProbability: verdict.attackProbability };
 }
 
 /**
@@ -230,4 +285,36 @@ export function screenQuestionLocally(
  */
 export function needsVocabulary(verdict: SafetyVerdict): boolean {
   return verdict.stage === "topic";
+}
+
+/**
+ * The subject stages again, with the portfolio's vocabulary, for a question
+ * refused for its subject: the rules and the classifier's score are not
+ * computed twice.
+ */
+export function rescreenWithVocabulary(
+  question: string,
+  subject: PreRouterSubject,
+  first: SafetyVerdict,
+  vocabulary: PortfolioVocabulary,
+  thresholds: SafetyThresholds = DEFAULT_SAFETY_THRESHOLDS,
+  model: SafetyModel = bundledSafetyModel(),
+): SafetyVerdict {
+  if (!needsVocabulary(first) || !first.resume) return first;
+  const { normalised, classifier } = first.resume;
+  return subjectStages(question, subject, normalised, thresholds, model, vocabulary, classifier);
+}
+
+/** The whole local screen as the worker runs it, with the vocabulary at hand. */
+export function screenWithVocabulary(
+  question: string,
+  subject: PreRouterSubject,
+  vocabulary: PortfolioVocabulary | null,
+  thresholds: SafetyThresholds = DEFAULT_SAFETY_THRESHOLDS,
+  model: SafetyModel = bundledSafetyModel(),
+): SafetyVerdict {
+  const first = screenQuestionLocally(question, subject, thresholds, model);
+  return vocabulary
+    ? rescreenWithVocabulary(question, subject, first, vocabulary, thresholds, model)
+    : first;
 }

@@ -267,13 +267,30 @@ university college school institute academy canvas signal orbit pine parcel ask
 const FOREIGN_FRAME =
   /\b(?:proyectos?|experiencia|habilidades|trabajo|trabajado|trabaja|trabajar|disponible|empresa|curriculum|contratar|contactar|projets?|experience|competences|travail|travaille|entreprise|embaucher|contacter|projekte?n?|erfahrung|kenntnisse|arbeit|arbeitet|gearbeitet|firma|lebenslauf|kontakt|projetos?|experiencia|trabalho|trabalhou|trabalha|contratar|progetti|esperienza|lavoro|lavorato|azienda|assumere|kaam|naukri|anubhav)\b|проект|опыт|работ|навык|резюме|项目|經驗|经验|技能|工作|简历|プロジェクト|経験|スキル|職歴|仕事|経歴|مشاريع|مشروع|خبرة|مهارات|عمل|प्रोजेक्ट|अनुभव|काम|कौशल/;
 
+function lazy<T>(compute: () => T): () => T {
+  let value: T;
+  let done = false;
+  return () => {
+    if (!done) {
+      value = compute();
+      done = true;
+    }
+    return value;
+  };
+}
+
+/**
+ * Reads what a question is about. The common case (the owner or an entity
+ * named) is settled by set lookups; the pattern tests behind the other
+ * fields run only when a field is read.
+ */
 export function readTopic(
   question: string,
   subject: PreRouterSubject,
   vocabulary: PortfolioVocabulary,
+  words: string[] = topicWords(question),
 ): TopicReading {
   const vocab = compile(subject, vocabulary);
-  const words = topicWords(question);
   const text = ` ${words.join(" ")} `;
   const plain = text.trim();
   const bases = words.map(baseForm);
@@ -286,95 +303,129 @@ export function readTopic(
     vocab.entityPhrases.some((phrase) => text.includes(phrase)) ||
     words.some((word) => vocab.entityTokens.has(word));
   const pronoun = words.some((word) => PRONOUN_REFERENCES.has(word));
-  const described = DESCRIBED_OWNER.test(plain);
-  // "how does the stock market work": the verb, not the owner's work.
-  const howItWorks = /\bhow (?:does|do|did|can|will) .+ work$/.test(plain);
-  const frame =
-    bases.some((base, i) => FRAME_WORDS.has(base) && !(howItWorks && i === bases.length - 1)) ||
-    FOREIGN_FRAME.test(plain);
-  const portfolioNoun = bases.some((base) => PORTFOLIO_NOUNS.has(base));
-  const field = bases.some(
-    (base) => DOMAIN_WORDS.has(base) || CAREER_WORDS.has(base) || vocab.known.has(base),
-  );
   const secondPerson = words.some((word) => SECOND_PERSON.has(word));
-  const contact = CONTACT_INTENT.test(plain);
+  const described = lazy(() => DESCRIBED_OWNER.test(plain));
+  const namesOwnerOrEntity = lazy(() => namesOwner || namesEntity || pronoun || described());
 
-  const askerCentred = ASKER_CENTRED.test(plain);
-  let request: TopicReading["request"] = null;
-  const requested = REQUEST.test(plain) || HELP_ME.test(plain);
-  if (CODE_TASK.test(plain) && (requested || askerCentred || /^(?:fix|debug)\b/.test(plain)))
-    request = "code";
-  else if (requested && CREATIVE_OBJECT.test(plain)) request = "creative";
-  else if (requested) request = "task";
-
-  const namesOwnerOrEntity = namesOwner || namesEntity || pronoun || described;
-  const aboutPortfolio =
-    namesOwnerOrEntity || frame || contact || (secondPerson && (field || frame));
-  const outsideWords = words.filter((word, i) => {
-    const base = bases[i]!;
-    if (/^\d/.test(word)) return false;
-    return !(
-      FUNCTION_WORDS.has(base) ||
-      FRAME_WORDS.has(base) ||
-      PORTFOLIO_NOUNS.has(base) ||
-      CAREER_WORDS.has(base) ||
-      DOMAIN_WORDS.has(base) ||
-      vocab.known.has(base) ||
-      vocab.ownerTokens.has(word) ||
-      vocab.entityTokens.has(word)
-    );
+  const outsideWords = lazy(() =>
+    words.filter((word, i) => {
+      const base = bases[i]!;
+      if (/^\d/.test(word)) return false;
+      return !(
+        FUNCTION_WORDS.has(base) ||
+        FRAME_WORDS.has(base) ||
+        PORTFOLIO_NOUNS.has(base) ||
+        CAREER_WORDS.has(base) ||
+        DOMAIN_WORDS.has(base) ||
+        vocab.known.has(base) ||
+        vocab.ownerTokens.has(word) ||
+        vocab.entityTokens.has(word)
+      );
+    }),
+  );
+  const frame = lazy(() => {
+    // "how does the stock market work": the verb, not the owner's work.
+    const howItWorks = /\bhow (?:does|do|did|can|will) .+ work$/.test(plain);
+    if (bases.some((base, i) => FRAME_WORDS.has(base) && !(howItWorks && i === bases.length - 1)))
+      return true;
+    return outsideWords().length > 0 && FOREIGN_FRAME.test(plain);
   });
-  const pleasantry =
-    PLEASANTRY.test(plain) && words.length <= 7 && !requested && !DEFINITIONAL.test(plain);
-  const workWords = bases.some(
-    (base) =>
-      FRAME_WORDS.has(base) ||
-      PORTFOLIO_NOUNS.has(base) ||
-      CAREER_WORDS.has(base) ||
-      DOMAIN_WORDS.has(base),
-  );
-  const ownerAsYou = secondPerson && workWords && !askerCentred && request === null;
-  const subjectBeyondFrame = bases.some(
-    (base) =>
-      !FUNCTION_WORDS.has(base) &&
-      !FRAME_WORDS.has(base) &&
-      !PORTFOLIO_NOUNS.has(base) &&
-      !/^\d/.test(base),
-  );
-  return {
-    ownerAsYou,
-    subjectBeyondFrame,
-    pleasantry,
-    frame,
-    portfolioNoun: portfolioNoun || described || contact,
-    advice: ADVICE.test(plain),
-    onlyFunctionWords: bases.every((base) => FUNCTION_WORDS.has(base)),
-    aboutPortfolio: askerCentred
-      ? namesOwnerOrEntity ||
-        (contact && !/\bmy\b/.test(plain)) ||
-        (ACCESS_INTENT.test(plain) && (frame || secondPerson) && !/\bmy\b/.test(plain))
-      : aboutPortfolio,
-    namesOwnerOrEntity,
-    request,
-    askerCentred,
-    // "What is GraphQL?" asks about the world; "what was the outcome?" (function words only) about the last answer.
-    definitional:
+  const contact = lazy(() => CONTACT_INTENT.test(plain));
+  const askerCentred = lazy(() => ASKER_CENTRED.test(plain));
+  const requested = lazy(() => REQUEST.test(plain) || HELP_ME.test(plain));
+  const request = lazy((): TopicReading["request"] => {
+    const codeFrame = requested() || askerCentred() || /^(?:fix|debug)\b/.test(plain);
+    if (codeFrame && CODE_TASK.test(plain)) return "code";
+    if (requested() && CREATIVE_OBJECT.test(plain)) return "creative";
+    return requested() ? "task" : null;
+  });
+  const definitional = lazy(
+    () =>
       DEFINITIONAL.test(plain) &&
       bases.some((base) => !FUNCTION_WORDS.has(base)) &&
       !(
         ANAPHORA.test(plain) &&
-        outsideWords.length === 0 &&
+        outsideWords().length === 0 &&
         !bases.some((base) => DOMAIN_WORDS.has(base))
       ),
-    outsideWords,
+  );
+  const aboutPortfolio = lazy(() => {
+    if (askerCentred())
+      return (
+        namesOwnerOrEntity() ||
+        (!/\bmy\b/.test(plain) &&
+          (contact() || (ACCESS_INTENT.test(plain) && (frame() || secondPerson))))
+      );
+    if (namesOwnerOrEntity() || frame() || contact()) return true;
+    if (!secondPerson) return false;
+    return bases.some(
+      (base) => DOMAIN_WORDS.has(base) || CAREER_WORDS.has(base) || vocab.known.has(base),
+    );
+  });
+  const workWords = () =>
+    bases.some(
+      (base) =>
+        FRAME_WORDS.has(base) ||
+        PORTFOLIO_NOUNS.has(base) ||
+        CAREER_WORDS.has(base) ||
+        DOMAIN_WORDS.has(base),
+    );
+  return {
+    get ownerAsYou() {
+      return secondPerson && !askerCentred() && request() === null && workWords();
+    },
+    get subjectBeyondFrame() {
+      return bases.some(
+        (base) =>
+          !FUNCTION_WORDS.has(base) &&
+          !FRAME_WORDS.has(base) &&
+          !PORTFOLIO_NOUNS.has(base) &&
+          !/^\d/.test(base),
+      );
+    },
+    get pleasantry() {
+      return (
+        words.length <= 7 && PLEASANTRY.test(plain) && !requested() && !DEFINITIONAL.test(plain)
+      );
+    },
+    get frame() {
+      return frame();
+    },
+    get portfolioNoun() {
+      return bases.some((base) => PORTFOLIO_NOUNS.has(base)) || described() || contact();
+    },
+    get advice() {
+      return ADVICE.test(plain);
+    },
+    get onlyFunctionWords() {
+      return bases.every((base) => FUNCTION_WORDS.has(base));
+    },
+    get aboutPortfolio() {
+      return aboutPortfolio();
+    },
+    get namesOwnerOrEntity() {
+      return namesOwnerOrEntity();
+    },
+    get request() {
+      return request();
+    },
+    get askerCentred() {
+      return askerCentred();
+    },
+    // "What is GraphQL?" asks about the world; "what was the outcome?" (function words only) about the last answer.
+    get definitional() {
+      return definitional();
+    },
+    get outsideWords() {
+      return outsideWords();
+    },
   };
 }
 
 /** The off-topic decision over a reading. */
 export function isOffTopic(reading: TopicReading): boolean {
-  if (reading.pleasantry) return false;
   if (reading.request === "creative" || reading.request === "code") return true;
-  if (reading.namesOwnerOrEntity || reading.ownerAsYou) return false;
+  if (reading.namesOwnerOrEntity || reading.ownerAsYou || reading.pleasantry) return false;
   // The asker's own matters, unless they ask how to reach or see the owner's material.
   if (reading.askerCentred) return !reading.aboutPortfolio;
   if (reading.portfolioNoun) return false;

@@ -1,7 +1,13 @@
 import type { PortfolioVocabulary } from "../domain/portfolio-vocabulary.ts";
 import type { PreRouterDecision } from "../domain/pre-router.ts";
 import type { HistoryMessage } from "../domain/prompt.ts";
-import { needsVocabulary, type SafetyVerdict, screenQuestionLocally } from "../domain/safety.ts";
+import {
+  needsVocabulary,
+  rescreenWithVocabulary,
+  type SafetyVerdict,
+  screenQuestionLocally,
+  screenWithVocabulary,
+} from "../domain/safety.ts";
 import type { Settings } from "../domain/settings.ts";
 import type { GuardVerdict, SafetyGuard } from "../providers/llama-guard.ts";
 
@@ -89,12 +95,12 @@ async function screenLocally(
   try {
     const known = await vocabulary();
     if (!known) return first;
-    return screenQuestionLocally(
+    return rescreenWithVocabulary(
       question,
       settings.persona,
-      localThresholds(settings),
-      undefined,
+      first,
       known,
+      localThresholds(settings),
     );
   } catch (error) {
     // Without the vocabulary the verdict stands (a refusal, never a pass).
@@ -147,12 +153,11 @@ export function screenHistory(
   let droppingReply = false;
   for (const message of history) {
     if (message.role === "user") {
-      const refused = screenQuestionLocally(
+      const refused = screenWithVocabulary(
         message.content,
         settings.persona,
+        vocabulary ?? null,
         localThresholds(settings),
-        undefined,
-        vocabulary ?? undefined,
       ).decision.bypass;
       droppingReply = refused;
       if (!refused) kept.push(message);
