@@ -1,3 +1,4 @@
+import { explicitAsked } from "./explicit-content.ts";
 import { personalDataAsked } from "./personal-data.ts";
 import { EMPTY_VOCABULARY, type PortfolioVocabulary, topicWords } from "./portfolio-vocabulary.ts";
 import {
@@ -25,7 +26,8 @@ import { isOffTopic, readTopic, type TopicReading } from "./topic.ts";
  *    and against anything decoded from it; a decoded message that trips a
  *    rule is a smuggled instruction.
  * 2. What the question asks for: a category of personal data about the
- *    owner (personal-data.ts) is private, whatever the wording.
+ *    owner (personal-data.ts) is private, whatever the wording; the owner's
+ *    looks or abuse thrown at the assistant (explicit-content.ts) explicit.
  * 3. The learned classifier (safety-classifier.ts), for what the rules let
  *    through: a question is refused when its attack probability
  *    (1 − P(normal)) on any view reaches the configured threshold. Its
@@ -120,6 +122,11 @@ const COMPENSATION: PreRouterDecision = {
   category: "private",
   reason: "compensation",
 };
+const EXPLICIT: PreRouterDecision = {
+  bypass: true,
+  category: "explicit",
+  reason: "explicit_content",
+};
 const OFF_TOPIC: PreRouterDecision = {
   bypass: true,
   category: "off_topic",
@@ -141,13 +148,17 @@ const CLASSIFIER_CUES: Record<PreRouterCategory, RegExp> = {
     /\b(?:real|human|person|bot|robot|ai|model|machine|alive|conscious|sentient|talking to|chatting with|speaking (?:to|with)|typing|yourself|made you|built you|created you|programmed you|your name|who are you|what are you$|are you (?:a|an|the|really|actually|just|even))\b/,
   private:
     /\b(?:phone|numbers?|digits?|dial|ring|call|text|address|house|apartment|flat|home|family|age|old|born|personal|private|whatsapp|cell|mobile|salary|pay|paid|earn\w*|money|rate|income|worth|figure|make|makes|pull|bring|cost|afford|rich|bank|reach|directly|anyone|someone|seeing)\b/,
-  explicit: /./,
+  explicit:
+    /\b(?:sex\w*|nude\w*|naked|porn\w*|nsfw|hot|sexy|body|bed|turn\w* on|dirty|erotic\w*|kink\w*|kiss\w*|love|lingerie|underwear|pics?|photos?|pictures?|fuck\w*|shit\w*|bitch\w*|ass|asshole|dick\w*|cock|pussy|boobs?|tits|horny|spicy|naughty|onlyfans|strip\w*|idiot|stupid|useless|suck\w*|hell|damn|crap)\b/,
   off_topic: /./,
 };
 
 /** "you" as the owner: the assistant speaks for them ("your projects", "are you open to ..."). */
 const OWNER_AS_YOU =
-  /\byour (?:\w+ )?(?:colleagues|coworkers|co-workers|managers?|team|teammates|clients|references|tech stack|stack|projects?|experience|time at|work|skills?|resume|cv|career|background|roles?|jobs?|portfolio|education|degree|testimonials|recommendations|github|linkedin|availability|favou?rite project|strongest)\b|\b(?:are|were) you (?:working|building|available|open|looking|based|familiar|experienced|interested|currently|still)\b|\bhave you (?:built|worked|used|shipped|led|done|ever)\b|\b(?:engineer|developer|programmer|designer|kind of engineer|kind of developer) are you\b|\bwhat are you (?:best|good|great|strongest|most experienced) (?:at|in|with)\b|\bare you (?:good|great|best|strong|skilled|proficient|fluent) (?:at|with|in)\b|\bdo you (?:do|offer|take on|accept|know|use|speak|write|code in|work with|work on|have experience)\b/;
+  /\byour (?:\w+ )?(?:colleagues|coworkers|co-workers|managers?|team|teammates|clients|references|tech stack|stack|projects?|experience|time at|work|skills?|resume|cv|career|background|roles?|jobs?|portfolio|education|degree|testimonials|recommendations|github|linkedin|availability|favou?rite project|strongest)\b|\b(?:are|were) you (?:working|building|available|open|looking|based|familiar|experienced|interested|currently|still)\b|\bhave you (?:built|worked|used|shipped|led|done|ever)\b|\b(?:engineer|developer|programmer|designer|kind of engineer|kind of developer) are you\b|\bwhat are you (?:best|good|great|strongest|most experienced) (?:at|in|with)\b|\bare you (?:good|great|best|strong|skilled|proficient|fluent) (?:at|with|in)\b|\bdo you (?:do|offer|take on|accept|know|use|speak|write|code in|work with|work on|have experience)\b|\byou as an? (?:engineer|developer|programmer|designer|lead|manager|colleague|mentor)\b|\bwhat (?:motivates|drives|excites|interests|inspires) you\b/;
+
+const FOREIGN_INJECTION_CUES =
+  /\b(?:instrucci\w*|instruc\w*|istruzion\w*|consigne\w*|anweisung\w*|regel\w*|regla\w*|regra\w*|regol\w*|r[eè]gle\w*|sistema|syst[eè]me|ignor\w*|olvid\w*|oubli\w*|vergiss\w*|esque[cç]\w*|dimentic\w*|revel\w*|rivel\w*|prompt\w*|secret\w*|ocult\w*|cach[ée]\w*|geheim\w*|nascost\w*|nirdesh|niyam|bhool|bhul)\b/;
 
 function overrulesClassifier(
   reading: TopicReading,
@@ -169,8 +180,23 @@ function overrulesClassifier(
     folded.split(" ").length <= 8 &&
     !/\b(?:you|your|u|ur|yourself)\b/.test(folded);
   if (category === "private") return reading.namesOwnerOrEntity || reading.pleasantry || followUp;
+  // A question naming the owner in the portfolio's own words only ("what
+  // would Avery's ideal next job look like?") gives an explicit verdict nothing to stand on.
+  if (category === "explicit")
+    return reading.namesOwnerOrEntity && reading.outsideWords.length === 0;
   if (category !== "prompt_injection" && category !== "identity") return false;
-  return OWNER_AS_YOU.test(folded) || followUp || reading.pleasantry;
+  if (OWNER_AS_YOU.test(folded) || followUp || reading.pleasantry) return true;
+  // The owner or an entity named, every other word the portfolio's or its field's.
+  if (reading.namesOwnerOrEntity && reading.outsideWords.length === 0 && reading.frame) return true;
+  // The owner named in another language, with a portfolio word of that
+  // language ("¿Avery está disponible para trabajar?"): injections in other
+  // languages are the multilingual rules' to catch, before this stage.
+  return (
+    category === "prompt_injection" &&
+    reading.namesOwnerOrEntity &&
+    reading.foreignFrame &&
+    !FOREIGN_INJECTION_CUES.test(folded)
+  );
 }
 
 const ownerTokensCache = new WeakMap<PortfolioVocabulary, Map<string, Set<string>>>();
@@ -247,6 +273,8 @@ function subjectStages(
     words,
   );
   const resume = { normalised, classifier: scored };
+  if (explicitAsked(words, ownerTokensOf(subject, vocabulary)))
+    return { decision: EXPLICIT, stage: "topic", attackProbability: 0 };
   if (personal)
     return {
       decision: personal.category === "finances" ? COMPENSATION : PRIVATE_BY_CATEGORY,

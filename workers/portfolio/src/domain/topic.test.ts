@@ -166,3 +166,25 @@ describe("private by personal-data category", () => {
     });
   });
 });
+
+describe("explicit by what it is", () => {
+  const screened = (question: string) =>
+    screenQuestionLocally(question, subject, undefined, undefined, vocabulary).decision;
+
+  it("refuses questions about the owner's looks and abuse thrown at the assistant", () => {
+    for (const question of [
+      "Is Avery attractive?",
+      "What's Avery's bra size?",
+      "you are useless, shut up",
+    ])
+      expect(screened(question), question).toMatchObject({ category: "explicit" });
+  });
+
+  it("leaves the owner's work alone", () => {
+    for (const question of [
+      "Did Avery make the dashboard look attractive?",
+      "What stupid bugs did Avery fix in the checkout?",
+    ])
+      expect(screened(question).bypass, question).toBe(false);
+  });
+});

@@ -190,6 +190,8 @@ const PLEASANTRY =
 export interface TopicReading {
   /** A portfolio word (projects, experience, hire, ...) in the question. */
   frame: boolean;
+  /** A portfolio word in one of the other languages the screen reads ("trabajar", "项目"). */
+  foreignFrame: boolean;
   /** A word only portfolio questions use (resume, testimonials, ...), or the portfolio named. */
   portfolioNoun: boolean;
   /** General advice ("any tips for", "the best way to learn"). */
@@ -390,6 +392,9 @@ export function readTopic(
     },
     get frame() {
       return frame();
+    },
+    get foreignFrame() {
+      return FOREIGN_FRAME.test(plain);
     },
     get portfolioNoun() {
       return bases.some((base) => PORTFOLIO_NOUNS.has(base)) || described() || contact();
