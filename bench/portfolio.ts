@@ -17,7 +17,11 @@
  * Before the stack starts, the safety screen's own cost per question is
  * measured in this Node process (no I/O, the same code the worker runs):
  * rules only, and rules + learned classifier (normalisation included), over
- * every question of the frozen safety test split, p50/p99 in microseconds.
+ * every question of the frozen safety test split, p50/p99 in microseconds;
+ * and the full local screen as the worker runs it (rules, personal-data
+ * categories, classifier, subject; again with the portfolio's vocabulary
+ * when a question was refused for its subject), on the template split and
+ * on the free-form split. `--screen-only` stops there (no stack).
  *
  * Environment: BENCH_SAMPLES (per scenario, default 50). With `--markdown`
  * the summary also goes into docs/benchmarks.md (bench/lib/benchmarks-doc.ts).
@@ -28,11 +32,16 @@ import path from "node:path";
 import { readDevVars } from "../scripts/lib/dev-vars.ts";
 import { startStack } from "../scripts/lib/stack.ts";
 import { ROOT } from "../scripts/lib/wrangler.ts";
+import { AVERY_QUINN_PORTFOLIO } from "../workers/portfolio/src/content/avery-quinn.ts";
+import { vocabularyFromContent } from "../workers/portfolio/src/domain/portfolio-vocabulary.ts";
 import {
   bundledSafetyModel,
-  screenQuestionLocally,
+  DEFAULT_SAFETY_THRESHOLDS,
   screenWithRules,
+  screenWithVocabulary,
 } from "../workers/portfolio/src/domain/safety.ts";
+import { classifyViews } from "../workers/portfolio/src/domain/safety-classifier.ts";
+import { normaliseQuestion } from "../workers/portfolio/src/domain/safety-normalise.ts";
 import { type BenchmarkRow, count, startBenchmarkReport, times } from "./lib/benchmarks-doc.ts";
 import { type Timing, timeChat, timePlain } from "./lib/portfolio-timing.ts";
 import { quantile, table } from "./lib/report.ts";
@@ -108,36 +117,73 @@ interface ScreenCost {
 
 /** Microseconds per question of the local safety screen, in this process. */
 function measureScreen(): { table: string; costs: ScreenCost[]; questions: number } {
-  const split = JSON.parse(
-    readFileSync(path.join(ROOT, "workers/portfolio/eval/test-split/safety-test.json"), "utf8"),
-  ) as {
-    subject: { personName: string; assistantName: string };
-    questions: { question: string }[];
-  };
-  const questions = split.questions.map((item) => item.question);
-  bundledSafetyModel();
-  const stages = {
-    "rules only": (question: string) => screenWithRules(question, split.subject),
-    "rules + classifier": (question: string) => screenQuestionLocally(question, split.subject),
-  };
-  const costs: ScreenCost[] = [];
-  for (const [name, screen] of Object.entries(stages)) {
-    for (const question of questions) screen(question); // warm-up (JIT, compiled rules)
-    const micros: number[] = [];
-    for (let round = 0; round < 20; round++)
-      for (const question of questions) {
+  const read = (file: string) =>
+    JSON.parse(readFileSync(path.join(ROOT, "workers/portfolio/eval", file), "utf8")) as {
+      subject: { personName: string; assistantName: string };
+      questions: { question: string }[];
+    };
+  const split = read("test-split/safety-test.json");
+  const freeForm = read("free-form/safety-free-form.test.json");
+  const vocabulary = vocabularyFromContent(AVERY_QUINN_PORTFOLIO);
+  const model = bundledSafetyModel();
+  // The worker's order: without the vocabulary, then with it for a refusal by subject.
+  const fullScreen = (question: string) =>
+    screenWithVocabulary(question, split.subject, vocabulary, DEFAULT_SAFETY_THRESHOLDS, model);
+  const stages: [string, string[], (question: string) => unknown][] = [
+    [
+      "rules only (template split)",
+      split.questions.map((item) => item.question),
+      (question) => screenWithRules(question, split.subject),
+    ],
+    [
+      "rules + classifier, no subject stage (template split)",
+      split.questions.map((item) => item.question),
+      (question) => {
+        const normalised = normaliseQuestion(question);
+        const ruled = screenWithRules(question, split.subject, normalised);
+        if (ruled.bypass) return ruled;
+        return classifyViews(model, [
+          normalised.primary,
+          ...normalised.segments,
+          ...normalised.decoded,
+        ]);
+      },
+    ],
+    [
+      "full local screen (template split)",
+      split.questions.map((item) => item.question),
+      fullScreen,
+    ],
+    [
+      "full local screen (free-form split)",
+      freeForm.questions.map((item) => item.question),
+      fullScreen,
+    ],
+  ];
+  // Stages take turns question by question, so machine load and garbage
+  // collection fall on all of them alike.
+  const samples = stages.map(() => [] as number[]);
+  for (const [, questions, screen] of stages) for (const question of questions) screen(question); // warm-up
+  const longest = Math.max(...stages.map(([, questions]) => questions.length));
+  for (let round = 0; round < 20; round++)
+    for (let i = 0; i < longest; i++)
+      stages.forEach(([, questions, screen], s) => {
+        const question = questions[i];
+        if (question === undefined) return;
         const started = process.hrtime.bigint();
         screen(question);
-        micros.push(Number(process.hrtime.bigint() - started) / 1000);
-      }
-    costs.push({
+        samples[s]!.push(Number(process.hrtime.bigint() - started) / 1000);
+      });
+  const costs = stages.map(([name], s): ScreenCost => {
+    const micros = samples[s]!;
+    return {
       name,
       n: micros.length,
       p50: quantile(micros, 0.5),
       p99: quantile(micros, 0.99),
       mean: micros.reduce((a, b) => a + b, 0) / micros.length,
-    });
-  }
+    };
+  });
   return {
     table: table(
       ["safety screen (in process)", "n", "p50 us", "p99 us", "mean us"],
@@ -150,7 +196,7 @@ function measureScreen(): { table: string; costs: ScreenCost[]; questions: numbe
       ]),
     ),
     costs,
-    questions: questions.length,
+    questions: split.questions.length + freeForm.questions.length,
   };
 }
 
@@ -158,9 +204,10 @@ async function main(): Promise<void> {
   const report = startBenchmarkReport("portfolio");
   const screen = measureScreen();
   console.log(
-    `\nSafety screen cost per question (Node, no I/O; the frozen test split's ${screen.questions} questions x 20 rounds):\n`,
+    "\nSafety screen cost per question (Node, no I/O; each split's questions x 20 rounds, the stages taking turns):\n",
   );
   console.log(screen.table);
+  if (process.argv.includes("--screen-only")) return;
   log("starting the local stack (chat rate limit raised)");
   const stack = await startStack({
     logLevel: "warn",
@@ -230,7 +277,6 @@ async function main(): Promise<void> {
       ),
     );
     const healthBaseline = `\`GET /v1/health\` (no I/O), first byte p50 ${health.firstP50.toFixed(1)} ms`;
-    const [rulesScreen, classifierScreen] = screen.costs;
     const screenRow = (cost: ScreenCost | undefined, benchmark: string): BenchmarkRow => ({
       benchmark,
       figure: cost
@@ -242,7 +288,7 @@ async function main(): Promise<void> {
       method:
         "One stack (`DEV_MODE`: the fictional portfolio, lexical embedder, D1-stored vectors, extractive responder; chat rate limit raised), " +
         `${SAMPLES} sequential requests per scenario from Node, the scenarios interleaved; time to first token (for \`GET /v1/health\`: first byte) and to the done event, p50. ` +
-        `The safety screen is timed in process beforehand (the worker's code, no I/O) over the frozen safety test split's ${count(screen.questions)} questions, 20 times each.`,
+        `The safety screen is timed in process beforehand (the worker's code, no I/O) over the frozen template and free-form safety splits (${count(screen.questions)} questions), 20 times each, the stages taking turns question by question.`,
       rows: [
         {
           benchmark: "`GET /v1/health` (baseline: no I/O)",
@@ -256,8 +302,7 @@ async function main(): Promise<void> {
             baseline: healthBaseline,
           }),
         ),
-        screenRow(rulesScreen, "safety screen per question, rules only"),
-        screenRow(classifierScreen, "safety screen per question, rules + classifier"),
+        ...screen.costs.map((cost) => screenRow(cost, `safety screen per question: ${cost.name}`)),
       ],
       notes: [
         "The ratios are latencies, so lower is better: time to first token of the scenario over the first byte of the no-I/O route, medians of the same run.",
