@@ -15,7 +15,7 @@ const ABUSE =
 
 /** Work nouns that make the same words a question about the owner's work. */
 const WORK =
-  /\b(?:ui|ux|design|designs|dashboard|dashboards|app|apps|page|pages|site|website|product|products|code|codebase|bug|bugs|feature|features|project|projects|interface|layout|theme|component|components|api|error|errors|mistakes?|question|questions)\b/;
+  /\b(?:ui|ux|design|designs|dashboard|dashboards|app|apps|page|pages|site|website|product|products|code|codebase|bug|bugs|feature|features|project|projects|interface|layout|theme|component|components|api|error|errors|mistakes?|question|questions|paths?|performance|reload|reloading|fix|fixes|swap|standby|spots?|cache|code path|take|takes|topic|topics)\b/;
 
 export function explicitAsked(words: readonly string[], ownerTokens: ReadonlySet<string>): boolean {
   const plain = words.join(" ");
