@@ -8,7 +8,7 @@
  */
 
 const APPEARANCE =
-  /\b(?:good looking|good-looking|attractive|hot|cute|pretty|handsome|beautiful|gorgeous|ugly|physique|swimsuit|bikini|underwear|lingerie|bra size|measurements|(?:rate|rating|judge|judging) (?:\w+ ){0,2}looks|looks out of|(?:his|her|their) (?:looks|body|figure)|(?:avery|he|she|they) (?:look|looks) (?:good|hot|cute|attractive) in)\b/;
+  /\b(?:good looking|good-looking|attractive|hot|cute|pretty|handsome|beautiful|gorgeous|ugly|physique|swimsuit|bikini|underwear|lingerie|bra size|measurements|(?:rate|rating|judge|judging) (?:\w+ ){0,2}looks|looks out of|(?:his|her|their) (?:looks|body|figure)|(?:avery|he|she|they) (?:look|looks) (?:good|hot|cute|attractive) in|butt|booty|boobs?|breasts?|thighs|legs|lips|waist|hips|feet pics?|foot pics?|kisser|kissing|cuddle|cuddling|flirt|flirting|wears? to bed|in bed)\b/;
 
 const ABUSE =
   /\b(?:shut up|stupid|idiot|idiotic|dumb|useless|moron|loser|trash|garbage|you suck|this sucks|it sucks|stfu|screw you|go to hell|hate you|piece of junk|piece of crap)\b/;
