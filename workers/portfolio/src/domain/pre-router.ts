@@ -277,7 +277,8 @@ function compileRules(subject: PreRouterSubject): Rules {
       String.raw` sexual(?! orientation| harassment| identity)\b`,
       String.raw` (?:fuck|fucks|fucked|fucker|fuckers|fucking|fuckin|motherfucker|motherfucking|shit|shitty|bullshit|bitch|bitches|asshole|assholes|cunt|cunts|slut|sluts|whore|whores|bastard|dickhead|wanker|twat|bollocks)\b`,
       // "explicit content moderation", "explicit details of the migration": the word's work senses.
-      String.raw`(?<!\b${EXPLICIT_WORK_SENSE}\b.*) explicit (?:content|photos?|pics?|pictures?|images?|videos?|material|stories|story|chat|talk|details|scenes?|messages?)\b(?!.*\b${EXPLICIT_WORK_SENSE}\b)`,
+      // Anchored lookaheads: a lookbehind here would be tried at every position.
+      String.raw`^(?=.* explicit (?:content|photos?|pics?|pictures?|images?|videos?|material|stories|story|chat|talk|details|scenes?|messages?)\b)(?!.*\b${EXPLICIT_WORK_SENSE}\b)`,
       String.raw` (?:dirty|naughty|kinky|spicy) (?:talk|pics?|pictures?|photos?|jokes?|stories|story|chat|things|fantasies)\b`,
       String.raw` (?:talk|talking|speak|chat) (?:dirty|sexy|naughty)\b`,
       String.raw` (?:sleep|sleeping|slept|hook up|hooking up|make love|making love|have sex) with\b`,
