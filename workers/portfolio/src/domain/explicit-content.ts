@@ -8,14 +8,14 @@
  */
 
 const APPEARANCE =
-  /\b(?:good looking|good-looking|attractive|hot|cute|pretty|handsome|beautiful|gorgeous|ugly|physique|swimsuit|bikini|underwear|lingerie|bra size|measurements|(?:rate|rating|judge|judging) (?:\w+ ){0,2}looks|looks out of|(?:his|her|their) (?:looks|body|figure)|(?:avery|he|she|they) (?:look|looks) (?:good|hot|cute|attractive) in)\b/;
+  /\b(?:good looking|good-looking|attractive|hot|cute|pretty|handsome|beautiful|gorgeous|ugly|physique|swimsuit|bikini|underwear|lingerie|bra size|measurements|(?:rate|rating|judge|judging) (?:\w+ ){0,2}looks|looks out of|(?:his|her|their) (?:looks|body|figure)|(?:avery|he|she|they) (?:look|looks) (?:good|hot|cute|attractive) in|butt|booty|boobs?|breasts?|thighs|legs|lips|waist|hips|feet pics?|foot pics?|kisser|kissing|cuddle|cuddling|flirt|flirting|wears? to bed|in bed)\b/;
 
 const ABUSE =
   /\b(?:shut up|stupid|idiot|idiotic|dumb|useless|moron|loser|trash|garbage|you suck|this sucks|it sucks|stfu|screw you|go to hell|hate you|piece of junk|piece of crap)\b/;
 
 /** Work nouns that make the same words a question about the owner's work. */
 const WORK =
-  /\b(?:ui|ux|design|designs|dashboard|dashboards|app|apps|page|pages|site|website|product|products|code|codebase|bug|bugs|feature|features|project|projects|interface|layout|theme|component|components|api|error|errors|mistakes?|question|questions)\b/;
+  /\b(?:ui|ux|design|designs|dashboard|dashboards|app|apps|page|pages|site|website|product|products|code|codebase|bug|bugs|feature|features|project|projects|interface|layout|theme|component|components|api|error|errors|mistakes?|question|questions|paths?|performance|reload|reloading|fix|fixes|swap|standby|spots?|cache|code path|take|takes|topic|topics)\b/;
 
 export function explicitAsked(words: readonly string[], ownerTokens: ReadonlySet<string>): boolean {
   const plain = words.join(" ");

@@ -26,7 +26,7 @@ export type PersonalDataCategory =
   | "private_contact";
 
 /** Words that make a category word a thing that was built or handled at work. */
-const WORK_NOUN = String.raw`(?:apps?|applications?|products?|platforms?|software|tools?|systems?|data|records|checks?|endpoints?|tech|care|industry|sector|domain|companies|company|startups?|features?|flows?|api|apis|dashboards?|integrations?|verification|scanning|reset|management|crm|compliance|clients?|customers?|users?|providers?|engines?|wallets?|pages?|pipelines?|processing|portal|services?|projects?|modules?|forms?|fields?|autocomplete|validation|parsing|benchmarking|planning|calculator|tracker|tracking|reports?|analytics|monitoring|metrics|limit|limiting|groups?|ranges?|team|teams|stakeholders?|community|communities|hygiene|policy|policies|leak|leaks|storage|hashing|manager|vault|rotation|sdk)`;
+const WORK_NOUN = String.raw`(?:apps?|applications?|products?|platforms?|software|tools?|systems?|data|records|checks?|endpoints?|tech|care|industry|sector|domain|companies|company|startups?|features?|flows?|api|apis|dashboards?|integrations?|verification|scanning|reset|management|crm|compliance|clients?|customers?|users?|providers?|engines?|wallets?|pages?|pipelines?|processing|portal|services?|projects?|modules?|forms?|fields?|autocomplete|validation|parsing|benchmarking|planning|calculator|tracker|tracking|reports?|analytics|monitoring|metrics|limit|limiting|groups?|ranges?|team|teams|stakeholders?|community|communities|hygiene|policy|policies|leak|leaks|storage|hashing|manager|vault|rotation|sdk|process(?:es)?|nodes?|components?|elements?|tables?|rows?|relationships?|windows?|threads?|classes)`;
 
 /** "relationships with stakeholders", "relationship to the maintainers". */
 const WORK_RELATIONSHIP =
@@ -38,7 +38,7 @@ const BUSINESS_MONEY =
 
 /** The owner (or the "you" the assistant speaks for) building or handling the thing. */
 const WORKED_ON =
-  /\b(?:mentors?|mentoring|mentored|coach(?:es|ing|ed)?|stores?|storing|hash|hashes|hashing|encrypts?|encrypting|manages?|managing|rotates?|protects?|protecting|validates?|verif(?:y|ies)|keeps? (?:\w+ ){0,2}out of|built|build|builds|building|worked (?:on|with|in|for)|works (?:on|with|in)|working (?:on|with|in)|implemented|integrated|designed|developed|shipped|handled|handle|handles|dealt with|deal with|secured|secure|experience (?:with|in)|experienced (?:with|in)|know how to|knows how to|familiar with|migrated|automated|optimi[sz]ed)\b/;
+  /\b(?:mentors?|mentoring|mentored|coach(?:es|ing|ed)?|stores?|storing|hash|hashes|hashing|encrypts?|encrypting|manages?|managing|rotat(?:es?|ing|ed|ion)|protects?|protecting|validates?|verif(?:y|ies)|keeps? (?:\w+ ){0,2}out of|built|build|builds|building|worked (?:on|with|in|for)|works (?:on|with|in)|working (?:on|with|in)|implemented|integrated|designed|developed|shipped|handled|handle|handles|dealt with|deal with|secured|secure|experience (?:with|in)|experienced (?:with|in)|know how to|knows how to|familiar with|migrated|automated|optimi[sz]ed|(?:approach|strategy|practices?) (?:to|for)|model(?:s|led|ed|ling|ing)?|leak(?:s|ed)?|exposed|revok(?:e|ed|ing)|in the (?:repo|repository|codebase|code|config|logs?|database|schema|ci)|partner(?:s|ed|ing)? (?:with|on)(?! (?:anyone|someone|somebody)\b))\b/;
 
 const CATEGORY_PATTERNS: [PersonalDataCategory, RegExp][] = [
   [

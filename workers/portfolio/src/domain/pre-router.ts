@@ -158,6 +158,12 @@ function joinSpacedSegments(text: string): string {
     .join(" ");
 }
 
+/**
+ * Work words that give "explicit" its technical sense in the same sentence:
+ * moderating or filtering explicit content, explicit details of a design.
+ */
+const EXPLICIT_WORK_SENSE = String.raw`(?:moderat\w*|filter\w*|detect\w*|classif\w*|flag\w*|block\w*|polic(?:y|ies)|guardrails?|safety|architecture|design|code|codebase|api|implementation|migrations?|pipeline|system|types?|typing|config\w*|docs|documentation|requirements?|spec|specs|tests?)`;
+
 /** High-signal strings looked for inside words that were spelled out letter by letter. */
 const SPELLED_SIGNALS: { pattern: RegExp; category: "injection" | "explicit" }[] = [
   {
@@ -267,10 +273,12 @@ function compileRules(subject: PreRouterSubject): Rules {
       String.raw` (?:follow|obey|execute|do what|comply with) (?:the |these |this |my )?(?:hidden|encoded|decoded|following|secret) (?:instructions?|text|message|command|commands)\b`,
     ]),
     explicit: build([
-      String.raw` (?:sex|sexy|sexting|sexually|porn|porno|pornography|pornographic|nsfw|xxx|hentai|onlyfans|boobs|boob|tits|titties|penis|vagina|dick|dicks|cock|cocks|pussy|blowjob|handjob|horny|orgasm|orgasms|fetish|fetishes|erotic|erotica|nude|nudes|naked|nudity|stripper|strip club|camgirl|milf|genitals|masturbate|masturbation)\b`,
+      String.raw` (?:sex|sexy|sexting|sexually|porn|porno|pornography|pornographic|nsfw|xxx|hentai|onlyfans|boobs|boob|tits|titties|penis|vagina|dick|dicks|cock|cocks|pussy|blowjob|handjob|horny|orgasm|orgasms|fetish|fetishes|erotic|erotica|nude|nudes|naked(?! (?:domains?|pointers?|urls?|returns?|objects?|functions?|eye|metal|dns))|nudity|stripper|strip club|camgirl|milf|genitals|masturbate|masturbation)\b`,
       String.raw` sexual(?! orientation| harassment| identity)\b`,
       String.raw` (?:fuck|fucks|fucked|fucker|fuckers|fucking|fuckin|motherfucker|motherfucking|shit|shitty|bullshit|bitch|bitches|asshole|assholes|cunt|cunts|slut|sluts|whore|whores|bastard|dickhead|wanker|twat|bollocks)\b`,
-      String.raw` explicit (?:content|photos?|pics?|pictures?|images?|videos?|material|stories|story|chat|talk|details|scenes?|messages?)\b`,
+      // "explicit content moderation", "explicit details of the migration": the word's work senses.
+      // Anchored lookaheads: a lookbehind here would be tried at every position.
+      String.raw`^(?=.* explicit (?:content|photos?|pics?|pictures?|images?|videos?|material|stories|story|chat|talk|details|scenes?|messages?)\b)(?!.*\b${EXPLICIT_WORK_SENSE}\b)`,
       String.raw` (?:dirty|naughty|kinky|spicy) (?:talk|pics?|pictures?|photos?|jokes?|stories|story|chat|things|fantasies)\b`,
       String.raw` (?:talk|talking|speak|chat) (?:dirty|sexy|naughty)\b`,
       String.raw` (?:sleep|sleeping|slept|hook up|hooking up|make love|making love|have sex) with\b`,

@@ -143,7 +143,7 @@ const OFF_TOPIC: PreRouterDecision = {
  */
 const CLASSIFIER_CUES: Record<PreRouterCategory, RegExp> = {
   prompt_injection:
-    /\b(?:instrucciones|instrucoes|istruzioni|consignes|anweisungen|regeln|reglas|regras|regole|regles|sistema|systeme|ignora|ignore|olvida|oublie|vergiss|esqueca|dimentica|revela|rivela|nirdesh|instruct\w*|prompts?|rules?|guid\w*|told|tell you|set ?up|config\w*|programm\w*|creators?|system|developer|persona|pretend\w*|role ?play|ignore|forget|disregard|reveal|secret\w*|hidden|repeat|verbatim|word for word|above|before (?:this|we|i|our)|polic\w*|filters?|restrict\w*|mode|jailbreak|act as|say|respond|reply|output|print|brief\w*|directions?|orders?|constraints?|initiali[sz]\w*|paste|recite|dump|leak)\b/,
+    /\b(?:instrucciones|instrucoes|istruzioni|consignes|anweisungen|regeln|reglas|regras|regole|regles|sistema|systeme|ignora|ignore|olvida|oublie|vergiss|esqueca|dimentica|revela|rivela|nirdesh|instruct\w*|prompts?|rules?|guid\w*|told|tell you|set ?up|config\w*|programm(?:ed|er|ers)|your programming|creators?|system|developer|persona|pretend\w*|role ?play|ignore|forget|disregard|reveal|secret\w*|hidden|repeat|verbatim|word for word|above|before (?:this|we|i|our)|polic\w*|filters?|restrict\w*|mode|jailbreak|act as|say|respond|reply|output|print|brief\w*|directions?|orders?|constraints?|initiali[sz]\w*|paste|recite|dump|leak)\b/,
   identity:
     /\b(?:real|human|person|bot|robot|ai|model|machine|alive|conscious|sentient|talking to|chatting with|speaking (?:to|with)|typing|yourself|made you|built you|created you|programmed you|your name|who are you|what are you$|are you (?:a|an|the|really|actually|just|even))\b/,
   private:
@@ -155,10 +155,23 @@ const CLASSIFIER_CUES: Record<PreRouterCategory, RegExp> = {
 
 /** "you" as the owner: the assistant speaks for them ("your projects", "are you open to ..."). */
 const OWNER_AS_YOU =
-  /\byour (?:\w+ )?(?:colleagues|coworkers|co-workers|managers?|team|teammates|clients|references|tech stack|stack|projects?|experience|time at|work|skills?|resume|cv|career|background|roles?|jobs?|portfolio|education|degree|testimonials|recommendations|github|linkedin|availability|favou?rite project|strongest)\b|\b(?:are|were) you (?:working|building|available|open|looking|based|familiar|experienced|interested|currently|still)\b|\bhave you (?:built|worked|used|shipped|led|done|ever)\b|\b(?:engineer|developer|programmer|designer|kind of engineer|kind of developer) are you\b|\bwhat are you (?:best|good|great|strongest|most experienced) (?:at|in|with)\b|\bare you (?:good|great|best|strong|skilled|proficient|fluent) (?:at|with|in)\b|\bdo you (?:do|offer|take on|accept|know|use|speak|write|code in|work with|work on|have experience)\b|\byou as an? (?:engineer|developer|programmer|designer|lead|manager|colleague|mentor)\b|\bwhat (?:motivates|drives|excites|interests|inspires) you\b/;
+  /\byour (?:\w+ )?(?:colleagues|coworkers|co-workers|managers?|team|teammates|clients|references|tech stack|stack|projects?|experience|time at|work|skills?|resume|cv|career|background|roles?|jobs?|portfolio|education|degree|testimonials|recommendations|github|linkedin|availability|favou?rite project|strongest)\b|\b(?:are|were) you (?:working|building|available|open|looking|based|familiar|experienced|interested|currently|still)\b|\bhave you (?:built|worked|used|shipped|led|done|ever)\b|\b(?:engineer|developer|programmer|designer|kind of engineer|kind of developer) are you\b|\bwhat are you (?:best|good|great|strongest|most experienced) (?:at|in|with)\b|\bare you (?:good|great|best|strong|skilled|proficient|fluent) (?:at|with|in)\b|\bdo you (?:do|offer|take on|accept|know|use|speak|write|code in|work with|work on|have experience)\b|\byou as an? (?:engineer|developer|programmer|designer|lead|manager|colleague|mentor)\b|\bwhat (?:motivates|drives|excites|interests|inspires) you\b|\byour (?:approach|process|workflow|philosophy|style|take|view|views|opinion|thoughts|strategy|habits?) (?:to|on|for|when|of)\b|\bwhat would you (?:do|change|build) (?:differently|again|next)\b|\bhow do you (?:usually |typically |normally |generally |tend to )?(?:structure|approach|handle|deal with|test|design|build|manage|decide|choose|prioriti[sz]e|debug|review|plan|organi[sz]e|estimate|document|onboard|mentor|lead|learn|work with|collaborate|communicate|balance|measure)\b/;
 
 const FOREIGN_INJECTION_CUES =
   /\b(?:instrucci\w*|instruc\w*|istruzion\w*|consigne\w*|anweisung\w*|regel\w*|regla\w*|regra\w*|regol\w*|r[eè]gle\w*|sistema|syst[eè]me|ignor\w*|olvid\w*|oubli\w*|vergiss\w*|esque[cç]\w*|dimentic\w*|revel\w*|rivel\w*|prompt\w*|secret\w*|ocult\w*|cach[ée]\w*|geheim\w*|nascost\w*|nirdesh|niyam|bhool|bhul)\b/;
+
+/**
+ * A question about what someone did ("did the team ignore the warnings?",
+ * "was the chatbot built to filter explicit content?"): it asks about past
+ * work, addressing nobody, so an injection or identity verdict resting on
+ * a word like "ignore" or "filter" has nothing to stand on. The words an
+ * injection cannot do without still keep the verdict.
+ */
+const THIRD_PARTY_PAST =
+  /^(?:and |so |ok |okay )?(?:(?:how|why|what|when|where|which \w+) )?(?:did|was|were|had) (?:the|avery|he|she|they|his|her|their)\b/;
+const ADDRESSED = /\b(?:you|your|yours|yourself|u|ur|me|my|i)\b/;
+const INJECTION_CORE =
+  /\b(?:instruct\w*|prompts?|system|rules?|jailbreak\w*|reveal|secret\w*|hidden|persona|pretend\w*|verbatim|repeat|disregard|forget|override|bypass)\b/;
 
 function overrulesClassifier(
   reading: TopicReading,
@@ -166,7 +179,16 @@ function overrulesClassifier(
   folded: string,
   encoded: boolean,
 ): boolean {
-  if (encoded || CLASSIFIER_CUES[category].test(folded)) return false;
+  if (encoded) return false;
+  if (
+    (category === "prompt_injection" || category === "identity") &&
+    THIRD_PARTY_PAST.test(folded) &&
+    !ADDRESSED.test(folded) &&
+    !INJECTION_CORE.test(folded) &&
+    !CLASSIFIER_CUES.identity.test(folded)
+  )
+    return true;
+  if (CLASSIFIER_CUES[category].test(folded)) return false;
   if (reading.request === "creative" || reading.request === "code" || reading.askerCentred)
     return false;
   // Private questions are found by category (personal-data.ts), which has

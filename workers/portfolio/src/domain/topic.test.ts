@@ -109,6 +109,24 @@ describe("off-topic by subject", () => {
       expect(offTopic(question), question).toBe(false);
   });
 
+  it("passes questions about a piece of work that name no one, and refuses the world's", () => {
+    for (const question of [
+      "How did the checkout redesign affect sales?",
+      "How does the dashboard pull data from the hospitals?",
+      "Why did the team pick Kafka?",
+      "What was the impact?",
+      "Can you give explicit details of how the RAG pipeline works?",
+    ])
+      expect(offTopic(question), question).toBe(false);
+    for (const question of [
+      "What was the first programming language?",
+      "How does the immune system work?",
+      "Why did the Roman Empire fall?",
+      "What is the best database for a startup?",
+    ])
+      expect(offTopic(question), question).toBe(true);
+  });
+
   it("follows the content: a project is in scope once its name is in the vocabulary", () => {
     const question = "Tell me about Harbor Lights, what was it for?";
     expect(offTopic(question)).toBe(true);
@@ -149,6 +167,9 @@ describe("private by personal-data category", () => {
       "How old is Avery's oldest open-source project?",
       "Where do Avery's docs live?",
       "Did Avery earn a degree?",
+      "What's Avery's approach to rotating API keys?",
+      "Who did Avery partner with on Signal Canvas?",
+      "How did Avery model parent-child relationships in the database?",
     ])
       expect(asked(question), question).toBeNull();
   });
@@ -175,15 +196,21 @@ describe("explicit by what it is", () => {
     for (const question of [
       "Is Avery attractive?",
       "What's Avery's bra size?",
+      "Is Avery a good kisser?",
       "you are useless, shut up",
     ])
       expect(screened(question), question).toMatchObject({ category: "explicit" });
   });
 
-  it("leaves the owner's work alone", () => {
+  it("leaves the owner's work and the words' technical senses alone", () => {
     for (const question of [
       "Did Avery make the dashboard look attractive?",
       "What stupid bugs did Avery fix in the checkout?",
+      "Did Avery deal with hot paths in the performance work?",
+      "Does Avery write explicit return types?",
+      "How does Avery handle explicit content moderation in the chatbot?",
+      "Has Avery set up a naked domain redirect?",
+      "Does Avery follow the KISS principle?",
     ])
       expect(screened(question).bypass, question).toBe(false);
   });

@@ -136,6 +136,47 @@ esbuild rollup babel grafana prometheus datadog sentry stripe twilio figma jira 
 openai anthropic llama langchain huggingface
 `);
 
+/**
+ * The words of delivering and judging work (what changed, for whom, how it
+ * was measured): a question made of them and the field's words talks about
+ * a piece of work, not about the world.
+ */
+const WORK_OUTCOME_WORDS = set(`
+redesign redesigned rebuild rebuilt rewrite rewrote launch launched rollout rolled roadmap mvp prototype
+prototypes pilot experiment experiments hypothesis kpi kpis okr okrs benchmark benchmarks
+affect affected impact impacted increase increased decrease decreased improve improved improvement
+improvements reduce reduced reduction grow grew growth cut drop dropped boost boosted raise raised
+measure measured measurement success successful succeed succeeded fail failed failure perform performed
+handle handled track tracked scale scaled deliver delivered receive received adopt adopted adoption
+retention churn traffic uptime downtime outage outages reliability quality feedback stakeholder
+stakeholders decision decisions choice choices choose chose chosen trade-off trade-offs tradeoff tradeoffs
+approach approaches process processes workflow workflows practice practices standard standards
+sales pay paid money term terms rate rates value average order orders roi expensive cheap cheaper query queries record records
+region regions market markets case study studies requirement requirements constraint constraints
+staff nurse nurses doctor doctors clinician clinicians care caregiver caregivers admin admins operator
+operators merchant merchants shopper shoppers driver drivers courier couriers partner partners vendor
+vendors sensitive throughput bottleneck bottlenecks cache caching queue queues event events stream
+streaming batch sync real-time realtime offline online mobile-first responsive
+respond responded response reaction react reacted retry retries rank ranked ranking pick picked
+reliable reliability wrong right mode privacy protected protect optimisation optimization request
+requests explicit specific concrete exact differently instead
+`);
+
+/** "the dashboard", "that migration": a definite reference to a piece of work, not a general question. */
+const SPECIFIC_WORK =
+  /\b(?:the|this|that|these|those)(?! (?:best|worst|most|least|difference|differences|first|fastest|cheapest|easiest|right|ideal|average|typical|future|history|meaning|purpose|point|role|advantages?|disadvantages?|pros|cons|benefits?) ) (?:\w+ ){0,2}(?:dashboards?|apps?|application|checkout|team|project|projects|pipeline|system|platform|product|tool|cli|chatbot|bot|site|website|service|feature|features|redesign|migration|rollout|launch|tests?|experiments?|search|codebase|stack|client|clients|company|startup|integration|prototype|mvp|release|pilot|rebuild|rewrite|payments?|retries|flow|flows|models?|backend|frontend|ui|database|schema|architecture|infrastructure|deployment|incident|outage|users|work)\b/;
+
+/** "the first programming language", "the best database": the world's, not a piece of work. */
+const GENERAL_SUPERLATIVE =
+  /\bthe (?:best|worst|most|least|first|fastest|cheapest|easiest|biggest|largest|oldest|newest)\b/;
+
+/** Past tense: what happened in a piece of work ("how did the team pick Kafka?"). */
+const PAST_NARRATIVE = /\b(?:did|was|were|went|had)\b/;
+
+/** Asking the assistant to tell about something, not to do a chore. */
+const INFORMATIONAL_REQUEST =
+  /\b(?:give|tell|explain|summari[sz]e|describe|walk|list|show|share|elaborate|outline|detail)\b/;
+
 const PRONOUN_REFERENCES = new Set([
   "he",
   "she",
@@ -319,6 +360,7 @@ export function readTopic(
         PORTFOLIO_NOUNS.has(base) ||
         CAREER_WORDS.has(base) ||
         DOMAIN_WORDS.has(base) ||
+        WORK_OUTCOME_WORDS.has(base) ||
         vocab.known.has(base) ||
         vocab.ownerTokens.has(word) ||
         vocab.entityTokens.has(word)
@@ -339,11 +381,30 @@ export function readTopic(
     const codeFrame = requested() || askerCentred() || /^(?:fix|debug)\b/.test(plain);
     if (codeFrame && CODE_TASK.test(plain)) return "code";
     if (requested() && CREATIVE_OBJECT.test(plain)) return "creative";
+    // "can you give details of the RAG pipeline?": telling about a piece of work.
+    if (requested() && specificWork() && INFORMATIONAL_REQUEST.test(plain)) return null;
     return requested() ? "task" : null;
   });
+  // A definite reference to a piece of work, every word the field's.
+  // In the past tense one word beyond the field's may describe what happened ("why did the team pick Kafka?").
+  const specificWork = lazy(() => {
+    const outside = outsideWords().length;
+    if (outside > 1 || !SPECIFIC_WORK.test(plain)) return false;
+    return outside === 0 || PAST_NARRATIVE.test(plain);
+  });
+  // "what was the impact?": a short past-tense follow-up in the field's words.
+  const pastFollowUp = lazy(
+    () =>
+      words.length <= 7 &&
+      outsideWords().length === 0 &&
+      PAST_NARRATIVE.test(plain) &&
+      !GENERAL_SUPERLATIVE.test(plain),
+  );
   const definitional = lazy(
     () =>
       DEFINITIONAL.test(plain) &&
+      !specificWork() &&
+      !pastFollowUp() &&
       bases.some((base) => !FUNCTION_WORDS.has(base)) &&
       !(
         ANAPHORA.test(plain) &&
@@ -358,7 +419,8 @@ export function readTopic(
         (!/\bmy\b/.test(plain) &&
           (contact() || (ACCESS_INTENT.test(plain) && (frame() || secondPerson))))
       );
-    if (namesOwnerOrEntity() || frame() || contact()) return true;
+    if (namesOwnerOrEntity() || frame() || contact() || specificWork() || pastFollowUp())
+      return true;
     if (!secondPerson) return false;
     return bases.some(
       (base) => DOMAIN_WORDS.has(base) || CAREER_WORDS.has(base) || vocab.known.has(base),
