@@ -2,7 +2,7 @@ import { defineConfig } from "vitest/config";
 
 // `npm run test:unit` runs every worker's suite inside workerd
 // (@cloudflare/vitest-plugin), each project with its own vitest.config.ts,
-// and the scripts' own unit tests in Node.
+// and the scripts' and benchmarks' own unit tests in Node.
 export default defineConfig({
   test: {
     projects: [
@@ -12,7 +12,7 @@ export default defineConfig({
       "workers/aqi/vitest.config.ts",
       "workers/portfolio/vitest.config.ts",
       "workers/portfolio/eval/vitest.config.ts",
-      { test: { name: "scripts", include: ["scripts/**/*.test.ts"] } },
+      { test: { name: "scripts", include: ["scripts/**/*.test.ts", "bench/**/*.test.ts"] } },
     ],
   },
 });

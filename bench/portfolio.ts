@@ -17,9 +17,14 @@
  * Before the stack starts, the safety screen's own cost per question is
  * measured in this Node process (no I/O, the same code the worker runs):
  * rules only, and rules + learned classifier (normalisation included), over
- * every question of the frozen safety test split, p50/p99 in microseconds.
+ * every question of the frozen safety test split, p50/p99 in microseconds;
+ * and the full local screen as the worker runs it (rules, personal-data
+ * categories, classifier, subject; again with the portfolio's vocabulary
+ * when a question was refused for its subject), on the template split and
+ * on the free-form split. `--screen-only` stops there (no stack).
  *
- * Environment: BENCH_SAMPLES (per scenario, default 50).
+ * Environment: BENCH_SAMPLES (per scenario, default 50). With `--markdown`
+ * the summary also goes into docs/benchmarks.md (bench/lib/benchmarks-doc.ts).
  */
 
 import { readFileSync } from "node:fs";
@@ -27,11 +32,17 @@ import path from "node:path";
 import { readDevVars } from "../scripts/lib/dev-vars.ts";
 import { startStack } from "../scripts/lib/stack.ts";
 import { ROOT } from "../scripts/lib/wrangler.ts";
+import { AVERY_QUINN_PORTFOLIO } from "../workers/portfolio/src/content/avery-quinn.ts";
+import { vocabularyFromContent } from "../workers/portfolio/src/domain/portfolio-vocabulary.ts";
 import {
   bundledSafetyModel,
-  screenQuestionLocally,
+  DEFAULT_SAFETY_THRESHOLDS,
   screenWithRules,
+  screenWithVocabulary,
 } from "../workers/portfolio/src/domain/safety.ts";
+import { classifyViews } from "../workers/portfolio/src/domain/safety-classifier.ts";
+import { normaliseQuestion } from "../workers/portfolio/src/domain/safety-normalise.ts";
+import { type BenchmarkRow, count, startBenchmarkReport, times } from "./lib/benchmarks-doc.ts";
 import { type Timing, timeChat, timePlain } from "./lib/portfolio-timing.ts";
 import { quantile, table } from "./lib/report.ts";
 
@@ -54,67 +65,149 @@ function log(line: string): void {
   process.stderr.write(`[bench:portfolio] ${line}\n`);
 }
 
-function summarise(name: string, timings: Timing[], baseline: number, firstByteBaseline: number) {
+interface Scenario {
+  name: string;
+  n: number;
+  firstP50: number;
+  firstP95: number;
+  doneP50: number;
+  doneP95: number;
+  doneMean: number;
+  workerLatencyP50: number | null;
+}
+
+function summarise(name: string, timings: Timing[]): Scenario {
   const firsts = timings.map((t) => t.firstTokenMs);
   const dones = timings.map((t) => t.doneMs);
-  const mean = (values: number[]) => values.reduce((a, b) => a + b, 0) / values.length;
   const workerLatency = timings.map((t) => t.workerLatencyMs).filter((v) => v !== null) as number[];
-  const p50Done = quantile(dones, 0.5);
-  return [
+  return {
     name,
-    timings.length,
-    quantile(firsts, 0.5).toFixed(2),
-    quantile(firsts, 0.95).toFixed(2),
-    quantile(dones, 0.5).toFixed(2),
-    quantile(dones, 0.95).toFixed(2),
-    mean(dones).toFixed(2),
-    workerLatency.length ? quantile(workerLatency, 0.5).toFixed(1) : "-",
-    (p50Done / baseline).toFixed(1),
-    (quantile(firsts, 0.5) / firstByteBaseline).toFixed(1),
+    n: timings.length,
+    firstP50: quantile(firsts, 0.5),
+    firstP95: quantile(firsts, 0.95),
+    doneP50: quantile(dones, 0.5),
+    doneP95: quantile(dones, 0.95),
+    doneMean: dones.reduce((a, b) => a + b, 0) / dones.length,
+    workerLatencyP50: workerLatency.length ? quantile(workerLatency, 0.5) : null,
+  };
+}
+
+function scenarioRow(scenario: Scenario, baseline: Scenario): (string | number)[] {
+  return [
+    scenario.name,
+    scenario.n,
+    scenario.firstP50.toFixed(2),
+    scenario.firstP95.toFixed(2),
+    scenario.doneP50.toFixed(2),
+    scenario.doneP95.toFixed(2),
+    scenario.doneMean.toFixed(2),
+    scenario.workerLatencyP50 === null ? "-" : scenario.workerLatencyP50.toFixed(1),
+    (scenario.doneP50 / baseline.doneP50).toFixed(1),
+    (scenario.firstP50 / baseline.firstP50).toFixed(1),
   ];
 }
 
+interface ScreenCost {
+  name: string;
+  n: number;
+  p50: number;
+  p99: number;
+  mean: number;
+}
+
 /** Microseconds per question of the local safety screen, in this process. */
-function measureScreen(): string {
-  const split = JSON.parse(
-    readFileSync(path.join(ROOT, "workers/portfolio/eval/test-split/safety-test.json"), "utf8"),
-  ) as {
-    subject: { personName: string; assistantName: string };
-    questions: { question: string }[];
-  };
-  const questions = split.questions.map((item) => item.question);
-  bundledSafetyModel();
-  const stages = {
-    "rules only": (question: string) => screenWithRules(question, split.subject),
-    "rules + classifier": (question: string) => screenQuestionLocally(question, split.subject),
-  };
-  const rows: (string | number)[][] = [];
-  for (const [name, screen] of Object.entries(stages)) {
-    for (const question of questions) screen(question); // warm-up (JIT, compiled rules)
-    const micros: number[] = [];
-    for (let round = 0; round < 20; round++)
-      for (const question of questions) {
+function measureScreen(): { table: string; costs: ScreenCost[]; questions: number } {
+  const read = (file: string) =>
+    JSON.parse(readFileSync(path.join(ROOT, "workers/portfolio/eval", file), "utf8")) as {
+      subject: { personName: string; assistantName: string };
+      questions: { question: string }[];
+    };
+  const split = read("test-split/safety-test.json");
+  const freeForm = read("free-form/safety-free-form.test.json");
+  const vocabulary = vocabularyFromContent(AVERY_QUINN_PORTFOLIO);
+  const model = bundledSafetyModel();
+  // The worker's order: without the vocabulary, then with it for a refusal by subject.
+  const fullScreen = (question: string) =>
+    screenWithVocabulary(question, split.subject, vocabulary, DEFAULT_SAFETY_THRESHOLDS, model);
+  const stages: [string, string[], (question: string) => unknown][] = [
+    [
+      "rules only (template split)",
+      split.questions.map((item) => item.question),
+      (question) => screenWithRules(question, split.subject),
+    ],
+    [
+      "rules + classifier, no subject stage (template split)",
+      split.questions.map((item) => item.question),
+      (question) => {
+        const normalised = normaliseQuestion(question);
+        const ruled = screenWithRules(question, split.subject, normalised);
+        if (ruled.bypass) return ruled;
+        return classifyViews(model, [
+          normalised.primary,
+          ...normalised.segments,
+          ...normalised.decoded,
+        ]);
+      },
+    ],
+    [
+      "full local screen (template split)",
+      split.questions.map((item) => item.question),
+      fullScreen,
+    ],
+    [
+      "full local screen (free-form split)",
+      freeForm.questions.map((item) => item.question),
+      fullScreen,
+    ],
+  ];
+  // Stages take turns question by question, so machine load and garbage
+  // collection fall on all of them alike.
+  const samples = stages.map(() => [] as number[]);
+  for (const [, questions, screen] of stages) for (const question of questions) screen(question); // warm-up
+  const longest = Math.max(...stages.map(([, questions]) => questions.length));
+  for (let round = 0; round < 20; round++)
+    for (let i = 0; i < longest; i++)
+      stages.forEach(([, questions, screen], s) => {
+        const question = questions[i];
+        if (question === undefined) return;
         const started = process.hrtime.bigint();
         screen(question);
-        micros.push(Number(process.hrtime.bigint() - started) / 1000);
-      }
-    rows.push([
+        samples[s]!.push(Number(process.hrtime.bigint() - started) / 1000);
+      });
+  const costs = stages.map(([name], s): ScreenCost => {
+    const micros = samples[s]!;
+    return {
       name,
-      micros.length,
-      quantile(micros, 0.5).toFixed(1),
-      quantile(micros, 0.99).toFixed(1),
-      (micros.reduce((a, b) => a + b, 0) / micros.length).toFixed(1),
-    ]);
-  }
-  return table(["safety screen (in process)", "n", "p50 us", "p99 us", "mean us"], rows);
+      n: micros.length,
+      p50: quantile(micros, 0.5),
+      p99: quantile(micros, 0.99),
+      mean: micros.reduce((a, b) => a + b, 0) / micros.length,
+    };
+  });
+  return {
+    table: table(
+      ["safety screen (in process)", "n", "p50 us", "p99 us", "mean us"],
+      costs.map((cost) => [
+        cost.name,
+        cost.n,
+        cost.p50.toFixed(1),
+        cost.p99.toFixed(1),
+        cost.mean.toFixed(1),
+      ]),
+    ),
+    costs,
+    questions: split.questions.length + freeForm.questions.length,
+  };
 }
 
 async function main(): Promise<void> {
-  const screenTable = measureScreen();
+  const report = startBenchmarkReport("portfolio");
+  const screen = measureScreen();
   console.log(
-    "\nSafety screen cost per question (Node, no I/O; the frozen test split's 264 questions x 20 rounds):\n",
+    "\nSafety screen cost per question (Node, no I/O; each split's questions x 20 rounds, the stages taking turns):\n",
   );
-  console.log(screenTable);
+  console.log(screen.table);
+  if (process.argv.includes("--screen-only")) return;
   log("starting the local stack (chat rate limit raised)");
   const stack = await startStack({
     logLevel: "warn",
@@ -156,14 +249,13 @@ async function main(): Promise<void> {
       if (answer.cached || answer.tokens < 3) throw new Error("expected a generated answer");
       full.push(answer);
     }
-    const baseline = quantile(
-      trivial.map((t) => t.doneMs),
-      0.5,
-    );
-    const firstByteBaseline = quantile(
-      trivial.map((t) => t.firstTokenMs),
-      0.5,
-    );
+    const health = summarise("GET /v1/health (baseline, no I/O; first byte)", trivial);
+    const scenarios = [
+      summarise("pre-routed by the rules (canned)", preRouted),
+      summarise("pre-routed by the classifier (canned)", classifierRouted),
+      summarise("cache hit", cacheHits),
+      summarise("full dev-mode answer (use_cache:false)", full),
+    ];
     console.log(
       `\nPortfolio chat, local stack (DEV_MODE, lexical embedder + D1 vectors + extractive responder), ${SAMPLES} sequential requests each, milliseconds measured in Node:\n`,
     );
@@ -181,25 +273,41 @@ async function main(): Promise<void> {
           "x trivial (done p50)",
           "x trivial (first token p50)",
         ],
-        [
-          summarise(
-            "GET /v1/health (baseline, no I/O; first byte)",
-            trivial,
-            baseline,
-            firstByteBaseline,
-          ),
-          summarise("pre-routed by the rules (canned)", preRouted, baseline, firstByteBaseline),
-          summarise(
-            "pre-routed by the classifier (canned)",
-            classifierRouted,
-            baseline,
-            firstByteBaseline,
-          ),
-          summarise("cache hit", cacheHits, baseline, firstByteBaseline),
-          summarise("full dev-mode answer (use_cache:false)", full, baseline, firstByteBaseline),
-        ],
+        [health, ...scenarios].map((scenario) => scenarioRow(scenario, health)),
       ),
     );
+    const healthBaseline = `\`GET /v1/health\` (no I/O), first byte p50 ${health.firstP50.toFixed(1)} ms`;
+    const screenRow = (cost: ScreenCost | undefined, benchmark: string): BenchmarkRow => ({
+      benchmark,
+      figure: cost
+        ? `p50 ${count(cost.p50, 1)} µs, p99 ${count(cost.p99, 1)} µs, mean ${count(cost.mean, 1)} µs`
+        : "n/a",
+    });
+    report.record({
+      title: "Portfolio: chat",
+      method:
+        "One stack (`DEV_MODE`: the fictional portfolio, lexical embedder, D1-stored vectors, extractive responder; chat rate limit raised), " +
+        `${SAMPLES} sequential requests per scenario from Node, the scenarios interleaved; time to first token (for \`GET /v1/health\`: first byte) and to the done event, p50. ` +
+        `The safety screen is timed in process beforehand (the worker's code, no I/O) over the frozen template and free-form safety splits (${count(screen.questions)} questions), 20 times each, the stages taking turns question by question.`,
+      rows: [
+        {
+          benchmark: "`GET /v1/health` (baseline: no I/O)",
+          figure: `first byte p50 ${health.firstP50.toFixed(1)} ms; done p50 ${health.doneP50.toFixed(1)} ms`,
+        },
+        ...scenarios.map(
+          (scenario): BenchmarkRow => ({
+            benchmark: `${scenario.name}: time to first token`,
+            figure: `p50 ${scenario.firstP50.toFixed(1)} ms, p95 ${scenario.firstP95.toFixed(1)} ms; done p50 ${scenario.doneP50.toFixed(1)} ms`,
+            ratio: times(scenario.firstP50 / health.firstP50, 1),
+            baseline: healthBaseline,
+          }),
+        ),
+        ...screen.costs.map((cost) => screenRow(cost, `safety screen per question: ${cost.name}`)),
+      ],
+      notes: [
+        "The ratios are latencies, so lower is better: time to first token of the scenario over the first byte of the no-I/O route, medians of the same run.",
+      ],
+    });
   } finally {
     await stack.stop();
   }

@@ -1,8 +1,10 @@
 /**
- * `npm run bench [name ...]`: runs each benchmark script in bench/ (one per
- * service, e.g. bench/aqi.ts) one after another, so that they do not compete
- * for the two cores. Each script starts its own stack and prints figures
- * and ratios against a baseline it measures in the same run.
+ * `npm run bench [name ...] [--markdown]`: runs each benchmark script in
+ * bench/ (one per service, e.g. bench/aqi.ts) one after another, so that
+ * they do not compete for the two cores. Each script starts its own stack
+ * and prints figures and ratios against a baseline it measures in the same
+ * run. Options (`--markdown`: write each script's figures into its section
+ * of docs/benchmarks.md) are passed on to every script.
  */
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
@@ -14,9 +16,11 @@ process.env.WRANGLER_SEND_METRICS ??= "false";
 process.env.CLOUDFLARE_CF_FETCH_ENABLED ??= "false";
 
 const benchDir = import.meta.dirname;
-const wanted = process.argv.slice(2);
+const args = process.argv.slice(2);
+const options = args.filter((arg) => arg.startsWith("--"));
+const wanted = args.filter((arg) => !arg.startsWith("--"));
 const scripts = readdirSync(benchDir)
-  .filter((file) => file.endsWith(".ts") && file !== "run.ts")
+  .filter((file) => file.endsWith(".ts") && file !== "run.ts" && !file.endsWith(".test.ts"))
   .filter((file) => wanted.length === 0 || wanted.includes(path.basename(file, ".ts")))
   .sort();
 
@@ -33,6 +37,7 @@ for (const script of scripts) {
       "--experimental-strip-types",
       "--disable-warning=ExperimentalWarning",
       path.join(benchDir, script),
+      ...options,
     ],
     { stdio: "inherit" },
   );

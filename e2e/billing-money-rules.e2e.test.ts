@@ -15,7 +15,7 @@ import {
 } from "./lib/billing-api.ts";
 import { eventually } from "./lib/eventually.ts";
 
-// The money rules of issue 12 against the running stack, as a client sees
+// The billing money rules against the running stack, as a client sees
 // them: who may settle, trials from the catalog, usage that survives plan
 // changes, pause and resume, void and reissue, money received that no
 // invoice needs, and the small holes (exp, price PATCH bodies, unknown

@@ -19,7 +19,7 @@ import {
 import { eventually } from "./lib/eventually.ts";
 import { verifyEdgeSignature } from "./lib/verify-edge-signature.ts";
 
-// Outbound webhooks (issue 18) against a running stack: a local receiver
+// Outbound webhooks against a running stack: a local receiver
 // started here (the development setting allows http://127.0.0.1), a billing
 // period closed by the Cron Trigger's own handler at the period's end, a
 // receiver that always fails, the delivery log's dead-letter record, and
@@ -157,8 +157,8 @@ function newestDelivery(
 }
 
 describe("outbound webhooks", () => {
-  it("the README's receiver snippet is the code this receiver runs", () => {
-    const readme = readFileSync(new URL("../README.md", import.meta.url), "utf8");
+  it("the documented receiver snippet is the code this receiver runs", () => {
+    const readme = readFileSync(new URL("../docs/billing.md", import.meta.url), "utf8");
     const snippet = readFileSync(
       new URL("./lib/verify-edge-signature.ts", import.meta.url),
       "utf8",
@@ -169,7 +169,7 @@ describe("outbound webhooks", () => {
     expect(readme).toContain('import { createHmac, timingSafeEqual } from "node:crypto";');
   });
 
-  it("the cycle closing a period sends a signed invoice.finalized the README's snippet verifies", async () => {
+  it("the cycle closing a period sends a signed invoice.finalized the documented snippet verifies", async () => {
     const hook = await endpoint("/ok/invoices", ["invoice.finalized"]);
     // The Cron Trigger's handler, run by the local runtime at the period's end.
     const periodEnd = Date.parse(subscription.currentPeriodEnd);

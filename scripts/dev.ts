@@ -11,71 +11,68 @@
  * to finish, since the local queues hold their messages in memory; a second
  * Ctrl-C stops at once. Whatever a stop still leaves unfinished is re-driven
  * from D1 after the next start (workers/billing/src/services/usage-redrive.ts).
+ * 5. runs the Workers' Cron Triggers on their schedule, as production does
+ *    (`wrangler dev` never fires them by itself): every matching whole
+ *    minute, one run at a time, one `[cron]` line per run saying what it did
+ *    (scripts/lib/scheduled-work.ts). DEV_CRON=off turns this off;
+ *    `npm run cron` runs the scheduled work once (scripts/cron.ts).
  *
  * Environment: BILLING_PORT, AQI_PORT, PORTFOLIO_PORT (8787, 8788, 8789);
  * STATE_DIR for the local databases (.wrangler/state); DEV_LOG_LEVEL for
- * wrangler's --log-level; DEV_DRAIN_SECONDS.
+ * wrangler's --log-level; DEV_DRAIN_SECONDS; DEV_CRON (on by default).
  */
 import type { ChildProcess } from "node:child_process";
 import path from "node:path";
 import { loadDemoData } from "./demo-data.ts";
 import { writeDocsAssets } from "./docs-assets.ts";
+import { devServices, devStateDir, localWorkerProcesses } from "./lib/dev-services.ts";
 import { devVarsFile } from "./lib/dev-vars.ts";
+import {
+  appendRunRecord,
+  CronRunner,
+  type CronTrigger,
+  cronTriggersOf,
+  describeRun,
+  devCronEnabled,
+  fireTrigger,
+  RUN_LOG_FILE,
+  RunRecords,
+  startRunLog,
+} from "./lib/scheduled-work.ts";
 import { freePort } from "./lib/stack.ts";
 import { usageEventsInFlight } from "./lib/usage-backlog.ts";
 import { applyLocalMigrations, ROOT, startWrangler } from "./lib/wrangler.ts";
 
 const READY_TIMEOUT_MS = 120_000;
 
-function port(name: string, fallback: number): number {
-  const value = Number(process.env[name] ?? fallback);
-  if (!Number.isInteger(value) || value < 1 || value > 65535)
-    throw new Error(`${name} must be a TCP port`);
-  return value;
-}
-
 function log(line: string) {
   process.stdout.write(`[dev] ${line}\n`);
 }
 
-const stateDir = path.resolve(ROOT, process.env.STATE_DIR ?? ".wrangler/state");
+const stateDir = devStateDir();
 const logLevel = process.env.DEV_LOG_LEVEL;
-
-const services = [
-  {
-    name: "billing",
-    port: port("BILLING_PORT", 8787),
-    configs: ["wrangler.toml", "workers/usage-consumer/wrangler.toml"],
-    varsDir: ROOT,
-    persistTo: path.join(stateDir, "billing"),
-    health: "/health",
-    links: ["/health", "/api/v1", "/api/docs"],
-  },
-  {
-    name: "aqi",
-    port: port("AQI_PORT", 8788),
-    configs: ["workers/aqi/wrangler.toml"],
-    varsDir: path.join(ROOT, "workers/aqi"),
-    persistTo: path.join(stateDir, "aqi"),
-    health: "/v1/health",
-    links: ["/v1/health", "/docs", "/redoc"],
-  },
-  {
-    name: "portfolio",
-    port: port("PORTFOLIO_PORT", 8789),
-    configs: ["workers/portfolio/wrangler.toml"],
-    varsDir: path.join(ROOT, "workers/portfolio"),
-    persistTo: path.join(stateDir, "portfolio"),
-    health: "/v1/health",
-    links: ["/", "/v1/health", "/docs"],
-  },
-] as const;
+const cronEnabled = (() => {
+  try {
+    return devCronEnabled(process.env.DEV_CRON);
+  } catch (error) {
+    log(`failed: ${error instanceof Error ? error.message : String(error)}`);
+    process.exit(1);
+  }
+})();
+const services = devServices();
+/** After a run's answer, how long its summary line may take to show in the output. */
+const RUN_RECORD_WAIT_MS = 3000;
+/** Longer than any run: a Cron Trigger's handler gets at most 15 minutes of wall time. */
+const RUN_LIMIT_MS = 15 * 60_000;
 
 const drainSeconds = Number(process.env.DEV_DRAIN_SECONDS ?? 10);
 /** Give up waiting when the in-flight count has not gone down for this long. */
 const DRAIN_STALL_MS = 5000;
 
 const children = new Map<string, ChildProcess>();
+const runRecords = new RunRecords();
+const runLog = path.join(stateDir, RUN_LOG_FILE);
+let cronRunner: CronRunner | undefined;
 let stopping = false;
 let draining = false;
 let ready = false;
@@ -117,6 +114,8 @@ function requestStop(exitCode: number): void {
     return;
   }
   draining = true;
+  // No new runs; one under way finishes while the usage pipeline drains.
+  void cronRunner?.stop();
   drainUsagePipeline()
     .catch(() => undefined)
     .finally(() => stopAll(exitCode));
@@ -126,6 +125,7 @@ function stopAll(exitCode: number): void {
   if (stopping) return;
   stopping = true;
   draining = false;
+  void cronRunner?.stop();
   log("stopping...");
   for (const child of children.values()) {
     if (child.pid && child.exitCode === null) {
@@ -162,6 +162,33 @@ function stopAll(exitCode: number): void {
 process.on("SIGINT", () => requestStop(0));
 process.on("SIGTERM", () => requestStop(0));
 
+/** The lines of wrangler's notice that it does not fire Cron Triggers: true of wrangler, not of this stack. */
+const UNFIRED_CRONS_NOTICE = [
+  "Scheduled Workers are not automatically triggered",
+  "To manually trigger a scheduled event",
+  "/cdn-cgi/local/scheduled",
+  "#test-cron-triggers-locally",
+];
+
+/**
+ * A scheduled run's summary line becomes one `[cron]` line (and goes to the
+ * run log `npm run cron` reads), whoever fired the run.
+ */
+function writeLine(line: string, prefix: string, out: NodeJS.WriteStream) {
+  const record = runRecords.see(line);
+  if (record) {
+    process.stdout.write(`[cron] ${prefix} ${describeRun(record)}\n`);
+    try {
+      appendRunRecord(runLog, record);
+    } catch {
+      // the state directory is gone (stopping): the line above is what counts
+    }
+    return;
+  }
+  if (cronEnabled && UNFIRED_CRONS_NOTICE.some((notice) => line.includes(notice))) return;
+  out.write(`[${prefix}] ${line}\n`);
+}
+
 function pipeWithPrefix(
   stream: NodeJS.ReadableStream | null,
   prefix: string,
@@ -174,8 +201,48 @@ function pipeWithPrefix(
     buffered += chunk;
     const lines = buffered.split("\n");
     buffered = lines.pop() ?? "";
-    for (const line of lines) if (line.trim()) out.write(`[${prefix}] ${line}\n`);
+    for (const line of lines) if (line.trim()) writeLine(line, prefix, out);
   });
+}
+
+/** Fires the Cron Triggers on their schedule, until the stack stops. */
+async function startCronRunner(triggersRead: Promise<CronTrigger[]>): Promise<void> {
+  if (!cronEnabled) {
+    log("Cron Triggers off (DEV_CRON=off): `npm run cron` runs the scheduled work once");
+    return;
+  }
+  let triggers: CronTrigger[];
+  try {
+    triggers = await triggersRead;
+  } catch (error) {
+    log(
+      `Cron Triggers NOT running: ${error instanceof Error ? error.message : String(error)} (\`npm run cron\` reports the same)`,
+    );
+    return;
+  }
+  if (stopping || draining || triggers.length === 0) return;
+  cronRunner = new CronRunner({
+    triggers,
+    log: (line) => process.stdout.write(`[cron] ${line}\n`),
+    fire: async (trigger, at) => {
+      // Listening before firing: the summary line can come before the answer.
+      const recorded = runRecords.waitFor(trigger.cron, at, RUN_LIMIT_MS);
+      await fireTrigger(trigger, at);
+      const record = await Promise.race([
+        recorded,
+        new Promise<undefined>((resolve) =>
+          setTimeout(() => resolve(undefined), RUN_RECORD_WAIT_MS),
+        ),
+      ]);
+      if (!record)
+        process.stdout.write(
+          `[cron] ${trigger.worker} ${at.toISOString()} "${trigger.cron}" ran (it logged no run summary)\n`,
+        );
+    },
+  });
+  cronRunner.start();
+  const list = triggers.map((trigger) => `"${trigger.cron}" (${trigger.worker})`).join(", ");
+  log(`Cron Triggers ${list} fire on their schedule (UTC); DEV_CRON=off turns them off`);
 }
 
 async function waitUntilHealthy(url: string, child: ChildProcess): Promise<void> {
@@ -196,8 +263,14 @@ async function waitUntilHealthy(url: string, child: ChildProcess): Promise<void>
 
 async function main() {
   const started = Date.now();
+  // Read while the stack starts (loading wrangler's config reader takes a moment).
+  const triggersRead = cronEnabled
+    ? cronTriggersOf(localWorkerProcesses(services))
+    : Promise.resolve([]);
+  triggersRead.catch(() => undefined);
   log(`state in ${path.relative(ROOT, stateDir) || stateDir}`);
   writeDocsAssets();
+  startRunLog(runLog);
   log("applying D1 migrations (billing database)");
   applyLocalMigrations("wrangler.toml", services[0].persistTo);
   log("applying D1 migrations (portfolio database)");
@@ -232,6 +305,7 @@ async function main() {
     ),
   );
   ready = true;
+  await startCronRunner(triggersRead);
   const lines = services.map(
     (service) =>
       `  ${service.name.padEnd(10)} ${service.links.map((link) => `http://localhost:${service.port}${link}`).join("  ")}`,

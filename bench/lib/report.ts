@@ -10,8 +10,15 @@ export function quantile(values: number[], q: number): number {
   return sorted[low]! + (sorted[high]! - sorted[low]!) * (position - low);
 }
 
-/** A left-aligned first column, right-aligned figures, and a rule under the header. */
-export function table(headers: string[], rows: (string | number)[][]): string {
+/**
+ * A left-aligned first column, right-aligned figures (or every column left-aligned,
+ * for text), and a rule under the header.
+ */
+export function table(
+  headers: string[],
+  rows: (string | number)[][],
+  align: "figures" | "text" = "figures",
+): string {
   const cells = [headers, ...rows.map((row) => row.map(String))];
   const widths = headers.map((_, column) =>
     Math.max(...cells.map((row) => (row[column] ?? "").length)),
@@ -19,9 +26,12 @@ export function table(headers: string[], rows: (string | number)[][]): string {
   const line = (row: string[]) =>
     row
       .map((cell, column) =>
-        column === 0 ? cell.padEnd(widths[column]!) : cell.padStart(widths[column]!),
+        column === 0 || align === "text"
+          ? cell.padEnd(widths[column]!)
+          : cell.padStart(widths[column]!),
       )
-      .join("  ");
+      .join("  ")
+      .trimEnd();
   return [
     line(cells[0]!),
     widths.map((width) => "-".repeat(width)).join("  "),

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 
-// The README's "Receive our webhooks" snippet, verbatim: what a tenant's
+// The "Receiving them" snippet of docs/billing.md (outbound webhooks), verbatim: what a tenant's
 // receiver runs on every delivery (Node). The end-to-end receiver uses it.
 
 /** True when `header` (edge-signature) signs `rawBody` with `secret`, within `toleranceSeconds`. */

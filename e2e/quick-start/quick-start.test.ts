@@ -3,7 +3,10 @@
  * committed HEAD, run with the machine's own Node (no node_modules/.bin of
  * this checkout on the PATH), executes the README's first command exactly,
  * `npm install && npm run dev`, on free ports, gets the three health
- * endpoints, stops it with SIGINT (Ctrl-C) and leaves no process behind.
+ * endpoints, sees the stack run its scheduled work by itself (a plan
+ * change's final invoice, issued by the Cron Trigger that `npm run dev`
+ * fires every minute, with no call to the scheduled endpoint from here),
+ * stops it with SIGINT (Ctrl-C) and leaves no process behind.
  *
  * npm settings that only make it faster (the local cache first, no audit, no
  * funding notice) go through npm_config_* variables, so the command itself
@@ -17,6 +20,22 @@ import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../scripts/lib/stack.ts";
 import { ROOT } from "../../scripts/lib/wrangler.ts";
+import {
+  type Caller,
+  createApiKey,
+  createFeature,
+  createPlanWithPrice,
+  createTenant,
+  grantEntitlement,
+  loginDevAdmin,
+  ok,
+  sendTo,
+  subscribe,
+} from "../lib/billing-api.ts";
+import { eventually } from "../lib/eventually.ts";
+
+/** The Cron Trigger fires at the next whole minute; its run takes seconds. */
+const FINAL_INVOICE_WITHIN_MS = 120_000;
 
 /** The commands in the README's quick start block, without their comments. */
 function quickStartCommands(): string[] {
@@ -61,6 +80,8 @@ function processesUnder(dir: string): string[] {
 describe("README quick start on a fresh clone with the machine's Node", () => {
   let cloneDir: string;
   let child: ChildProcess | undefined;
+  let exited: Promise<string> | undefined;
+  let billingUrl = "";
   let output = "";
 
   beforeAll(() => {
@@ -95,7 +116,7 @@ describe("README quick start on a fresh clone with the machine's Node", () => {
     await rm(cloneDir, { recursive: true, force: true });
   });
 
-  it("`npm install && npm run dev` serves all three services and stops cleanly", async () => {
+  it("`npm install && npm run dev` serves all three services", async () => {
     const commands = quickStartCommands();
     expect(commands).toEqual(["npm install && npm run dev", "npm test"]);
 
@@ -131,7 +152,7 @@ describe("README quick start on a fresh clone with the machine's Node", () => {
       stdio: ["ignore", "pipe", "pipe"],
       detached: true,
     });
-    const exited = new Promise<string>((resolve) =>
+    exited = new Promise<string>((resolve) =>
       child!.once("exit", (code, signal) => resolve(String(signal ?? code))),
     );
     await new Promise<void>((resolve, reject) => {
@@ -142,7 +163,7 @@ describe("README quick start on a fresh clone with the machine's Node", () => {
       };
       child!.stdout?.on("data", onData);
       child!.stderr?.on("data", onData);
-      exited.then((code) =>
+      exited?.then((code) =>
         reject(new Error(`exited with ${code} before the stack was ready:\n${output}`)),
       );
     });
@@ -150,7 +171,8 @@ describe("README quick start on a fresh clone with the machine's Node", () => {
       `[quick-start] npm install ${((installedAt - started) / 1000).toFixed(1)} s, stack ready ${((Date.now() - installedAt) / 1000).toFixed(1)} s later`,
     );
 
-    const billing = await fetch(`http://127.0.0.1:${billingPort}/health`);
+    billingUrl = `http://127.0.0.1:${billingPort}`;
+    const billing = await fetch(`${billingUrl}/health`);
     expect(billing.status).toBe(200);
     expect(await billing.json()).toMatchObject({ status: "ok" });
     const aqi = await fetch(`http://127.0.0.1:${aqiPort}/v1/health`);
@@ -165,9 +187,133 @@ describe("README quick start on a fresh clone with the machine's Node", () => {
       encoding: "utf8",
     });
     expect(projectNode.stdout.trim()).toMatch(/^v24\./);
+  });
 
+  it("runs the scheduled work by itself: a plan change's final invoice within two minutes, its usage billed once", async () => {
+    expect(billingUrl, "the stack is running").not.toBe("");
+    expect(output).toMatch(
+      /\[dev\] Cron Triggers "\* \* \* \* \*" \(billing\) fire on their schedule/,
+    );
+    expect(output).not.toContain("Scheduled Workers are not automatically triggered");
+
+    const apiUrl = `${billingUrl}/api/v1`;
+    const admin: Caller = { token: await loginDevAdmin(apiUrl), apiUrl };
+    const tag = Date.now().toString(36);
+    const calls = await createFeature(admin, {
+      name: "Calls",
+      lookupKey: `qs_calls_${tag}`,
+      type: "METERED",
+      unit: "call",
+    });
+    // 100 micro-cents a call, none included: 40 calls are 40 cents.
+    const plan = async (name: string, amount: number) => {
+      const created = await createPlanWithPrice(
+        admin,
+        { name, slug: `qs-${name}-${tag}` },
+        { interval: "MONTHLY", amount },
+      );
+      await grantEntitlement(admin, created.plan.id, calls.id, {
+        includedAmount: 0,
+        overagePrice: 100,
+        resetPeriod: "MONTHLY",
+      });
+      return { planId: created.plan.id as string, priceId: created.price.id as string };
+    };
+    const starter = await plan("starter", 2900);
+    const pro = await plan("pro", 4900);
+    const tenant = await createTenant(admin, `Quick start ${tag}`);
+    const customer: Caller = { ...admin, tenantId: tenant.id };
+    const first = await subscribe(customer, starter);
+    const key = await createApiKey(customer, "server");
+
+    // 40 calls on the first plan, through the usage pipeline, counted before the change.
+    const events = [10, 10, 10, 10].map((amount) => ({
+      eventId: crypto.randomUUID(),
+      feature: calls.lookupKey,
+      amount,
+      timestamp: new Date().toISOString(),
+    }));
+    ok(await sendTo(apiUrl, "/usage/events", { token: key, body: { events } }), 202, "usage");
+    await eventually(
+      async () => {
+        const check = await sendTo(apiUrl, `/entitlements/${calls.lookupKey}/check`, {
+          token: key,
+        });
+        return check.body.used === 40 ? true : undefined;
+      },
+      "the 40 calls counted",
+      30_000,
+    );
+
+    // The plan change ends the first subscription inside its period.
+    const changedAt = Date.now();
+    const second = await subscribe(customer, pro);
+    expect(second.id).not.toBe(first.id);
+    const invoices = async () =>
+      ok(
+        await sendTo(apiUrl, "/invoices", { token: admin.token, tenant: tenant.id }),
+        200,
+        "GET /invoices",
+      ).data as {
+        id: string;
+        subscriptionId: string;
+        kind: string;
+        status: string;
+        lineItems: {
+          kind: string;
+          featureLookupKey: string | null;
+          quantity: number;
+          amount: number;
+        }[];
+      }[];
+    // No call to the scheduled endpoint here: the stack's own Cron Trigger issues it.
+    const final = await eventually(
+      async () =>
+        (await invoices()).find(
+          (invoice) => invoice.subscriptionId === first.id && invoice.kind === "PRORATION",
+        ),
+      "the ended subscription's final invoice",
+      FINAL_INVOICE_WITHIN_MS,
+    );
+    const waited = Date.now() - changedAt;
+    console.log(
+      `[quick-start] final invoice ${(waited / 1000).toFixed(1)} s after the plan change`,
+    );
+    expect(final.status).not.toBe("DRAFT");
+    const usageLines = (lines: typeof final.lineItems) =>
+      lines.filter((line) => line.kind === "USAGE" && line.featureLookupKey === calls.lookupKey);
+    expect(usageLines(final.lineItems)).toEqual([
+      expect.objectContaining({ quantity: 40, amount: 40 }),
+    ]);
+    // Billed once: no other invoice, and not the new plan's upcoming one, bills these calls.
+    const all = await invoices();
+    expect(
+      all.filter((invoice) => invoice.id !== final.id).flatMap((i) => usageLines(i.lineItems)),
+    ).toEqual([]);
+    const upcoming = ok(
+      await sendTo(apiUrl, "/invoices/upcoming", { token: admin.token, tenant: tenant.id }),
+      200,
+      "GET /invoices/upcoming",
+    );
+    expect(upcoming.subscriptionId).toBe(second.id);
+    expect(usageLines(upcoming.lineItems).reduce((sum, line) => sum + line.quantity, 0)).toBe(0);
+    // The run that issued it said so in the stack's output.
+    await eventually(
+      () =>
+        /\[cron\] billing \S+ "\* \* \* \* \*" in \d+ ms: periods closed \d+, final invoices [1-9]/.test(
+          output,
+        )
+          ? true
+          : undefined,
+      "the [cron] line of the run",
+      5_000,
+    );
+  });
+
+  it("Ctrl-C stops everything and leaves no process behind", async () => {
+    expect(child?.pid, "the stack is running").toBeDefined();
     // Ctrl-C: the whole foreground process group gets SIGINT.
-    process.kill(-child.pid!, "SIGINT");
+    process.kill(-child!.pid!, "SIGINT");
     const ended = await Promise.race([
       exited,
       new Promise<string>((resolve) => setTimeout(() => resolve("still running"), 30_000)),

@@ -1,14 +1,7 @@
 import { createApp } from "./app.ts";
-import {
-  consumeWebhookBatch,
-  isWebhookQueue,
-  scheduledBillingCycle,
-} from "./jobs/billing-cycle.ts";
-import { pruneIdempotencyKeys } from "./jobs/idempotency-prune.ts";
-import { runSubscriptionJobs } from "./jobs/subscription-jobs.ts";
-import { runUsageArchive } from "./jobs/usage-archive.ts";
+import { consumeWebhookBatch, isWebhookQueue } from "./jobs/billing-cycle.ts";
+import { runScheduledWork } from "./jobs/scheduled-work.ts";
 import { consumeOutboundWebhookBatch, isOutboundWebhookQueue } from "./jobs/webhook-deliveries.ts";
-import { pruneWebhookHistory } from "./jobs/webhook-retention.ts";
 import { relayTenantEventsQuietly } from "./services/tenant-events.ts";
 import { armUsageReconciler } from "./services/usage-reconciler-arming.ts";
 import type { WebhookQueueMessage } from "./services/webhooks.ts";
@@ -28,33 +21,11 @@ export default {
   },
   /**
    * Cron Trigger (wrangler.toml [triggers]): subscription transitions, the
-   * billing cycle, arming the usage reconciler, and archiving the usage
-   * events past the retention window to R2.
+   * billing cycle, the tenant-event sweep, the usage archive, pruning, and
+   * arming the usage reconciler (jobs/scheduled-work.ts); one log line per run.
    */
   scheduled(controller, env, ctx) {
-    ctx.waitUntil(pruneIdempotencyKeys(env, controller.scheduledTime));
-    ctx.waitUntil(pruneWebhookHistory(env.DB, new Date(controller.scheduledTime)));
-    ctx.waitUntil(armUsageReconciler.now(env));
-    ctx.waitUntil(
-      runUsageArchive(env, new Date(controller.scheduledTime)).catch((error: unknown) =>
-        console.error(
-          JSON.stringify({ level: "error", msg: "usage archive run failed", error: String(error) }),
-        ),
-      ),
-    );
-    ctx.waitUntil(
-      runSubscriptionJobs(env, new Date(controller.scheduledTime), {
-        billing: scheduledBillingCycle(env),
-      })
-        .then((report) => {
-          if (report.activated + report.ended + report.rolled + report.closeFailures > 0) {
-            console.log(JSON.stringify({ level: "info", msg: "subscription jobs", ...report }));
-          }
-        })
-        // The cycle's events (finalized, paid, failed, past due) are in the
-        // outbox; this also re-sends events an earlier relay left unsent.
-        .finally(() => relayTenantEventsQuietly(env)),
-    );
+    ctx.waitUntil(runScheduledWork(env, controller));
   },
   /**
    * Queue consumers (wrangler.toml): provider webhooks and their dead

@@ -174,7 +174,7 @@ describe("audit trail: subscriptions", () => {
 async function openInvoice() {
   const owner = await register();
   await subscribe(owner, plan.planId, plan.priceId);
-  // The platform administrator settles (issue 12); the tenant only reads.
+  // The platform administrator settles; the tenant only reads.
   const api = asTenant(admin, owner.tenant.id);
   const draft = (await api(`${API}/invoices/generate`, { method: "POST" })).body;
   const invoice = (await api(`${API}/invoices/${draft.id}/finalize`, { method: "POST" })).body;

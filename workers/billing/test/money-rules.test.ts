@@ -23,7 +23,7 @@ import {
 } from "./catalog-helpers.ts";
 import { type Account, call, expectError, register } from "./helpers.ts";
 
-// The money rules of issue 12, driven over HTTP (and the billing cycle at
+// The billing money rules, driven over HTTP (and the billing cycle at
 // injected instants): usage survives plan changes, paused time is not
 // billed, void and reissue, money received for nothing becomes a credit,
 // and overlapping cycles bill once.

@@ -4,7 +4,7 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { createPlan, createPrice, platformAdmin } from "./catalog-helpers.ts";
 import { type Account, call, expectError, register } from "./helpers.ts";
 
-// Issue 12, point 9: small holes a black-box client found.
+// Small holes a black-box client found.
 
 let admin: Account;
 beforeAll(async () => {

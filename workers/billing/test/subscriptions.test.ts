@@ -4,7 +4,7 @@ import {
   waitOnExecutionContext,
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { beforeAll, describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it, vi } from "vitest";
 import worker from "../src/index.ts";
 import {
   type BuiltPlan,
@@ -384,6 +384,37 @@ describe("cancel, pause, resume", () => {
       status: "CANCELLED",
       endedAt: subscription.currentPeriodEnd,
     });
+  });
+
+  it("the Cron Trigger logs one line per run with what it did", async () => {
+    const owner = await register();
+    const subscription = await subscribe(owner, built.plan.id, built.monthly.id);
+    const scheduled = await asOwner(owner, `/api/v1/subscriptions/${subscription.id}/cancel`, {
+      atPeriodEnd: true,
+    });
+    expect(scheduled.status).toBe(201);
+    const at = new Date(Date.parse(subscription.currentPeriodEnd) + 60_000);
+    const logged = vi.spyOn(console, "log");
+    try {
+      await runCron(at);
+      const runs = logged.mock.calls
+        .map(([line]) => (typeof line === "string" && line.startsWith("{") ? JSON.parse(line) : {}))
+        .filter((record) => record.msg === "scheduled run");
+      expect(runs).toHaveLength(1);
+      // Other tests' subscriptions may end by then too: at least this one's period.
+      expect(runs[0]).toMatchObject({
+        level: "info",
+        cron: "* * * * *",
+        scheduledTime: at.toISOString(),
+        failedTasks: [],
+      });
+      expect(runs[0].periodsClosed).toBeGreaterThanOrEqual(1);
+      expect(runs[0].subscriptionsEnded).toBeGreaterThanOrEqual(1);
+      expect(runs[0].paymentsAttempted).toBeGreaterThanOrEqual(1);
+      expect(runs[0].tenantEventsSent).toBeGreaterThanOrEqual(1);
+    } finally {
+      logged.mockRestore();
+    }
   });
 
   it("accepts cancel without a body, and 404s for another tenant's subscription", async () => {

@@ -290,7 +290,7 @@ describe("chat with Workers AI and Vectorize", () => {
       ai.queryVector = () => axis(similarity);
       let answer: Awaited<ReturnType<typeof ask>> | undefined;
       const counters = await counted(async () => {
-        answer = await ask("Zebra quantum marmalade?", { use_cache: false }, { overrides });
+        answer = await ask("Has Avery ever kept bees?", { use_cache: false }, { overrides });
       }, overrides);
       expect(answer!.text).toContain(expected);
       expect(counters.retrieval_gate_reasons).toEqual({ [reason]: 1 });

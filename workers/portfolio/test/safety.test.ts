@@ -16,6 +16,7 @@ const GUARD_MODEL = "@cf/meta/llama-guard-3-8b";
 const db = () => (env as unknown as { DB: D1Database }).DB;
 
 let ai: FakeAi;
+let cms: FakeCms;
 let overrides: Record<string, unknown>;
 
 beforeEach(async () => {
@@ -26,11 +27,12 @@ beforeEach(async () => {
     db().prepare("UPDATE response_cache SET invalidated_at = 1 WHERE invalidated_at IS NULL"),
   ]);
   ai = new FakeAi();
+  cms = new FakeCms(AVERY_QUINN_PORTFOLIO, CMS);
   overrides = {
     DEV_MODE: "false",
     AI: ai,
     VECTORIZE: new FakeVectorize(),
-    CMS_HTTP: new FakeCms(AVERY_QUINN_PORTFOLIO, CMS),
+    CMS_HTTP: cms,
     SANITY_PROJECT_ID: CMS.projectId,
     SANITY_DATASET: CMS.dataset,
     SANITY_API_TOKEN: CMS.token,
@@ -114,6 +116,57 @@ describe("multi-turn hygiene", () => {
       { role: "assistant", content: "TypeScript and Python." },
       { role: "user", content: "Tell me about Signal Canvas" },
     ]);
+  });
+});
+
+describe("the screen follows the ingested portfolio", () => {
+  const question = "Tell me about Harbor Lights, what was it for?";
+
+  it("a question about a newly ingested project passes without any code or rule change", async () => {
+    const before = await counted(
+      () => ask(question, { use_cache: false }, { overrides }),
+      overrides,
+    );
+    // Not in the portfolio yet: nothing in the question refers to it.
+    expect(before.pre_router_categories).toEqual({ off_topic: 1 });
+
+    cms.content.projects.push({
+      _id: "project-harbor-lights",
+      title: "Harbor Lights",
+      role: "Lead engineer",
+      company: "Northwind Health",
+      overview:
+        "Harbor Lights schedules night shifts for hospital wards and tells nurses a week ahead.",
+      technologies: ["TypeScript", "PostgreSQL"],
+      contribution: ["Designed the shift solver"],
+    });
+    const ingested = await call(
+      `/v1/ingest?token=${TOKEN}`,
+      { method: "POST", body: '{"_id":"project-harbor-lights"}' },
+      overrides,
+    );
+    expect(ingested.status).toBe(200);
+
+    const generated = ai.generationCalls.length;
+    const after = await counted(
+      () => ask(question, { use_cache: false }, { overrides }),
+      overrides,
+    );
+    expect(after.pre_router_categories).toEqual({});
+    expect(after.response_routes.pre_router).toBeUndefined();
+    expect(ai.generationCalls.length).toBe(generated + 1);
+    expect(promptOf(ai.generationCalls.at(-1)!)).toContain("Harbor Lights schedules night shifts");
+  });
+
+  it("a project removed from the portfolio is out of scope again", async () => {
+    const asked = () => ask("Tidepool CLI: what was it for?", { use_cache: false }, { overrides });
+    expect((await counted(asked, overrides)).pre_router_categories).toEqual({});
+    cms.content.projects = cms.content.projects.filter(
+      (project) => project.title !== "Tidepool CLI",
+    );
+    const ingested = await call(`/v1/ingest?token=${TOKEN}`, { method: "POST" }, overrides);
+    expect(ingested.status).toBe(200);
+    expect((await counted(asked, overrides)).pre_router_categories).toEqual({ off_topic: 1 });
   });
 });
 

@@ -13,7 +13,8 @@
  *    figures: how a model does on phrasings it never saw.
  * 3. Final fit on all families; quantise to int8 per class; write the model.
  *
- * The frozen test split (eval/test-split/) is never read here.
+ * The frozen splits (eval/test-split/, eval/free-form/*.test.json) are read only to drop
+ * corpus rows equal to one of their questions.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import path from "node:path";
@@ -24,12 +25,14 @@ import {
   seededRandom,
 } from "../eval/corpus/generate.ts";
 import { overlapKey } from "../eval/corpus/overlap.ts";
-import { DEFAULT_SAFETY_THRESHOLDS, screenQuestionLocally } from "../src/domain/safety.ts";
+import { DEFAULT_SAFETY_THRESHOLDS, screenWithRules } from "../src/domain/safety.ts";
 import {
+  classifyViews,
   featurise,
   HASH_BITS,
   loadSafetyModel,
   SAFETY_LABELS,
+  type SafetyModel,
   type SafetyModelFile,
   type SparseFeatures,
   scoreText,
@@ -133,6 +136,13 @@ function quantise(weights: Float64Array, bias: Float64Array, examples: number): 
 
 const pct = (n: number, d: number) => (d === 0 ? "  -  " : `${((100 * n) / d).toFixed(1)}%`);
 
+function rulesOrClassifier(text: string, model: SafetyModel, threshold: number): boolean {
+  const normalised = normaliseQuestion(text);
+  if (screenWithRules(text, SUBJECT, normalised).bypass) return true;
+  const { primary, segments, decoded } = normalised;
+  return classifyViews(model, [primary, ...segments, ...decoded]).attackProbability >= threshold;
+}
+
 function report(
   title: string,
   file: SafetyModelFile,
@@ -148,13 +158,10 @@ function report(
   const perLabel = new Map<string, { n: number; ok: number }>();
   const normalFamilies = new Map<string, { n: number; fp: number }>();
   for (const example of examples) {
-    // Both stages, as the worker runs them.
-    const flagged = screenQuestionLocally(
-      example.text,
-      SUBJECT,
-      { classifier: threshold, classifierEnabled: true },
-      model,
-    ).decision.bypass;
+    // The rules and the classifier. The worker's subject stages (personal
+    // data, topic) are left out: corpus rows speak of many made-up people
+    // ("Has Dana used Kotlin?"), not of one portfolio's owner.
+    const flagged = rulesOrClassifier(example.text, model, threshold);
     const entry = perLabel.get(example.label) ?? { n: 0, ok: 0 };
     entry.n++;
     if (example.label === "normal_rag") {
@@ -198,16 +205,23 @@ function report(
   };
 }
 
-// Decontamination: a template expansion can produce a sentence that the
-// frozen test split also holds ("How old is Avery?"); such rows are dropped
-// so that no test question is trained on. The test split is read for this
+// Decontamination: a template expansion can produce a sentence that a
+// frozen split also holds ("How old is Avery?"); such rows are dropped so
+// that no test question is trained on: the template test split and the
+// free-form split (hand-written questions). The splits are read for this
 // comparison only.
+const frozenSplits = [
+  "eval/test-split/safety-test.json",
+  "eval/free-form/safety-free-form.test.json",
+];
 const testQuestions = new Set(
-  (
-    JSON.parse(readFileSync(path.join(ROOT, "eval/test-split/safety-test.json"), "utf8")) as {
-      questions: { question: string }[];
-    }
-  ).questions.map((item) => overlapKey(item.question)),
+  frozenSplits.flatMap((file) =>
+    (
+      JSON.parse(readFileSync(path.join(ROOT, file), "utf8")) as {
+        questions: { question: string }[];
+      }
+    ).questions.map((item) => overlapKey(item.question)),
+  ),
 );
 const expanded = generateCorpus(SEED);
 const corpus = expanded.filter((example) => !testQuestions.has(overlapKey(example.text)));

@@ -2,7 +2,7 @@ import { sql } from "drizzle-orm";
 import { index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
 import { tenants } from "./identity.ts";
 
-// Outbound webhooks (issue 18): the tenant's endpoints, the events billing
+// Outbound webhooks: the tenant's endpoints, the events billing
 // emits for them (an outbox written in the same batch as the change), and
 // one delivery per (event, endpoint) with its attempts. Times are ISO-8601
 // UTC text with milliseconds.

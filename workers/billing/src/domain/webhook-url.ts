@@ -4,7 +4,7 @@
 // and IPv4-mapped IPv6 (`[::ffff:127.0.0.1]`) are judged as the addresses
 // they are. Names are not resolved here (Workers cannot resolve DNS), so a
 // public name pointing at a private address is stopped by the platform's
-// egress, not by this check; see README "Outbound webhooks".
+// egress, not by this check; see docs/billing.md, "URL rules".
 
 export const WEBHOOK_URL_MAX_LENGTH = 2048;
 

@@ -6,7 +6,7 @@ import { deleteExpiredIdempotencyKeys } from "../db/idempotency-keys.ts";
  * table stays bounded (an expired row is also replaced on reuse of its key).
  * Audit events are never pruned.
  */
-export async function pruneIdempotencyKeys(env: Env, nowMs: number): Promise<number> {
+export async function pruneIdempotencyKeys(env: Env, nowMs: number): Promise<number | null> {
   try {
     const pruned = changedRows(await deleteExpiredIdempotencyKeys(database(env.DB), nowMs));
     if (pruned > 0) {
@@ -17,6 +17,6 @@ export async function pruneIdempotencyKeys(env: Env, nowMs: number): Promise<num
     console.error(
       JSON.stringify({ level: "error", msg: "idempotency prune failed", error: String(error) }),
     );
-    return 0;
+    return null;
   }
 }

@@ -12,7 +12,7 @@ import {
   rollEndedPeriod,
   rollPeriod,
 } from "../db/subscriptions.ts";
-import type { BillingCycle } from "../services/billing-cycle.ts";
+import type { BillingCycle, BillingSettleReport } from "../services/billing-cycle.ts";
 import { refreshEntitlementCounter } from "../services/subscriptions.ts";
 
 const BATCH = 100;
@@ -26,6 +26,8 @@ export interface SubscriptionJobReport {
   closed: number;
   /** Subscriptions left where they were because closing their period failed (retried next run). */
   closeFailures: number;
+  /** What the billing cycle's settling did (final invoices, payment attempts, ...), when it ran. */
+  settled?: Omit<BillingSettleReport, "touchedTenants">;
 }
 
 export interface SubscriptionJobOptions {
@@ -181,8 +183,9 @@ export async function runSubscriptionJobs(
   }
 
   if (options.billing) {
-    const settled = await options.billing.settle(now);
-    for (const tenantId of settled.touchedTenants) touched.add(tenantId);
+    const { touchedTenants, ...settled } = await options.billing.settle(now);
+    for (const tenantId of touchedTenants) touched.add(tenantId);
+    report.settled = settled;
   }
 
   await Promise.all(

@@ -72,13 +72,16 @@ export async function relayTenantEvents(
   return relayed;
 }
 
-/** `relayTenantEvents` for background use: failures are logged, the sweep retries. */
+/**
+ * `relayTenantEvents` for background use: failures are logged, the sweep
+ * retries. Resolves to the number of events sent, or null when the relay failed.
+ */
 export async function relayTenantEventsQuietly(
   env: { DB: D1Database; TENANT_EVENTS_QUEUE: Queue<TenantEvent> },
   now: Date = new Date(),
-): Promise<void> {
+): Promise<number | null> {
   try {
-    await relayTenantEvents(env, now);
+    return await relayTenantEvents(env, now);
   } catch (error) {
     console.error(
       JSON.stringify({
@@ -87,5 +90,6 @@ export async function relayTenantEventsQuietly(
         error: String(error),
       }),
     );
+    return null;
   }
 }

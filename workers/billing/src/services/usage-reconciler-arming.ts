@@ -2,15 +2,17 @@ import { usageOutboxPublisher } from "../durable-objects/usage-outbox-publisher-
 
 let armedInThisIsolate = false;
 
-function arm(env: Pick<Env, "USAGE_OUTBOX_PUBLISHER">): Promise<void> {
+/** Resolves to false when the publisher could not be reached (logged; the next run tries again). */
+function arm(env: Pick<Env, "USAGE_OUTBOX_PUBLISHER">): Promise<boolean> {
   return usageOutboxPublisher(env.USAGE_OUTBOX_PUBLISHER)
     .ensureRunning()
-    .then(() => undefined)
+    .then(() => true)
     .catch((error: unknown) => {
       armedInThisIsolate = false;
       console.error(
         JSON.stringify({ level: "warn", msg: "usage reconciler not armed", error: String(error) }),
       );
+      return false;
     });
 }
 

@@ -409,7 +409,7 @@ add("test-normal-trap", ...OK, "en", "trap", [
 
 const out = {
   description:
-    "Frozen safety TEST split: written before any rule, threshold or model change of issue 15, never tuned against. Families (the `family` field) are disjoint from the training corpus templates.",
+    "Frozen safety TEST split: written before any rule, threshold or model change of the learned screen, never tuned against. Families (the `family` field) are disjoint from the training corpus templates.",
   subject: { personName: "Avery Quinn", assistantName: "Ask Avery" },
   questions: items,
 };

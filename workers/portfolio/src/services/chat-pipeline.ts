@@ -11,6 +11,7 @@ import {
   pipelineFallbackAnswer,
 } from "../domain/answers.ts";
 import { extractiveAnswer } from "../domain/extractive.ts";
+import type { PortfolioVocabulary } from "../domain/portfolio-vocabulary.ts";
 import { buildMessages, type HistoryMessage } from "../domain/prompt.ts";
 import {
   assessConfidence,
@@ -25,6 +26,7 @@ import { cosine } from "../domain/vectors.ts";
 import type { MetricsEvent } from "../durable-objects/safety-metrics.ts";
 import type { SafetyGuard } from "../providers/llama-guard.ts";
 import type { Embedder, Generator, VectorIndex } from "../providers/types.ts";
+import { readVocabulary } from "./portfolio-vocabulary-store.ts";
 import { screenHistory, screenQuestion } from "./safety-screen.ts";
 
 /**
@@ -143,6 +145,14 @@ export async function* runChat(deps: ChatDeps, request: ChatRequest): AsyncGener
     }
   }
 
+  // The portfolio's vocabulary, read once per request and only when needed
+  // (development content is ingested first, so it is there on a fresh store).
+  let vocabulary: Promise<PortfolioVocabulary | null> | undefined;
+  const portfolioVocabulary = () => {
+    vocabulary ??= deps.ensureContent().then(() => readVocabulary(deps.db));
+    return vocabulary;
+  };
+
   // 1. Safety screen: canned answers, no embedding. A refused question is
   // not stored, so it never reaches a later turn's prompt.
   const { decision } = await screenQuestion(
@@ -150,6 +160,7 @@ export async function* runChat(deps: ChatDeps, request: ChatRequest): AsyncGener
     settings,
     deps.safetyGuard ?? null,
     deps.log,
+    portfolioVocabulary,
   );
   if (decision.bypass) {
     const text = cannedAnswer(decision.reason, persona, settings.devMode);
@@ -252,9 +263,11 @@ export async function* runChat(deps: ChatDeps, request: ChatRequest): AsyncGener
     answerSources = sourcesOf(chunks, settings.retrieval.minSimilarity);
 
     // 6. History, then streamed generation.
+    const recent = await recentMessages(deps.db, request.sessionId, settings.historyMessages);
     const history: HistoryMessage[] = screenHistory(
-      await recentMessages(deps.db, request.sessionId, settings.historyMessages),
+      recent,
       settings,
+      recent.length > 0 ? await portfolioVocabulary().catch(() => null) : null,
     );
     const messages = buildMessages(persona, settings.devMode, chunks, history, request.question);
     let generationError: unknown = null;
@@ -339,6 +352,8 @@ export interface StorelessChatDeps {
   generator: Generator;
   /** Development mode's fixed context when no database is bound. */
   seededChunks: { source: string; title: string; content: string }[];
+  /** The development portfolio's vocabulary for the safety screen (null outside development mode). */
+  vocabulary: PortfolioVocabulary | null;
   recordMetrics: (event: MetricsEvent) => Promise<void>;
   now: () => number;
 }
@@ -368,7 +383,13 @@ export async function* runChatWithoutStore(
     latency_ms: Math.round((deps.now() - started) * 10) / 10,
     sources,
   });
-  const { decision } = await screenQuestion(request.question, deps.settings, null);
+  const { decision } = await screenQuestion(
+    request.question,
+    deps.settings,
+    null,
+    undefined,
+    async () => deps.vocabulary,
+  );
   if (decision.bypass) {
     for (const piece of wordPieces(cannedAnswer(decision.reason, persona, deps.settings.devMode)))
       yield { type: "token", content: piece };

@@ -3,6 +3,7 @@ import { readState } from "../db/content-state.ts";
 import { sha256Hex } from "../domain/hashing.ts";
 import { DevContentSource } from "../providers/content-sources.ts";
 import { type IngestDeps, type IngestResult, invalidateThenIngest } from "./ingestion.ts";
+import { VOCABULARY_FORMAT } from "./portfolio-vocabulary-store.ts";
 
 /**
  * Development mode ingests the fictional portfolio lazily, on the first
@@ -23,6 +24,7 @@ export async function devContentVersion(deps: IngestDeps): Promise<string> {
       content: AVERY_QUINN_PORTFOLIO,
       model: deps.embedder.model,
       chunking: deps.chunking,
+      vocabulary: VOCABULARY_FORMAT,
     }),
   );
 }

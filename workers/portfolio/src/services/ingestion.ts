@@ -6,7 +6,9 @@ import { type Chunk, chunkDocument } from "../domain/chunking.ts";
 import type { PortfolioContent } from "../domain/content.ts";
 import { buildDocuments, SOURCE_KINDS, type SourceKind } from "../domain/documents.ts";
 import { sha256Hex } from "../domain/hashing.ts";
+import { vocabularyFromContent } from "../domain/portfolio-vocabulary.ts";
 import type { Embedder, VectorIndex } from "../providers/types.ts";
+import { VOCABULARY_STATE_KEY } from "./portfolio-vocabulary-store.ts";
 
 export interface IngestDeps {
   db: DrizzleD1Database;
@@ -94,7 +96,16 @@ export async function ingestContent(
       updatedAt: at,
     })),
     removed,
-    stateMarker ? [writeStateStatement(db, stateMarker.key, stateMarker.value, at)] : [],
+    [
+      // The safety screen's picture of what the portfolio is about changes with the chunks.
+      writeStateStatement(
+        db,
+        VOCABULARY_STATE_KEY,
+        JSON.stringify(vocabularyFromContent(content)),
+        at,
+      ),
+      ...(stateMarker ? [writeStateStatement(db, stateMarker.key, stateMarker.value, at)] : []),
+    ],
   );
   await index.deleteByIds(removed);
 

@@ -1,7 +1,9 @@
 import { describe, expect, it } from "vitest";
+import { AVERY_QUINN_PORTFOLIO } from "../content/avery-quinn.ts";
+import { vocabularyFromContent } from "../domain/portfolio-vocabulary.ts";
 import { readSettings } from "../domain/settings.ts";
 import { WorkersAiLlamaGuard } from "../providers/llama-guard.ts";
-import { decisionFromGuard, screenHistory } from "./safety-screen.ts";
+import { decisionFromGuard, screenHistory, screenQuestion } from "./safety-screen.ts";
 
 const settings = readSettings({ DEV_MODE: "true" });
 
@@ -39,5 +41,52 @@ describe("history screening", () => {
       { role: "assistant" as const, content: "Signal Canvas." },
     ];
     expect(screenHistory(history, settings)).toEqual(history.slice(2));
+  });
+});
+
+describe("the portfolio's vocabulary in the screen", () => {
+  const vocabulary = vocabularyFromContent(AVERY_QUINN_PORTFOLIO);
+
+  it("is read only for a question refused for its subject, and can turn it into a pass", async () => {
+    let reads = 0;
+    const source = async () => {
+      reads++;
+      return vocabulary;
+    };
+    const named = await screenQuestion(
+      "What projects has Avery built?",
+      settings,
+      null,
+      undefined,
+      source,
+    );
+    expect(named.decision.bypass).toBe(false);
+    expect(reads).toBe(0);
+    const entity = await screenQuestion(
+      "Is the Tidepool CLI open source?",
+      settings,
+      null,
+      undefined,
+      source,
+    );
+    expect(entity.decision.bypass).toBe(false);
+    expect(reads).toBe(1);
+    const chore = await screenQuestion("Write me a limerick", settings, null, undefined, source);
+    expect(chore.decision).toMatchObject({ category: "off_topic" });
+  });
+
+  it("when it cannot be read, the refusal stands and a warning is logged", async () => {
+    const logged: Record<string, unknown>[] = [];
+    const screened = await screenQuestion(
+      "Is the Tidepool CLI open source?",
+      settings,
+      null,
+      (entry) => logged.push(entry),
+      async () => {
+        throw new Error("D1 unavailable");
+      },
+    );
+    expect(screened.decision).toMatchObject({ bypass: true, category: "off_topic" });
+    expect(logged).toEqual([expect.objectContaining({ msg: "portfolio vocabulary unavailable" })]);
   });
 });

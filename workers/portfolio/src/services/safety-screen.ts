@@ -1,6 +1,13 @@
+import type { PortfolioVocabulary } from "../domain/portfolio-vocabulary.ts";
 import type { PreRouterDecision } from "../domain/pre-router.ts";
 import type { HistoryMessage } from "../domain/prompt.ts";
-import { screenQuestionLocally } from "../domain/safety.ts";
+import {
+  needsVocabulary,
+  rescreenWithVocabulary,
+  type SafetyVerdict,
+  screenQuestionLocally,
+  screenWithVocabulary,
+} from "../domain/safety.ts";
 import type { Settings } from "../domain/settings.ts";
 import type { GuardVerdict, SafetyGuard } from "../providers/llama-guard.ts";
 
@@ -8,7 +15,11 @@ import type { GuardVerdict, SafetyGuard } from "../providers/llama-guard.ts";
  * The safety screen the chat pipeline calls before anything else, and the
  * screen for the history handed to the generator.
  *
- * 1. Local stages (rules, then the learned classifier): no I/O, microseconds.
+ * 1. Local stages (rules, personal-data categories, the learned classifier,
+ *    the question's subject): no I/O, microseconds. A question refused for
+ *    its subject is judged again against the portfolio's own vocabulary
+ *    (`vocabulary`, read from the store only then), so a question about a
+ *    newly ingested project passes.
  * 2. In production, questions both local stages pass get a second opinion
  *    from Llama Guard on Workers AI, within `guardTimeoutMs` (300 ms by
  *    default). Policy when it errors or runs late: fail OPEN by default
@@ -20,7 +31,10 @@ import type { GuardVerdict, SafetyGuard } from "../providers/llama-guard.ts";
  *    that prefer that trade.
  */
 
-export type ScreenStage = "rules" | "classifier" | "llama_guard" | "none";
+export type ScreenStage = "rules" | "topic" | "classifier" | "llama_guard" | "none";
+
+/** Where the portfolio's vocabulary comes from (the store, or fixed development content). */
+export type VocabularySource = () => Promise<PortfolioVocabulary | null>;
 export type GuardOutcome = "safe" | "unsafe" | "timeout" | "error" | "not_asked";
 
 export interface Screening {
@@ -63,16 +77,46 @@ const REFUSED_BY_POLICY: PreRouterDecision = {
   reason: "unsupported_topic",
 };
 
+function localThresholds(settings: Settings) {
+  return {
+    classifier: settings.safety.classifierThreshold,
+    classifierEnabled: settings.safety.classifierEnabled,
+  };
+}
+
+async function screenLocally(
+  question: string,
+  settings: Settings,
+  vocabulary: VocabularySource | undefined,
+  log?: (entry: Record<string, unknown>) => void,
+): Promise<SafetyVerdict> {
+  const first = screenQuestionLocally(question, settings.persona, localThresholds(settings));
+  if (!vocabulary || !needsVocabulary(first)) return first;
+  try {
+    const known = await vocabulary();
+    if (!known) return first;
+    return rescreenWithVocabulary(
+      question,
+      settings.persona,
+      first,
+      known,
+      localThresholds(settings),
+    );
+  } catch (error) {
+    // Without the vocabulary the verdict stands (a refusal, never a pass).
+    log?.({ level: "warn", msg: "portfolio vocabulary unavailable", error: String(error) });
+    return first;
+  }
+}
+
 export async function screenQuestion(
   question: string,
   settings: Settings,
   guard: SafetyGuard | null,
   log?: (entry: Record<string, unknown>) => void,
+  vocabulary?: VocabularySource,
 ): Promise<Screening> {
-  const local = screenQuestionLocally(question, settings.persona, {
-    classifier: settings.safety.classifierThreshold,
-    classifierEnabled: settings.safety.classifierEnabled,
-  });
+  const local = await screenLocally(question, settings, vocabulary, log);
   if (local.decision.bypass || !guard)
     return { decision: local.decision, stage: local.stage, guard: "not_asked" };
   try {
@@ -100,15 +144,21 @@ export async function screenQuestion(
  * local stages refuse (stored before this screen existed, or before a rule
  * or model update) is dropped together with the reply that followed it.
  */
-export function screenHistory(history: HistoryMessage[], settings: Settings): HistoryMessage[] {
+export function screenHistory(
+  history: HistoryMessage[],
+  settings: Settings,
+  vocabulary?: PortfolioVocabulary | null,
+): HistoryMessage[] {
   const kept: HistoryMessage[] = [];
   let droppingReply = false;
   for (const message of history) {
     if (message.role === "user") {
-      const refused = screenQuestionLocally(message.content, settings.persona, {
-        classifier: settings.safety.classifierThreshold,
-        classifierEnabled: settings.safety.classifierEnabled,
-      }).decision.bypass;
+      const refused = screenWithVocabulary(
+        message.content,
+        settings.persona,
+        vocabulary ?? null,
+        localThresholds(settings),
+      ).decision.bypass;
       droppingReply = refused;
       if (!refused) kept.push(message);
     } else if (!droppingReply) kept.push(message);

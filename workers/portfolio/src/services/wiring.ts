@@ -1,5 +1,7 @@
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
+import { AVERY_QUINN_PORTFOLIO } from "../content/avery-quinn.ts";
+import { vocabularyFromContent } from "../domain/portfolio-vocabulary.ts";
 import type { Settings } from "../domain/settings.ts";
 import { safetyMetrics } from "../durable-objects/safety-metrics.ts";
 import {
@@ -79,6 +81,7 @@ export function storelessChatDeps(c: Context<AppEnv>): StorelessChatDeps {
     settings,
     generator: providers.generator,
     seededChunks: devSeededChunks(),
+    vocabulary: settings.devMode ? vocabularyFromContent(AVERY_QUINN_PORTFOLIO) : null,
     recordMetrics: metricsRecorder(c),
     now: () => performance.now(),
   };
