@@ -27,7 +27,7 @@ import { parseArgs } from "node:util";
 import { DEFAULT_DATA_DIR, prepare, REPO_ROOT } from "./prepare.ts";
 import { prepareDaily } from "./prepare-daily.ts";
 import { prepareHistory } from "./prepare-history.ts";
-import { verifyOnnx } from "./verify-onnx.ts";
+import { verifyHistoryOnnx, verifyOnnx } from "./verify-onnx.ts";
 
 export const MODEL_VERSION = "1.0.0";
 export const READING_MODEL_VERSION = "1.2.0";
@@ -281,6 +281,19 @@ async function main(): Promise<void> {
       );
     } else {
       throw error;
+    }
+  }
+  if (runHistory) {
+    try {
+      const report = await verifyHistoryOnnx(modelsDir, values["history-version"]);
+      console.log(
+        `recent-hours onnx check (${report.runtime}): ${report.rows} holdout requests, feature mismatches ${report.featureMismatches}, ` +
+          `max |diff| ${JSON.stringify(report.maxAbsDifference)} -> ${report.passed ? "ok" : "FAILED"}`,
+      );
+      if (!report.passed) process.exit(1);
+    } catch (error) {
+      if ((error as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+      console.log("recent-hours onnx check skipped: onnxruntime-node is not installed");
     }
   }
   console.log(
