@@ -49,8 +49,10 @@
  *    model (aqi-1.0.0, 100 rows x 14 columns) and the recent-reading model
  *    (aqi-reading-1.2.0, 100 rows with readings x 16 columns; its `run`
  *    includes turning z into AQI in JavaScript, which onnxruntime-node does
- *    not do, so the Worker side carries that work). The autocannon table has
- *    a batch of 100 rows with readings too.
+ *    not do, so the Worker side carries that work), and the recent-hours
+ *    model (aqi-history-1.0.0, 100 rows with recent_hours x 74 columns; its
+ *    `run` includes turning z into AQI the same way). The autocannon table has
+ *    a batch of 100 rows with readings and one with recent_hours too.
  * 4. Cold session creation: what the service's isolate measured when it
  *    created its session (GET /v1/model/info `session_create_ms`), what the
  *    probe's fresh isolate measured, and onnxruntime-node's creation time.
@@ -78,8 +80,9 @@ import {
   type FeatureInput,
   type PreprocessingSpec,
 } from "../workers/aqi/src/domain/features.ts";
+import { encodeHistoryBatch } from "../workers/aqi/src/domain/history.ts";
 
-type Variant = "weather-only" | "recent-reading";
+type Variant = "weather-only" | "recent-reading" | "recent-hours";
 
 import { autocannon } from "./lib/autocannon.ts";
 import {
@@ -178,7 +181,7 @@ function probeSource(): string {
   const inference = path.join(ROOT, "workers/aqi/src/inference");
   return `
 import { ModelHost } from ${JSON.stringify(path.join(inference, "model-host.ts"))};
-import { shippedModel, shippedReadingModel } from ${JSON.stringify(path.join(inference, "shipped-model.ts"))};
+import { shippedHistoryModel, shippedModel, shippedReadingModel } from ${JSON.stringify(path.join(inference, "shipped-model.ts"))};
 
 let prepared = null;
 
@@ -186,7 +189,9 @@ export default {
   async fetch(request) {
     const { op, rows, iterations, variant } = await request.json();
     if (op === "prepare") {
-      const host = new ModelHost(variant === "recent-reading" ? shippedReadingModel : shippedModel);
+      const host = new ModelHost(
+        variant === "recent-hours" ? shippedHistoryModel : variant === "recent-reading" ? shippedReadingModel : shippedModel,
+      );
       const created = performance.now();
       const state = await host.state();
       const sessionCreateMs = performance.now() - created;
@@ -472,6 +477,8 @@ async function webInNodeSession(
 
 /** The bundled recent-reading model's holdout rows (requests with readings). */
 const READING_HOLDOUT = "aqi-reading-1.2.0.holdout.json";
+/** The bundled recent-hours model's holdout rows (requests with recent_hours). */
+const HISTORY_HOLDOUT = "aqi-history-1.0.0.holdout.json";
 
 /**
  * Steady state of one model: the probe in workerd, onnxruntime-node (1 thread
@@ -589,6 +596,14 @@ async function main(): Promise<void> {
       (_, index) => readingHoldout.rows[index % readingHoldout.rows.length]!.request,
     );
     const readingBatch = JSON.stringify({ requests: readingRows });
+    const historyHoldout = JSON.parse(
+      readFileSync(path.join(ROOT, "models", HISTORY_HOLDOUT), "utf8"),
+    ) as { onnx: string; modelVersion: string; rows: { request: FeatureInput }[] };
+    const historyRows = Array.from(
+      { length: 100 },
+      (_, index) => historyHoldout.rows[index % historyHoldout.rows.length]!.request,
+    );
+    const historyBatch = JSON.stringify({ requests: historyRows });
 
     const check = await fetch(`${base}/v1/predict/batch`, {
       method: "POST",
@@ -640,6 +655,14 @@ async function main(): Promise<void> {
       {
         rows: 100,
         ...(await load(
+          "POST /v1/predict/batch (100 rows with recent_hours), one client",
+          `${base}/v1/predict/batch`,
+          { method: "POST", body: historyBatch },
+        )),
+      },
+      {
+        rows: 100,
+        ...(await load(
           "POST /v1/predict/batch (100 rows), new client each",
           `${base}/v1/predict/batch`,
           { method: "POST", body: batch, manyClients: true },
@@ -682,6 +705,21 @@ async function main(): Promise<void> {
       readingInference.push(Number(run[1]));
     }
 
+    log("in-Worker timing: the same with the recent-hours model (100 rows with recent_hours)");
+    const historyInference: number[] = [];
+    for (let sample = 0; sample < SAMPLES; sample += 1) {
+      const response = await fetch(`${base}/v1/predict/batch`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: historyBatch,
+      });
+      await response.arrayBuffer();
+      const run = /inference;dur=([\d.]+)/.exec(response.headers.get("server-timing") ?? "");
+      if (response.status !== 200 || !run)
+        throw new Error(`recent-hours sample ${sample}: ${response.status}`);
+      historyInference.push(Number(run[1]));
+    }
+
     log("stopping the stack, so the probe and onnxruntime-node have the machine to themselves");
     await stack.stop();
     const median = (values: number[]) => quantile(values, 0.5);
@@ -696,6 +734,12 @@ async function main(): Promise<void> {
       readFileSync(path.join(ROOT, "models", readingHoldout.onnx)),
       readingRows,
       encodeReadingBatch(readingRows, card.preprocessing),
+    );
+    const history = await compareSteady(
+      "recent-hours",
+      readFileSync(path.join(ROOT, "models", historyHoldout.onnx)),
+      historyRows,
+      encodeHistoryBatch(historyRows, card.preprocessing),
     );
     const { probeRounds, nodeRounds, webRounds, nodeOneThread, webInNode } = weatherOnly;
     const nodeSingleRuns = weatherOnly.nodeSingleRuns;
@@ -876,6 +920,32 @@ async function main(): Promise<void> {
           : "") +
         `  weather-only model for comparison (steady, paired): ${fixed(steady, 2)}\n`,
     );
+    const historyNodeMs = median(history.nodeRounds);
+    const historyPaired = history.probeRounds.map(
+      (round, index) => round.runMs / history.nodeRounds[index]!,
+    );
+    const historyCpuPaired = history.probeRounds.map(
+      (round, index) => round.cpuMs / history.nodeCpuRounds[index]!,
+    );
+    const historyWebPaired = history.probeRounds.map(
+      (round, index) => round.runMs / history.webRounds[index]!,
+    );
+    const historyPerRequest = mean(historyInference) / historyNodeMs;
+    process.stdout.write(
+      `\nrecent-hours model (${historyHoldout.modelVersion}), 100 rows with recent_hours, in-Worker / onnxruntime-node (1 thread), target <= 1.5:\n` +
+        `  steady state (median of the paired ratios): ${fixed(median(historyPaired), 2)} (${verdict(median(historyPaired))})\n` +
+        `    workerd ms/run ${list(
+          history.probeRounds.map((round) => round.runMs),
+          3,
+        )} (median ${fixed(median(history.probeRounds.map((round) => round.runMs)), 3)}); node ms/run ${list(history.nodeRounds, 3)} (median ${fixed(historyNodeMs, 3)}); paired ${list(historyPaired, 2)}\n` +
+        `  steady state in CPU time (median of the paired ratios): ${fixed(median(historyCpuPaired), 2)} (${verdict(median(historyCpuPaired))})\n` +
+        `  in-Worker / the same wasm in Node (onnxruntime-web), paired: ${fixed(median(historyWebPaired), 2)}\n` +
+        `  per request (mean of Server-Timing over ${historyInference.length} requests, over the node steady state): ${fixed(mean(historyInference), 3)} ms, ratio ${fixed(historyPerRequest, 2)} (${verdict(historyPerRequest)})\n` +
+        `  onnxruntime-node default threads ${fixed(median(history.nodeDefaultRounds), 3)} ms; onnxruntime-web wasm in Node ${fixed(median(history.webRounds), 3)} ms (${fixed(median(history.webRounds) / historyNodeMs, 2)})\n` +
+        (DIAGNOSE
+          ? `  workerd with wasm bounds checks off (diagnosis only): ${fixed(history.unguardedRunMs / historyNodeMs, 2)}\n`
+          : ""),
+    );
 
     const healthBaseline = `\`GET /v1/health\` (no I/O), ${count(trivial.rps)} req/s`;
     const nodeBaseline = (ms: number) =>
@@ -957,6 +1027,18 @@ async function main(): Promise<void> {
           },
           mean(readingInference),
         ),
+        ...inferenceRows(
+          `recent-hours model ${historyHoldout.modelVersion}`,
+          median(history.probeRounds.map((round) => round.runMs)),
+          historyNodeMs,
+          median(historyPaired),
+          {
+            workerdMs: median(history.probeRounds.map((round) => round.cpuMs)),
+            nodeMs: median(history.nodeCpuRounds),
+            ratio: median(historyCpuPaired),
+          },
+          mean(historyInference),
+        ),
         {
           benchmark: "cold session creation, once per isolate",
           figure: `${count(info.session_create_ms, 1)} ms in the service's isolate`,
@@ -965,10 +1047,10 @@ async function main(): Promise<void> {
         },
       ],
       notes: [
-        `Where the inference gap comes from: the same onnxruntime-web wasm in Node runs at ${times(webSteady / nodeSteady)} onnxruntime-node (weather-only model). ` +
+        `Where the inference gap comes from: the same onnxruntime-web wasm in Node runs at ${times(webSteady / nodeSteady)} onnxruntime-node (weather-only model); the recent-hours model in workerd runs at ${times(median(historyWebPaired))} that wasm in Node (paired rounds). ` +
           `V8's wasm trap handler (guard pages instead of bounds checks) is enabled in Node: ${nodeTrapHandlerEnabled()}; local workerd ${workerdLinked === undefined ? "(binary not found)" : workerdLinked ? "links the code that enables it" : "does not link the code that enables it, so every wasm load and store carries an explicit bounds check"}.` +
           (DIAGNOSE
-            ? ` With bounds checks switched off (diagnosis only, unsafe, never a result) the probe runs at ${times(unguardedRunMs / nodeSteady)} (weather-only) and ${times(reading.unguardedRunMs / readingNodeMs)} (recent-reading).`
+            ? ` With bounds checks switched off (diagnosis only, unsafe, never a result) the probe runs at ${times(unguardedRunMs / nodeSteady)} (weather-only), ${times(reading.unguardedRunMs / readingNodeMs)} (recent-reading) and ${times(history.unguardedRunMs / historyNodeMs)} (recent-hours).`
             : ""),
       ],
     });

@@ -19,10 +19,12 @@ export interface AppDependencies {
   model: ModelHost;
   /** The recent-reading model, answering requests that carry recent_aqi (none: such requests get 503). */
   readingModel?: ModelHost | null;
+  /** The recent-hours model, answering requests that carry recent_hours (none: such requests get 503). */
+  historyModel?: ModelHost | null;
 }
 
-export function createApp({ model, readingModel = null }: AppDependencies) {
-  const models = { weatherOnly: model, reading: readingModel };
+export function createApp({ model, readingModel = null, historyModel = null }: AppDependencies) {
+  const models = { weatherOnly: model, reading: readingModel, history: historyModel };
   const app = new OpenAPIHono<AppEnv>();
   app.use(requestId());
   app.use(correlationId());
@@ -46,7 +48,7 @@ export function createApp({ model, readingModel = null }: AppDependencies) {
       title: API_TITLE,
       version: API_VERSION,
       description:
-        "Hourly national (CPCB) AQI at a Delhi station from weather and calendar, or from the station's latest AQI reading when the request carries one, with an 80% interval. FastAPI-compatible wire format.",
+        "Hourly national (CPCB) AQI at a Delhi station from weather and calendar, or from the station's latest AQI reading or its last hours of pollutant readings when the request carries them, with an 80% interval. FastAPI-compatible wire format.",
     },
   });
   app.get("/docs", swaggerUiPage("/openapi.json", API_TITLE));

@@ -1,6 +1,10 @@
 import { createApp } from "./app.ts";
 import { ModelHost } from "./inference/model-host.ts";
-import { shippedModel, shippedReadingModel } from "./inference/shipped-model.ts";
+import {
+  shippedHistoryModel,
+  shippedModel,
+  shippedReadingModel,
+} from "./inference/shipped-model.ts";
 
 export { RateLimiter } from "@edge-platform/shared/rate-limit/rate-limiter";
 
@@ -8,6 +12,7 @@ export { RateLimiter } from "@edge-platform/shared/rate-limit/rate-limiter";
 const app = createApp({
   model: new ModelHost(shippedModel),
   readingModel: new ModelHost(shippedReadingModel),
+  historyModel: new ModelHost(shippedHistoryModel),
 });
 
 export default {

@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from "vitest";
 import holdout from "../../../models/aqi-1.0.0.holdout.json";
+import historyHoldout from "../../../models/aqi-history-1.0.0.holdout.json";
 import readingHoldout from "../../../models/aqi-reading-1.2.0.holdout.json";
 import {
   encodeFeatures,
@@ -15,12 +16,15 @@ import {
   type FeatureInput,
   type PreprocessingSpec,
 } from "../src/domain/features.ts";
+import { encodeHistoryFeatures } from "../src/domain/history.ts";
 import { interpretModelOutputs } from "../src/domain/prediction.ts";
 import type { ModelSource, ModelVariant } from "../src/inference/model-artifact.ts";
 import { ModelHost } from "../src/inference/model-host.ts";
 import {
+  SHIPPED_HISTORY_MODEL_CARD,
   SHIPPED_MODEL_CARD,
   SHIPPED_READING_MODEL_CARD,
+  shippedHistoryModel,
   shippedModel,
   shippedReadingModel,
 } from "../src/inference/shipped-model.ts";
@@ -73,6 +77,15 @@ const SHIPPED_VARIANTS: {
     card: SHIPPED_READING_MODEL_CARD,
     holdout: readingHoldout,
     encode: encodeReadingFeatures,
+  },
+  {
+    // Its features come from recent_hours through the CPCB calculator: the row-for-row check below
+    // compares the service's TypeScript with the rows the trainer fitted on.
+    variant: "recent-hours",
+    source: shippedHistoryModel,
+    card: SHIPPED_HISTORY_MODEL_CARD,
+    holdout: historyHoldout,
+    encode: encodeHistoryFeatures,
   },
 ];
 

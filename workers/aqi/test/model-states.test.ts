@@ -144,6 +144,7 @@ describe("predictions through the API (temperature-echo model)", () => {
       training_stations: ["Lodhi Road, Delhi", "Chandni Chowk, Delhi"],
       session_create_ms: expect.any(Number),
       reading_model_version: null,
+      history_model_version: null,
       service_radius_km: 50,
     });
     expect(Object.keys(body.aqi_categories as object)).toEqual([

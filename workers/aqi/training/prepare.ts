@@ -60,7 +60,7 @@ const M_PER_S_TO_KM_PER_H = 3.6;
 export const REPO_ROOT = resolve(import.meta.dirname, "../../..");
 export const DEFAULT_DATA_DIR = resolve(REPO_ROOT, "../shared/data/aqi");
 
-interface HourObservation {
+export interface HourObservation {
   pollutants: HourlyConcentrations;
   temperature: number | null;
   humidity: number | null;
@@ -70,7 +70,7 @@ interface HourObservation {
   season: Season | null;
 }
 
-interface StationSeries {
+export interface StationSeries {
   station: TrainingStation;
   sourceFile: string;
   observations: Map<number, HourObservation>;
@@ -175,7 +175,7 @@ function loadCpcbStation(path: string, station: TrainingStation): StationSeries 
   };
 }
 
-function loadCpcbSources(dataDir: string): StationSeries[] {
+export function loadCpcbSources(dataDir: string): StationSeries[] {
   const lodhiRoad = readWaqiCoordinates(dataDir, "Lodhi Road");
   return [
     loadCpcbStation(join(dataDir, "cpcb_hourly_DL040_ChandniChowk_IITM.csv"), {

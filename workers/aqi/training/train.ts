@@ -6,12 +6,15 @@
  *   2. fit.py (Python: numpy, scikit-learn, onnx): the weather-only model: CV, fit, ONNX export, model card
  *   3. forecast.py: the recent-reading model, the rolling-origin evaluation of both variants, leave one
  *      station out, ONNX export, model card and MAE-by-horizon plot -> models/aqi-reading-<version>.*
- *   4. verify-onnx.ts: the written ONNX in onnxruntime (if installed) against the trainer's predictions
+ *   4. prepare-history.ts + history.py: the recent-hours model (the station's last hourly readings),
+ *      its rolling-origin evaluation on the frozen test months, ONNX export, model card and plot
+ *      -> models/aqi-history-<version>.*
+ *   5. verify-onnx.ts: the written ONNX in onnxruntime (if installed) against the trainer's predictions
  *
- * Options: --seed 42  --version 1.0.0  --reading-version 1.2.0  --kaggle-csv <path>  --models-dir models
- *          --work-dir <dir>  --python /usr/bin/python3 (or AQI_PYTHON)  --keep-work
- *          --only weather-only|reading (one stage 2/3 only; the reading stage reads the weather-only
- *          version it names from --version)
+ * Options: --seed 42  --version 1.0.0  --reading-version 1.2.0  --history-version 1.0.0
+ *          --kaggle-csv <path>  --models-dir models  --work-dir <dir>  --python /usr/bin/python3 (or AQI_PYTHON)
+ *          --keep-work  --only weather-only|reading|history (one stage 2/3/4 only; the reading stage reads
+ *          the weather-only version it names from --version)
  * Deterministic for a given seed: the same inputs give byte-identical ONNX.
  */
 
@@ -23,10 +26,12 @@ import { createInterface } from "node:readline";
 import { parseArgs } from "node:util";
 import { DEFAULT_DATA_DIR, prepare, REPO_ROOT } from "./prepare.ts";
 import { prepareDaily } from "./prepare-daily.ts";
-import { verifyOnnx } from "./verify-onnx.ts";
+import { prepareHistory } from "./prepare-history.ts";
+import { verifyHistoryOnnx, verifyOnnx } from "./verify-onnx.ts";
 
 export const MODEL_VERSION = "1.0.0";
 export const READING_MODEL_VERSION = "1.2.0";
+export const HISTORY_MODEL_VERSION = "1.0.0";
 const PREPARE_STEPS = 5;
 
 /** One progress bar over both stages; redraws in place on a terminal, prints lines otherwise (CI logs). */
@@ -126,6 +131,7 @@ async function main(): Promise<void> {
       seed: { type: "string", default: "42" },
       version: { type: "string", default: MODEL_VERSION },
       "reading-version": { type: "string", default: READING_MODEL_VERSION },
+      "history-version": { type: "string", default: HISTORY_MODEL_VERSION },
       only: { type: "string" },
       "kaggle-csv": { type: "string" },
       "data-dir": { type: "string", default: DEFAULT_DATA_DIR },
@@ -144,11 +150,12 @@ async function main(): Promise<void> {
     : mkdtempSync(join(tmpdir(), "aqi-training-"));
   const modelsDir = resolve(values["models-dir"]);
   const only = values.only;
-  if (only !== undefined && only !== "weather-only" && only !== "reading") {
-    throw new Error(`--only must be weather-only or reading, got ${only}`);
+  if (only !== undefined && only !== "weather-only" && only !== "reading" && only !== "history") {
+    throw new Error(`--only must be weather-only, reading or history, got ${only}`);
   }
-  // fit.py reports steps 0..(blocks + 7), forecast.py about 20 (one per rolling origin and 4).
-  const display = new ProgressDisplay(PREPARE_STEPS + 17 + 20);
+  // fit.py reports steps 0..(blocks + 7), forecast.py about 20 (one per rolling origin and 4),
+  // history.py about 21 (selection months, rolling origins, 2).
+  const display = new ProgressDisplay(PREPARE_STEPS + 17 + 20 + 21);
 
   let prepareStep = 0;
   const prepared = prepare({
@@ -161,7 +168,8 @@ async function main(): Promise<void> {
   display.update(PREPARE_STEPS, `prepared ${prepared.rows} station-hours`);
 
   // The reading stage needs the CPCB hourly series (gap-free station-hours) and the daily file.
-  const runReading = only !== "weather-only" && !values["kaggle-csv"];
+  const runReading = (only === undefined || only === "reading") && !values["kaggle-csv"];
+  const runHistory = (only === undefined || only === "history") && !values["kaggle-csv"];
   if (runReading) {
     const daily = prepareDaily(resolve(values["data-dir"]), workDir);
     display.log(
@@ -170,7 +178,7 @@ async function main(): Promise<void> {
   }
 
   const summary = (
-    only === "reading"
+    only === "reading" || only === "history"
       ? null
       : await runFit(
           python,
@@ -211,7 +219,35 @@ async function main(): Promise<void> {
         PREPARE_STEPS + 17,
       )
     : null;
+  let historySummary: unknown = null;
+  if (runHistory) {
+    const history = prepareHistory(resolve(values["data-dir"]), workDir, seed);
+    display.log(
+      `recent-hours rows: ${history.rows} (${history.evaluationRows} at the evaluation horizons)`,
+    );
+    historySummary = await runFit(
+      python,
+      [
+        "--work-dir",
+        workDir,
+        "--models-dir",
+        modelsDir,
+        "--version",
+        values["history-version"],
+        "--reading-version",
+        values["reading-version"],
+        "--seed",
+        String(seed),
+      ],
+      display,
+      "history.py",
+      PREPARE_STEPS + 17 + 20,
+    );
+  }
   display.finish();
+  if (historySummary) {
+    console.log(`\nrecent-hours model and rolling origin: ${JSON.stringify(historySummary)}`);
+  }
   if (readingSummary) {
     console.log(`\nrecent-reading model and rolling origin: ${JSON.stringify(readingSummary)}`);
   }
@@ -245,6 +281,19 @@ async function main(): Promise<void> {
       );
     } else {
       throw error;
+    }
+  }
+  if (runHistory) {
+    try {
+      const report = await verifyHistoryOnnx(modelsDir, values["history-version"]);
+      console.log(
+        `recent-hours onnx check (${report.runtime}): ${report.rows} holdout requests, feature mismatches ${report.featureMismatches}, ` +
+          `max |diff| ${JSON.stringify(report.maxAbsDifference)} -> ${report.passed ? "ok" : "FAILED"}`,
+      );
+      if (!report.passed) process.exit(1);
+    } catch (error) {
+      if ((error as { code?: string }).code !== "ERR_MODULE_NOT_FOUND") throw error;
+      console.log("recent-hours onnx check skipped: onnxruntime-node is not installed");
     }
   }
   console.log(

@@ -23,6 +23,12 @@ import {
   type PreprocessingSpec,
 } from "../src/domain/features.ts";
 
+import {
+  encodeHistoryFeatures,
+  HISTORY_FEATURE_COUNT,
+  WINDOW_ARITHMETIC_COLUMN,
+} from "../src/domain/history.ts";
+import { aqiFromWindowArithmeticZ } from "../src/domain/prediction.ts";
 import { itemAt } from "./arrays.ts";
 export const OUTPUT_NAMES = ["aqi", "aqi_low", "aqi_high"] as const;
 
@@ -148,6 +154,101 @@ export async function verifyOnnx(
     maxAbsDifference,
     tolerance: holdout.tolerance,
     passed,
+  };
+}
+
+/**
+ * The same check for the recent-hours model: the Worker's TypeScript turns each
+ * holdout request's recent_hours into exactly the row the trainer fitted on,
+ * and the runtime's z, dz_low, dz_high, turned into AQI as the service does,
+ * match the trainer's predictions.
+ */
+export async function verifyHistoryOnnx(
+  modelsDir: string,
+  version: string,
+  runtimeModule = process.env.AQI_ORT_MODULE ?? "onnxruntime-node",
+): Promise<VerificationReport> {
+  const name = `aqi-history-${version}`;
+  const card = JSON.parse(readFileSync(join(modelsDir, `${name}.json`), "utf8")) as {
+    preprocessing: PreprocessingSpec;
+  };
+  const holdout = JSON.parse(readFileSync(join(modelsDir, `${name}.holdout.json`), "utf8")) as Omit<
+    HoldoutFile,
+    "missingValueRows"
+  >;
+  assertSpecMatchesCode(card.preprocessing);
+  let featureMismatches = 0;
+  const tensorData = new Float32Array(holdout.rows.length * HISTORY_FEATURE_COUNT);
+  holdout.rows.forEach((row, rowIndex) => {
+    encodeHistoryFeatures(row.request, card.preprocessing).forEach((value, column) => {
+      const stored = row.features[column] ?? null;
+      const value32 = Math.fround(value);
+      if (!(stored === null ? Number.isNaN(value32) : value32 === Math.fround(stored))) {
+        featureMismatches += 1;
+      }
+      tensorData[rowIndex * HISTORY_FEATURE_COUNT + column] = value32;
+    });
+  });
+  const ort = (await import(runtimeModule)) as OrtModule & { default?: OrtModule };
+  const runtime: OrtModule = ort.InferenceSession ? ort : (ort.default as OrtModule);
+  if (runtime.env?.wasm) runtime.env.wasm.numThreads = 1;
+  const session = await runtime.InferenceSession.create(
+    new Uint8Array(readFileSync(join(modelsDir, holdout.onnx))),
+  );
+  const maxAbsDifference: Record<(typeof OUTPUT_NAMES)[number], number> = {
+    aqi: 0,
+    aqi_low: 0,
+    aqi_high: 0,
+  };
+  const windowArithmeticColumn = FEATURE_COUNT + WINDOW_ARITHMETIC_COLUMN;
+  for (let start = 0; start < holdout.rows.length; start += BATCH_ROWS) {
+    const count = Math.min(BATCH_ROWS, holdout.rows.length - start);
+    const data = tensorData.slice(
+      start * HISTORY_FEATURE_COUNT,
+      (start + count) * HISTORY_FEATURE_COUNT,
+    );
+    const outputs = await session.run({
+      input: new runtime.Tensor("float32", data, [count, HISTORY_FEATURE_COUNT]),
+    });
+    const column = (output: string) => {
+      const tensor = outputs[output];
+      if (tensor === undefined) throw new Error(`the model has no output ${output}`);
+      return tensor.data;
+    };
+    const [z, low, high] = [column("z"), column("dz_low"), column("dz_high")];
+    for (let offset = 0; offset < count; offset += 1) {
+      const windowArithmetic = itemAt(
+        data,
+        offset * HISTORY_FEATURE_COUNT + windowArithmeticColumn,
+      );
+      const actual = {
+        aqi: aqiFromWindowArithmeticZ(itemAt(z, offset), 0, windowArithmetic),
+        aqi_low: aqiFromWindowArithmeticZ(itemAt(z, offset), itemAt(low, offset), windowArithmetic),
+        aqi_high: aqiFromWindowArithmeticZ(
+          itemAt(z, offset),
+          itemAt(high, offset),
+          windowArithmetic,
+        ),
+      };
+      for (const outputName of OUTPUT_NAMES) {
+        const difference = Math.abs(
+          actual[outputName] - itemAt(holdout.rows, start + offset).expected[outputName],
+        );
+        if (!(difference <= maxAbsDifference[outputName]))
+          maxAbsDifference[outputName] = difference;
+      }
+    }
+  }
+  return {
+    runtime: runtimeModule,
+    rows: holdout.rows.length,
+    missingValueRows: 0,
+    featureMismatches,
+    maxAbsDifference,
+    tolerance: holdout.tolerance,
+    passed:
+      featureMismatches === 0 &&
+      OUTPUT_NAMES.every((outputName) => maxAbsDifference[outputName] < holdout.tolerance),
   };
 }
 

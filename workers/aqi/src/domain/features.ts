@@ -16,6 +16,8 @@
  * them (CPCB wind speed is m/s and is multiplied by 3.6 on ingestion).
  */
 
+import type { RecentHour } from "./history.ts";
+
 export const SEASONS = ["Winter", "Summer", "Monsoon", "Post-Monsoon"] as const;
 export type Season = (typeof SEASONS)[number];
 
@@ -99,6 +101,8 @@ export interface FeatureInput {
   /** The station's latest CPCB AQI and how many hours before the predicted hour it was observed (both or neither). */
   readonly recent_aqi?: number | null;
   readonly recent_aqi_age_hours?: number | null;
+  /** The station's last hourly readings (the recent-hours variant). */
+  readonly recent_hours?: readonly RecentHour[] | null;
 }
 
 /**

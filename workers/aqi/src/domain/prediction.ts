@@ -86,3 +86,18 @@ export function interpretModelOutputs(
 export function aqiFromReadingZ(z: number, recentAqi: number, ageHours: number): number {
   return Math.expm1(Math.log1p(recentAqi) + Math.sqrt(ageHours) * z);
 }
+
+/**
+ * The recent-hours model predicts the AQI relative to the window arithmetic
+ * (the forecast that keeps the measured hours of the predicted hour's windows
+ * and fills the rest), in log space: z = log1p(aqi) - log1p(window arithmetic).
+ * The interval ends are z plus the horizon band's residual quantiles (`dz`).
+ * Monotone in z + dz, so the ends stay ordered around the point.
+ */
+export function aqiFromWindowArithmeticZ(
+  z: number,
+  dz: number,
+  windowArithmeticAqi: number,
+): number {
+  return Math.expm1(Math.log1p(windowArithmeticAqi) + (z + dz));
+}

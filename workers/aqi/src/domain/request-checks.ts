@@ -61,6 +61,34 @@ export function readingPairIssue(
   };
 }
 
+export function hasRecentHours(request: {
+  readonly recent_hours?: readonly unknown[] | null | undefined;
+}): boolean {
+  return Array.isArray(request.recent_hours) && request.recent_hours.length > 0;
+}
+
+/** `recent_hours` replaces `recent_aqi` and its age: a request sends one or the other. */
+export function recentHoursWithReadingIssue(
+  request: ReadingFields & { readonly recent_hours?: readonly unknown[] | null | undefined },
+  loc: (string | number)[],
+): FastApiValidationIssue | null {
+  const reading = [request.recent_aqi, request.recent_aqi_age_hours].some(
+    (value) => value !== undefined && value !== null,
+  );
+  if (!reading || !hasRecentHours(request)) return null;
+  return {
+    type: "value_error",
+    loc,
+    msg: "Value error, send either recent_hours (the station's hourly readings) or recent_aqi with recent_aqi_age_hours (its latest AQI), not both",
+    input: {
+      recent_aqi: request.recent_aqi ?? null,
+      recent_aqi_age_hours: request.recent_aqi_age_hours ?? null,
+      recent_hours: `${request.recent_hours?.length} readings`,
+    },
+    ctx: { error: "recent_hours and recent_aqi are exclusive" },
+  };
+}
+
 /** Distance from the coordinates to the nearest training station. */
 export function distanceToNearestStationKm(
   latitude: number,

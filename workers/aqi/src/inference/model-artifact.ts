@@ -10,9 +10,10 @@ import {
   type PreprocessingSpec,
   READING_COLUMNS,
 } from "../domain/features.ts";
+import { HISTORY_COLUMNS } from "../domain/history.ts";
 
-/** Which inputs a model reads: weather and calendar only, or those plus a recent AQI reading. */
-export type ModelVariant = "weather-only" | "recent-reading";
+/** Which inputs a model reads: weather and calendar only, or those plus a recent AQI reading, or plus the last hours' readings. */
+export type ModelVariant = "weather-only" | "recent-reading" | "recent-hours";
 
 export interface ModelArtifact {
   /** The artifact's version, e.g. "aqi-1.0.0" (file stem), returned as `model_version`. */
@@ -51,6 +52,7 @@ const ModelCardSubset = z.object({
       .min(1),
     featuresMissingInTraining: z.array(z.string()),
     readingColumns: z.array(z.string()).optional(),
+    historyColumns: z.array(z.string()).optional(),
   }),
 });
 
@@ -73,8 +75,23 @@ export function artifactFromCard(
       `model card reading columns [${readingColumns.join(", ")}] differ from code [${READING_COLUMNS.join(", ")}]`,
     );
   }
+  const historyColumns = parsed.preprocessing.historyColumns;
+  if (
+    historyColumns !== undefined &&
+    (historyColumns.length !== HISTORY_COLUMNS.length ||
+      historyColumns.some((name, index) => name !== HISTORY_COLUMNS[index]))
+  ) {
+    throw new Error(
+      `model card history columns [${historyColumns.join(", ")}] differ from code [${HISTORY_COLUMNS.join(", ")}]`,
+    );
+  }
   return {
-    variant: readingColumns === undefined ? "weather-only" : "recent-reading",
+    variant:
+      historyColumns !== undefined
+        ? "recent-hours"
+        : readingColumns === undefined
+          ? "weather-only"
+          : "recent-reading",
     version: parsed.modelVersion,
     modelPath: paths.modelPath,
     cardPath: paths.cardPath,

@@ -12,7 +12,12 @@ import {
   resolveStation,
   type StationResolution,
 } from "../domain/features.ts";
-import { aqiFromReadingZ } from "../domain/prediction.ts";
+import {
+  encodeHistoryBatch,
+  HISTORY_FEATURE_COUNT,
+  WINDOW_ARITHMETIC_COLUMN,
+} from "../domain/history.ts";
+import { aqiFromReadingZ, aqiFromWindowArithmeticZ } from "../domain/prediction.ts";
 import type { ModelArtifact, ModelSource } from "./model-artifact.ts";
 import { createOrtSession, type InferenceSession, ort } from "./onnx-runtime.ts";
 
@@ -20,12 +25,21 @@ export const MODEL_INPUT = "input";
 export const MODEL_OUTPUTS = { point: "aqi", low: "aqi_low", high: "aqi_high" } as const;
 /** The recent-reading model's outputs: z of the point and the interval ends (see aqiFromReadingZ). */
 export const READING_MODEL_OUTPUTS = { point: "z", low: "z_low", high: "z_high" } as const;
+/** The recent-hours model's outputs: z of the point, and the interval ends' offsets from it (see aqiFromWindowArithmeticZ). */
+export const HISTORY_MODEL_OUTPUTS = { point: "z", low: "dz_low", high: "dz_high" } as const;
 
 export function outputNames(
   variant: ModelArtifact["variant"],
-): typeof MODEL_OUTPUTS | typeof READING_MODEL_OUTPUTS {
+): typeof MODEL_OUTPUTS | typeof READING_MODEL_OUTPUTS | typeof HISTORY_MODEL_OUTPUTS {
+  if (variant === "recent-hours") return HISTORY_MODEL_OUTPUTS;
   return variant === "recent-reading" ? READING_MODEL_OUTPUTS : MODEL_OUTPUTS;
 }
+
+const FEATURE_COUNT_OF: Record<ModelArtifact["variant"], number> = {
+  "weather-only": FEATURE_COUNT,
+  "recent-reading": READING_FEATURE_COUNT,
+  "recent-hours": HISTORY_FEATURE_COUNT,
+};
 
 type OutputColumns = Record<keyof typeof MODEL_OUTPUTS, Float32Array | Float64Array>;
 
@@ -58,15 +72,20 @@ export class LoadedAqiModel {
     /** How long creating the session took (the cold-start cost, paid once per isolate). */
     readonly sessionCreateMs: number,
   ) {
-    this.featureCount =
-      artifact.variant === "recent-reading" ? READING_FEATURE_COUNT : FEATURE_COUNT;
+    this.featureCount = FEATURE_COUNT_OF[artifact.variant];
   }
 
   /** The model's input rows for validated requests (row-major float32). */
   encode(inputs: readonly FeatureInput[]): Float32Array {
-    return this.artifact.variant === "recent-reading"
-      ? encodeReadingBatch(inputs, this.artifact.preprocessing)
-      : encodeBatch(inputs, this.artifact.preprocessing);
+    const spec = this.artifact.preprocessing;
+    switch (this.artifact.variant) {
+      case "recent-hours":
+        return encodeHistoryBatch(inputs, spec);
+      case "recent-reading":
+        return encodeReadingBatch(inputs, spec);
+      default:
+        return encodeBatch(inputs, spec);
+    }
   }
 
   /** Scores validated requests: the shared preprocessing, then one `session.run`. */
@@ -131,6 +150,26 @@ export class LoadedAqiModel {
         }
         columns[key] = aqi;
       }
+    }
+    if (this.artifact.variant === "recent-hours") {
+      // z (and its interval offsets) back to AQI, from each row's window arithmetic AQI as the model saw it.
+      const width = this.featureCount;
+      const offset = FEATURE_COUNT + WINDOW_ARITHMETIC_COLUMN;
+      const z = columns.point;
+      const aqi = {
+        point: new Float64Array(rows),
+        low: new Float64Array(rows),
+        high: new Float64Array(rows),
+      };
+      for (let row = 0; row < rows; row += 1) {
+        const windowArithmetic = data[row * width + offset]!;
+        aqi.point[row] = aqiFromWindowArithmeticZ(z[row]!, 0, windowArithmetic);
+        aqi.low[row] = aqiFromWindowArithmeticZ(z[row]!, columns.low[row]!, windowArithmetic);
+        aqi.high[row] = aqiFromWindowArithmeticZ(z[row]!, columns.high[row]!, windowArithmetic);
+      }
+      columns.point = aqi.point;
+      columns.low = aqi.low;
+      columns.high = aqi.high;
     }
     // The inference time includes that transform: it is part of running this model.
     return { outputs: columns, inferenceMs: performance.now() - started };

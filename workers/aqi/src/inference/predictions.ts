@@ -8,11 +8,26 @@
  */
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { FastApiValidationIssue } from "@edge-platform/shared/http/error-shapes/fastapi";
-import { interpretModelOutputs } from "../domain/prediction.ts";
+import { categoryForAqi } from "../domain/categories.ts";
+import {
+  aqiAtLatestReading,
+  horizonOf,
+  type RecentHour,
+  recentHoursIssues,
+  windowArithmetic,
+} from "../domain/history.ts";
+import {
+  clipToScale,
+  interpretModelOutputs,
+  roundHalfToEven,
+  roundTo2Decimals,
+} from "../domain/prediction.ts";
 import {
   decideSeason,
   hasReading,
+  hasRecentHours,
   readingPairIssue,
+  recentHoursWithReadingIssue,
   type SeasonDecision,
   serviceAreaIssue,
 } from "../domain/request-checks.ts";
@@ -24,11 +39,14 @@ import type { LoadedAqiModel, ModelHost, ScoredRow } from "./model-host.ts";
 export const MODEL_NOT_LOADED = "Model is not loaded. Run 'make train' and restart the API.";
 export const READING_MODEL_NOT_LOADED =
   "The recent-reading model is not loaded: send the request without recent_aqi and recent_aqi_age_hours, or retry later.";
+export const HISTORY_MODEL_NOT_LOADED =
+  "The recent-hours model is not loaded: send the request without recent_hours, or retry later.";
 
-/** The isolate's models: the weather-only one, and the recent-reading one when bundled. */
+/** The isolate's models: the weather-only one, and the recent-reading and recent-hours ones when bundled. */
 export interface AqiModels {
   readonly weatherOnly: ModelHost;
   readonly reading: ModelHost | null;
+  readonly history?: ModelHost | null;
 }
 
 export async function loadedModelOr503(host: ModelHost): Promise<LoadedAqiModel> {
@@ -37,9 +55,9 @@ export async function loadedModelOr503(host: ModelHost): Promise<LoadedAqiModel>
   return state.model;
 }
 
-async function loadedReadingModelOr503(models: AqiModels): Promise<LoadedAqiModel> {
-  const state = models.reading ? await models.reading.state() : null;
-  if (state?.status !== "ready") throw new ApiError(503, READING_MODEL_NOT_LOADED);
+async function loadedOr503(host: ModelHost | null | undefined, message: string) {
+  const state = host ? await host.state() : null;
+  if (state?.status !== "ready") throw new ApiError(503, message);
   return state.model;
 }
 
@@ -60,6 +78,11 @@ export async function checkRequests(
   requests.forEach((request, index) => {
     const pair = readingPairIssue(request, locOf(index));
     if (pair) issues.push(pair);
+    const both = recentHoursWithReadingIssue(request, locOf(index));
+    if (both) issues.push(both);
+    if (request.recent_hours) {
+      issues.push(...recentHoursIssues(request.recent_hours, [...locOf(index), "recent_hours"]));
+    }
     const area = stations ? serviceAreaIssue(request, stations, locOf(index)) : null;
     if (area) issues.push(area);
   });
@@ -80,6 +103,8 @@ function respond(
 ): PredictionResponse {
   const outputs = interpretModelOutputs(row.point, row.low, row.high);
   const reading = model.artifact.variant === "recent-reading";
+  const history = model.artifact.variant === "recent-hours" ? request.recent_hours : null;
+  const historyFields = history ? historyResponseFields(history) : null;
   return {
     aqi_predicted: outputs.aqi_predicted,
     aqi_rounded: outputs.aqi_rounded,
@@ -92,7 +117,9 @@ function respond(
       recent_aqi_age_hours: reading ? (request.recent_aqi_age_hours ?? null) : null,
       season: season.season,
       season_derived_from_month: season.derivedFromMonth,
+      ...(historyFields ? { recent_hours: historyFields.inputs } : {}),
     },
+    ...(historyFields ? { aqi_at_latest_reading: historyFields.latest } : {}),
     notes: season.note ? [season.note] : [],
     prediction_timestamp: new Date().toISOString(),
     resolved_station: {
@@ -103,30 +130,63 @@ function respond(
   };
 }
 
+/** What the response says about the readings: the AQI at the newest one, and what the model started from. */
+function historyResponseFields(readings: readonly RecentHour[]) {
+  const latest = aqiAtLatestReading(readings);
+  if (latest.aqi === null || latest.dominantPollutant === null) {
+    throw new Error("recent_hours without a CPCB AQI at the newest reading reached scoring");
+  }
+  const rounded = clipToScale(roundHalfToEven(latest.aqi));
+  return {
+    latest: {
+      aqi: roundTo2Decimals(latest.aqi),
+      aqi_rounded: rounded,
+      category: categoryForAqi(rounded),
+      dominant_pollutant: latest.dominantPollutant,
+      hours_before: horizonOf(readings),
+    },
+    inputs: {
+      readings: readings.length,
+      horizon_hours: horizonOf(readings),
+      window_arithmetic_aqi: roundTo2Decimals(windowArithmetic(readings, latest).aqi),
+    },
+  };
+}
+
 export async function predictAqi(
   models: AqiModels,
   requests: readonly PredictionRequest[],
   failureMessage: "Inference failed." | "Batch inference failed.",
 ): Promise<Predictions> {
   const weatherOnly = await loadedModelOr503(models.weatherOnly);
-  const withReading = requests.some(hasReading);
-  const reading = withReading ? await loadedReadingModelOr503(models) : null;
+  const reading = requests.some(hasReading)
+    ? await loadedOr503(models.reading, READING_MODEL_NOT_LOADED)
+    : null;
+  const history = requests.some(hasRecentHours)
+    ? await loadedOr503(models.history, HISTORY_MODEL_NOT_LOADED)
+    : null;
   const seasons = requests.map((request) => decideSeason(request.season, request.month));
   const inputs = requests.map((request, index) => ({ ...request, season: seasons[index]!.season }));
   // Each variant present scores all its rows in one run.
-  const groups: { model: LoadedAqiModel; indices: number[] }[] = [
-    { model: weatherOnly, indices: [] },
-    ...(reading ? [{ model: reading, indices: [] as number[] }] : []),
-  ];
+  const groups = {
+    weatherOnly: { model: weatherOnly, indices: [] as number[] },
+    reading: { model: reading, indices: [] as number[] },
+    history: { model: history, indices: [] as number[] },
+  };
   requests.forEach((request, index) => {
-    groups[hasReading(request) ? 1 : 0]!.indices.push(index);
+    const group = hasRecentHours(request)
+      ? groups.history
+      : hasReading(request)
+        ? groups.reading
+        : groups.weatherOnly;
+    group.indices.push(index);
   });
   try {
     const predictions: PredictionResponse[] = new Array(requests.length);
     let inferenceMs = 0;
     let encodeMs = 0;
-    for (const { model, indices } of groups) {
-      if (indices.length === 0) continue;
+    for (const { model, indices } of Object.values(groups)) {
+      if (model === null || indices.length === 0) continue;
       const scored = await model.score(indices.map((index) => inputs[index]!));
       inferenceMs += scored.inferenceMs;
       encodeMs += scored.encodeMs;

@@ -26,6 +26,7 @@ export function modelInfoRoutes(models: AqiModels) {
   return new OpenAPIHono<AppEnv>().openapi(modelInfoRoute, async (c) => {
     const model = await loadedModelOr503(models.weatherOnly);
     const reading = models.reading ? await models.reading.state() : null;
+    const history = models.history ? await models.history.state() : null;
     const { artifact } = model;
     return c.json(
       {
@@ -37,6 +38,7 @@ export function modelInfoRoutes(models: AqiModels) {
         training_stations: artifact.preprocessing.stations.map((station) => station.name),
         session_create_ms: Math.round(model.sessionCreateMs * 10) / 10,
         reading_model_version: reading?.status === "ready" ? reading.model.artifact.version : null,
+        history_model_version: history?.status === "ready" ? history.model.artifact.version : null,
         service_radius_km: SERVICE_RADIUS_KM,
       },
       200,

@@ -6,6 +6,12 @@
 import { z } from "@hono/zod-openapi";
 import { AQI_CATEGORIES } from "../domain/categories.ts";
 import { DAYS_OF_WEEK, SEASONS } from "../domain/features.ts";
+import {
+  CONCENTRATION_BOUNDS,
+  MAX_HORIZON_HOURS,
+  MAX_RECENT_HOURS,
+  READING_FIELDS,
+} from "../domain/history.ts";
 import { INPUT_BOUNDS, SERVICE_RADIUS_KM } from "../domain/request-checks.ts";
 import {
   floatField,
@@ -13,12 +19,46 @@ import {
   listField,
   modelSchema,
   optionalFloatField,
+  optionalListField,
   stringField,
   stringLiteralField,
   zeroOrOneField,
 } from "../validation/pydantic.ts";
 
 export const MAX_BATCH_SIZE = 100;
+
+const POLLUTANT_DOC: Record<(typeof READING_FIELDS)[number], string> = {
+  pm25: "PM2.5, ug/m3",
+  pm10: "PM10, ug/m3",
+  no2: "NO2, ug/m3",
+  so2: "SO2, ug/m3",
+  nh3: "NH3, ug/m3",
+  co: "CO, mg/m3",
+  o3: "Ozone, ug/m3",
+};
+
+/** One hourly reading of the station (the hour's mean concentrations, as CPCB publishes them). */
+export const RecentHour = modelSchema(
+  "RecentHour",
+  {
+    hours_before: intField(
+      { ge: 1, le: MAX_RECENT_HOURS },
+      {
+        description: `How many hours before the predicted hour this reading's hour ends (1 to ${MAX_RECENT_HOURS}); unique within recent_hours`,
+        example: 2,
+      },
+    ),
+    ...(Object.fromEntries(
+      READING_FIELDS.map((field) => [
+        field,
+        optionalFloatField(CONCENTRATION_BOUNDS[field], {
+          description: `Optional: ${POLLUTANT_DOC[field]} (${CONCENTRATION_BOUNDS[field].ge} to ${CONCENTRATION_BOUNDS[field].le}); at least one concentration per reading`,
+        }),
+      ]),
+    ) as Record<(typeof READING_FIELDS)[number], ReturnType<typeof optionalFloatField>>),
+  },
+  { description: "The station's mean concentrations over one hour" },
+);
 
 /** Field order is the declaration order pydantic reports errors in. */
 export const PredictionRequest = modelSchema(
@@ -73,6 +113,9 @@ export const PredictionRequest = modelSchema(
         "Optional: how many hours before the predicted hour recent_aqi was observed (0.5 to 72)",
       example: 3,
     }),
+    recent_hours: optionalListField(RecentHour, 1, MAX_RECENT_HOURS, {
+      description: `Optional: the station's hourly readings of up to ${MAX_RECENT_HOURS} hours before the predicted hour. The newest reading must be 1 to ${MAX_HORIZON_HOURS} hours before it (the horizon), and the readings must give a CPCB AQI at the newest reading (24-hour averages need 16 of 24 hours of PM2.5 or PM10; at least 3 pollutants). With it the recent-hours model answers; not together with recent_aqi`,
+    }),
   },
   {
     description:
@@ -114,18 +157,45 @@ export const PredictionResponse = z
       }),
     model_version: z.string().openapi({
       description:
-        "The model that answered: the weather-only model, or the recent-reading model (aqi-reading-...) when recent_aqi was sent",
+        "The model that answered: the weather-only model, the recent-reading model (aqi-reading-...) when recent_aqi was sent, or the recent-hours model (aqi-history-...) when recent_hours was sent",
       example: "aqi-1.0.0",
     }),
     inputs_used: z
       .object({
-        variant: z.enum(["weather-only", "recent-reading"]),
+        variant: z.enum(["weather-only", "recent-reading", "recent-hours"]),
         recent_aqi: z.number().nullable(),
         recent_aqi_age_hours: z.number().nullable(),
         season: z.enum(SEASONS),
         season_derived_from_month: z.boolean(),
+        recent_hours: z
+          .object({
+            readings: z.number().int().openapi({ description: "How many readings were sent" }),
+            horizon_hours: z.number().int().openapi({
+              description: "hours_before of the newest reading: how far ahead the forecast reaches",
+            }),
+            window_arithmetic_aqi: z.number().openapi({
+              description:
+                "The forecast without learning the model starts from: the predicted hour's windows with their measured hours kept and the unknown newest hours filled with each pollutant's mean of its newest three readings (from 24 h ahead: the AQI at the newest reading); 2 decimals",
+            }),
+          })
+          .optional()
+          .openapi({ description: "Only when recent_hours was sent" }),
       })
       .openapi({ description: "What the model was given" }),
+    aqi_at_latest_reading: z
+      .object({
+        aqi: z.number().openapi({
+          description:
+            "National (CPCB) AQI at the newest reading: sub-indices of the 24-hour means and 8-hour maxima ending at it, the largest, capped at 500; 2 decimals",
+          example: 287.5,
+        }),
+        aqi_rounded: z.number().int().min(0).max(500),
+        category: z.enum(categoryLabels),
+        dominant_pollutant: z.enum(["PM2.5", "PM10", "NO2", "SO2", "NH3", "CO", "O3"]),
+        hours_before: z.number().int().openapi({ example: 2 }),
+      })
+      .optional()
+      .openapi({ description: "Only when recent_hours was sent" }),
     notes: z.array(z.string()).openapi({
       description: "Adjustments made to the request (e.g. a season replaced by the month's)",
     }),
@@ -188,6 +258,11 @@ export const ModelInfoResponse = z
     reading_model_version: z.string().nullable().openapi({
       description: "The model answering requests that carry recent_aqi (null when none is loaded)",
       example: "aqi-reading-1.2.0",
+    }),
+    history_model_version: z.string().nullable().openapi({
+      description:
+        "The model answering requests that carry recent_hours (null when none is loaded)",
+      example: "aqi-history-1.0.0",
     }),
     service_radius_km: z.number().openapi({
       description: "Requests farther than this from every training station are refused",

@@ -147,6 +147,10 @@ export function listField<T extends z.ZodType>(
 }
 
 function child(schema: z.ZodType | undefined, key: PropertyKey): z.ZodType | undefined {
+  // An optional field's items and keys sit behind its wrappers (Optional[list[...]] = None).
+  while (schema instanceof z.ZodOptional || schema instanceof z.ZodNullable) {
+    schema = schema.unwrap() as z.ZodType;
+  }
   if (schema instanceof z.ZodObject && typeof key === "string") {
     return (schema.shape as Record<string, z.ZodType>)[key];
   }
@@ -338,6 +342,20 @@ function fieldIssue(
       return null;
     }
   }
+}
+
+/** `Optional[list[item]] = None` with length bounds: absent or null is None; otherwise a list field. */
+export function optionalListField<T extends z.ZodType>(
+  item: T,
+  minLength: number,
+  maxLength: number,
+  doc: DocMeta = {},
+) {
+  return register(withDoc(z.array(item).min(minLength).max(maxLength).nullable().optional(), doc), {
+    kind: "list",
+    minLength,
+    maxLength,
+  });
 }
 
 function startsWith(path: readonly PropertyKey[], prefix: readonly PropertyKey[]): boolean {
