@@ -25,6 +25,7 @@ const LINE_FIELDS = [
   "unitPriceMicroCents",
   "amount",
   "sortOrder",
+  "pricing",
 ] as const;
 
 /** An invoice line as the API returns it (stored or drafted). */
@@ -37,6 +38,7 @@ export interface InvoiceLineBody {
   unitPriceMicroCents: number;
   amount: number;
   sortOrder: number;
+  pricing: unknown;
 }
 
 const pick = (source: Record<string, unknown>, fields: readonly string[]) =>

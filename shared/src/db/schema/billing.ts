@@ -8,6 +8,7 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
+import type { ChargeModel } from "./catalog.ts";
 import { tenants } from "./identity.ts";
 import { subscriptions } from "./subscriptions.ts";
 
@@ -34,6 +35,27 @@ export type InvoiceKind = (typeof invoiceKinds)[number];
  */
 export const lineItemKinds = ["BASE", "PRORATION_CREDIT", "USAGE", "CREDIT_APPLIED"] as const;
 export type LineItemKind = (typeof lineItemKinds)[number];
+
+/** One tier of a tiered USAGE line: the units it billed and at what price. */
+export interface BilledTier {
+  /** First and last billed unit of the tier (cumulative, 1-based); `upTo` null for the open tier. */
+  from: number;
+  upTo: number | null;
+  units: number;
+  unitPrice: number;
+  flatFee: number;
+}
+
+/**
+ * How a USAGE line of tiered or package pricing was priced. `tiers`: the
+ * tiers it billed (graduated: each one its units fell in; volume: the tier
+ * the total reached); `packages`: for package pricing.
+ */
+export interface BilledCharge {
+  model: ChargeModel;
+  tiers?: BilledTier[];
+  packages?: { count: number; packageSize: number; packagePrice: number };
+}
 
 export const ledgerEntryTypes = ["CHARGE", "PAYMENT", "CREDIT", "REFUND", "ADJUSTMENT"] as const;
 export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
@@ -119,6 +141,8 @@ export const invoiceLineItems = sqliteTable(
     unitPriceMicroCents: integer("unit_price_micro_cents").notNull(),
     /** Cents; negative for a credit. */
     amount: integer("amount").notNull(),
+    /** USAGE lines of tiered or package pricing: what each tier (or the packages) billed. */
+    pricing: text("pricing", { mode: "json" }).$type<BilledCharge>(),
     sortOrder: integer("sort_order").notNull().default(0),
     createdAt: text("created_at").notNull().default(now),
   },

@@ -147,6 +147,7 @@ export async function readUsageWindows(
         featureLookupKey: invoiceLineItems.featureLookupKey,
         windowKey: invoiceLineItems.usageWindowKey,
         quantity: sql<number>`sum(${invoiceLineItems.quantity})`,
+        amount: sql<number>`sum(${invoiceLineItems.amount})`,
       })
       .from(invoiceLineItems)
       .innerJoin(invoices, eq(invoices.id, invoiceLineItems.invoiceId))
@@ -162,25 +163,32 @@ export async function readUsageWindows(
       .all(),
   ]);
   const billedByWindow = new Map(
-    billed.map((row) => [`${row.featureLookupKey}\u0000${row.windowKey}`, Number(row.quantity)]),
+    billed.map((row) => [
+      `${row.featureLookupKey}\u0000${row.windowKey}`,
+      { units: Number(row.quantity), cents: Number(row.amount) },
+    ]),
   );
-  return windows.map((window) => ({
-    featureLookupKey: window.featureLookupKey,
-    windowKey: window.windowKey,
-    windowStart: new Date(window.windowStart),
-    windowEnd: window.windowEnd ? new Date(window.windowEnd) : null,
-    priorUsage: Number(window.priorUsage ?? 0),
-    used: window.used,
-    alreadyBilled: billedByWindow.get(`${window.featureLookupKey}\u0000${window.windowKey}`) ?? 0,
-  }));
+  return windows.map((window) => {
+    const earlier = billedByWindow.get(`${window.featureLookupKey}\u0000${window.windowKey}`);
+    return {
+      featureLookupKey: window.featureLookupKey,
+      windowKey: window.windowKey,
+      windowStart: new Date(window.windowStart),
+      windowEnd: window.windowEnd ? new Date(window.windowEnd) : null,
+      priorUsage: Number(window.priorUsage ?? 0),
+      used: window.used,
+      alreadyBilled: earlier?.units ?? 0,
+      alreadyCharged: earlier?.cents ?? 0,
+    };
+  });
 }
 
 // --- writes: raw statements, because every one of them is conditional ------
 
 const INSERT_LINE_IF_DRAFT = `
 INSERT INTO invoice_line_items
-  (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, created_at)
-SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
+  (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, pricing, created_at)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?12, ?11
 WHERE EXISTS (SELECT 1 FROM invoices WHERE id = ?2 AND status = 'DRAFT')`;
 
 function lineStatements(d1: D1Database, invoiceId: string, lines: InvoiceLineDraft[], now: string) {
@@ -199,6 +207,7 @@ function lineStatements(d1: D1Database, invoiceId: string, lines: InvoiceLineDra
         line.amount,
         line.sortOrder,
         now,
+        line.pricing ? JSON.stringify(line.pricing) : null,
       ),
   );
 }

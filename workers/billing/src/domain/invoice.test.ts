@@ -20,6 +20,7 @@ const none = {
   overagePrice: null,
   includedAmount: null,
   resetPeriod: null,
+  pricing: null,
 };
 const snapshots: SnapshotTerms[] = [
   {

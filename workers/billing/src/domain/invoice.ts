@@ -1,12 +1,14 @@
 import { MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
 import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
 import type {
+  BilledCharge,
   InvoiceKind,
   InvoiceStatus,
   LineItemKind,
 } from "@edge-platform/shared/db/schema/billing";
 import type { BillingInterval } from "@edge-platform/shared/db/schema/catalog";
-import { centsToMicroCents, prorateCents, sumCents, usageAmountCents } from "./money.ts";
+import { describeCharge, type UsagePricing, usageCharge } from "./charge-models.ts";
+import { centsToMicroCents, prorateCents, sumCents } from "./money.ts";
 
 // What goes on an invoice, as pure functions of the subscription, its
 // period and the usage read for it. Lines, in order:
@@ -21,7 +23,10 @@ import { centsToMicroCents, prorateCents, sumCents, usageAmountCents } from "./m
 //   2+ USAGE             per billable feature (QUOTA SOFT beyond its limit,
 //                        METERED beyond its included amount) and usage
 //                        window, by lookup key then window start; only
-//                        windows with something left to bill get a line
+//                        windows with something left to bill get a line;
+//                        priced by the feature's charge model
+//                        (charge-models.ts), tiered lines listing the tiers
+//                        they billed
 // Amounts follow the single rounding rule in money.ts. Both proration
 // amounts are fractions of the FULL cycle period's length, so on a plan
 // change at instant t inside the cycle period [S, E) the old plan nets
@@ -38,6 +43,8 @@ export interface InvoiceLineDraft {
   unitPriceMicroCents: number;
   amount: number;
   sortOrder: number;
+  /** Tiered and package USAGE lines: how the units were priced. */
+  pricing?: BilledCharge | null;
 }
 
 /** Units counted in one usage window of one feature, and what earlier invoices billed of it. */
@@ -52,6 +59,8 @@ export interface UsageWindowReading {
   used: number;
   /** Overage units of this window already on other invoices of the subscription. */
   alreadyBilled: number;
+  /** Cents those invoices' lines charged for this window (tiered pricing bills the rest). */
+  alreadyCharged?: number;
   /** Lifetime window only: the tenant's units in it attributed to earlier subscriptions. */
   priorUsage?: number;
 }
@@ -132,18 +141,20 @@ export function featureDisplayName(lookupKey: string): string {
 
 const count = (value: number) => value.toLocaleString("en-US");
 
+/** How a snapshot prices its billed units: its charge model, else the per-unit overagePrice. */
+export function usagePricingOf(snapshot: SnapshotTerms): UsagePricing {
+  return snapshot.pricing ?? { model: "per_unit", unitPrice: snapshot.overagePrice ?? 0 };
+}
+
 /** Units a snapshot lets through before overage is billed, or null when the feature is not billed by usage. */
 export function billableAllowance(
   snapshot: SnapshotTerms,
-): { included: number; unitPriceMicroCents: number } | null {
+): { included: number; pricing: UsagePricing } | null {
   if (snapshot.featureType === "METERED") {
-    return {
-      included: snapshot.includedAmount ?? 0,
-      unitPriceMicroCents: snapshot.overagePrice ?? 0,
-    };
+    return { included: snapshot.includedAmount ?? 0, pricing: usagePricingOf(snapshot) };
   }
   if (snapshot.featureType === "QUOTA" && snapshot.limitBehavior === "SOFT") {
-    return { included: snapshot.limit ?? 0, unitPriceMicroCents: snapshot.overagePrice ?? 0 };
+    return { included: snapshot.limit ?? 0, pricing: usagePricingOf(snapshot) };
   }
   return null;
 }
@@ -262,15 +273,22 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
         : ` - usage window from ${day(reading.windowStart)}`;
     const earlier =
       reading.alreadyBilled > 0 ? `, ${count(reading.alreadyBilled)} billed earlier` : "";
+    const charged = usageCharge(
+      allowance.pricing,
+      { alreadyBilled: reading.alreadyBilled, alreadyCharged: reading.alreadyCharged ?? 0 },
+      quantity,
+    );
+    const how = charged.billed ? ` - ${describeCharge(charged.billed, price.currency)}` : "";
     lines.push({
       kind: "USAGE",
-      description: `${label}${window}${earlier}`,
+      description: `${label}${window}${earlier}${how}`,
       featureLookupKey: reading.featureLookupKey,
       usageWindowKey: reading.windowKey,
       quantity,
-      unitPriceMicroCents: allowance.unitPriceMicroCents,
-      amount: usageAmountCents(quantity, allowance.unitPriceMicroCents),
+      unitPriceMicroCents: charged.unitPriceMicroCents,
+      amount: charged.amount,
       sortOrder: lines.length,
+      pricing: charged.billed,
     });
   }
 

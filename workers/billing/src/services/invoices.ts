@@ -64,6 +64,7 @@ function lineContentView(line: InvoiceDraft["lines"][number]) {
     unitPriceMicroCents: line.unitPriceMicroCents,
     amount: line.amount,
     sortOrder: line.sortOrder,
+    pricing: line.pricing ?? null,
   };
 }
 
