@@ -30,10 +30,18 @@ export const invoiceKinds = ["PERIOD", "PRORATION"] as const;
 export type InvoiceKind = (typeof invoiceKinds)[number];
 
 /**
- * CREDIT_APPLIED: the tenant's credit balance (money received that no
- * invoice needed) taken off this invoice at finalize, as a negative amount.
+ * Added at finalize, in this order after the charges: DISCOUNT (a coupon,
+ * negative), TAX (on the discounted amount), CREDIT_APPLIED (the tenant's
+ * credit balance, money received that no invoice needed, negative).
  */
-export const lineItemKinds = ["BASE", "PRORATION_CREDIT", "USAGE", "CREDIT_APPLIED"] as const;
+export const lineItemKinds = [
+  "BASE",
+  "PRORATION_CREDIT",
+  "USAGE",
+  "CREDIT_APPLIED",
+  "DISCOUNT",
+  "TAX",
+] as const;
 export type LineItemKind = (typeof lineItemKinds)[number];
 
 /** One tier of a tiered USAGE line: the units it billed and at what price. */
@@ -99,7 +107,15 @@ export const invoices = sqliteTable(
     invoiceNumber: text("invoice_number").unique("invoices_number_unique"),
     status: text("status", { enum: invoiceStatuses }).notNull().default("DRAFT"),
     currency: text("currency").notNull(),
+    /** The charges (base fee, proration, usage), before discount, tax and credit. */
     subtotal: integer("subtotal").notNull().default(0),
+    /** Cents a coupon took off the subtotal (positive; the DISCOUNT line is its negative). */
+    discount: integer("discount").notNull().default(0),
+    /** Cents of tax on subtotal - discount, at `taxRatePpm`. */
+    tax: integer("tax").notNull().default(0),
+    /** The tenant's tax rate when the invoice was finalized, in millionths (10% = 100,000); null: none. */
+    taxRatePpm: integer("tax_rate_ppm"),
+    /** subtotal - discount + tax - credit applied. */
     total: integer("total").notNull().default(0),
     periodStart: text("period_start").notNull(),
     /** Exclusive; for a PRORATION invoice, when the subscription ended. */
@@ -151,6 +167,40 @@ export const invoiceLineItems = sqliteTable(
     index("invoice_line_items_usage_idx").on(table.featureLookupKey, table.usageWindowKey),
   ],
 );
+
+/**
+ * What a platform administrator records about a tenant for its invoices:
+ * the tax rate (exclusive, added on top) and the legal identity. The rate
+ * in force when an invoice is finalized is copied onto it.
+ */
+export const tenantBillingDetails = sqliteTable(
+  "tenant_billing_details",
+  {
+    tenantId: text("tenant_id")
+      .primaryKey()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    /** Millionths: a percentage with up to 4 decimals x 10,000 (8.875% = 88,750). */
+    taxRatePpm: integer("tax_rate_ppm").notNull().default(0),
+    taxId: text("tax_id"),
+    legalName: text("legal_name").notNull(),
+    address: text("address", { mode: "json" }).$type<PostalAddress>().notNull(),
+    createdAt: text("created_at").notNull().default(now),
+    updatedAt: text("updated_at").notNull().default(now),
+  },
+  (table) => [
+    check("tenant_billing_details_tax_rate_range", sql`tax_rate_ppm BETWEEN 0 AND 1000000`),
+  ],
+);
+
+export interface PostalAddress {
+  line1: string;
+  line2?: string | null;
+  city: string;
+  postalCode?: string | null;
+  region?: string | null;
+  /** ISO 3166-1 alpha-2, upper-case. */
+  country: string;
+}
 
 /** The per-year counter behind invoice numbers (global across tenants, UTC years). */
 export const invoiceSequences = sqliteTable("invoice_sequences", {

@@ -321,21 +321,60 @@ export async function availableCredit(
 }
 
 /** Index of the DRAFT -> OPEN update in finalizeStatements' batch. */
-export const FINALIZE_STATUS_STATEMENT = 3;
+export const FINALIZE_STATUS_STATEMENT = 5;
+
+/** The tenant's tax rate in millionths now (null: no billing details): what finalize would use. */
+export async function taxRateOf(d1: D1Database, tenantId: string): Promise<number | null> {
+  const row = await d1
+    .prepare("SELECT tax_rate_ppm FROM tenant_billing_details WHERE tenant_id = ?1")
+    .bind(tenantId)
+    .first<{ tax_rate_ppm: number }>();
+  return row ? Number(row.tax_rate_ppm) : null;
+}
+
+/** round_half_up(taxable x rate / 1,000,000) in integer SQL, for taxable >= 0 (domain/tax.ts). */
+const TAX_OF = (taxable: string, rate: string) =>
+  `((${taxable}) * (${rate}) * 2 + 1000000) / 2000000`;
 
 /**
- * DRAFT -> OPEN with its number and its CHARGE, as one batch. First the
- * tenant's credit balance is applied (a CREDIT_APPLIED line, the total
- * lowered, an ADJUSTMENT entry consuming the credit), so a credit is used
- * by exactly one invoice. The sequence only moves when the invoice is
- * still a DRAFT, and the number is read back from it inside the same
- * transaction, so numbers have no gaps and no duplicates however many
- * finalizes race.
+ * DRAFT -> OPEN with its number and its CHARGE, as one batch. First tax at
+ * the tenant's rate read now (a TAX line on subtotal - discount, the rate
+ * copied onto the invoice), then the tenant's credit balance (a
+ * CREDIT_APPLIED line, the total lowered, an ADJUSTMENT entry consuming
+ * the credit), so a credit is used by exactly one invoice. The sequence
+ * only moves when the invoice is still a DRAFT, and the number is read
+ * back from it inside the same transaction, so numbers have no gaps and no
+ * duplicates however many finalizes race. domain/invoice.ts (withTax,
+ * withCreditBalance) states the same rules for the upcoming invoice.
  */
 export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date, dueDate: Date) {
   const year = now.getUTCFullYear();
   const at = now.toISOString();
+  const taxAmount = TAX_OF("max(inv.subtotal - inv.discount, 0)", "d.tax_rate_ppm");
   return [
+    d1
+      .prepare(
+        `INSERT INTO invoice_line_items
+           (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, created_at)
+         SELECT ?1, inv.id, 'TAX',
+                'Tax (' || rtrim(rtrim(printf('%.4f', d.tax_rate_ppm / 10000.0), '0'), '.') || '%)',
+                NULL, NULL, 1, ${taxAmount} * 100, ${taxAmount},
+                (SELECT coalesce(max(sort_order), 0) + 1 FROM invoice_line_items WHERE invoice_id = inv.id), ?3
+         FROM invoices inv JOIN tenant_billing_details d ON d.tenant_id = inv.tenant_id
+         WHERE inv.id = ?2 AND inv.status = 'DRAFT' AND d.tax_rate_ppm > 0
+           AND NOT EXISTS (SELECT 1 FROM invoice_line_items WHERE invoice_id = ?2 AND kind = 'TAX')`,
+      )
+      .bind(crypto.randomUUID(), invoiceId, at),
+    d1
+      .prepare(
+        `UPDATE invoices SET
+           tax = coalesce((SELECT sum(amount) FROM invoice_line_items WHERE invoice_id = ?1 AND kind = 'TAX'), 0),
+           tax_rate_ppm = (SELECT tax_rate_ppm FROM tenant_billing_details WHERE tenant_id = invoices.tenant_id),
+           total = subtotal - discount
+             + coalesce((SELECT sum(amount) FROM invoice_line_items WHERE invoice_id = ?1 AND kind = 'TAX'), 0)
+         WHERE id = ?1 AND status = 'DRAFT'`,
+      )
+      .bind(invoiceId),
     d1
       .prepare(
         `INSERT INTO invoice_line_items
@@ -350,7 +389,7 @@ export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date,
       .bind(crypto.randomUUID(), invoiceId, at),
     d1
       .prepare(
-        `UPDATE invoices SET total = subtotal + coalesce(
+        `UPDATE invoices SET total = subtotal - discount + tax + coalesce(
            (SELECT sum(amount) FROM invoice_line_items WHERE invoice_id = ?1 AND kind = 'CREDIT_APPLIED'), 0)
          WHERE id = ?1 AND status = 'DRAFT'`,
       )

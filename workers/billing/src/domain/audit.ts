@@ -13,6 +13,7 @@ export const auditActions = [
   "membership.removed",
   "tenant.updated",
   "tenant.deleted",
+  "tenant.billing_details_updated",
   "api_key.created",
   "api_key.revoked",
   "plan.created",

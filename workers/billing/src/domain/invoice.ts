@@ -9,6 +9,7 @@ import type {
 import type { BillingInterval } from "@edge-platform/shared/db/schema/catalog";
 import { describeCharge, type UsagePricing, usageCharge } from "./charge-models.ts";
 import { centsToMicroCents, prorateCents, sumCents } from "./money.ts";
+import { taxCents, taxLineDescription } from "./tax.ts";
 
 // What goes on an invoice, as pure functions of the subscription, its
 // period and the usage read for it. Lines, in order:
@@ -122,7 +123,14 @@ export interface InvoiceDraft {
   currency: string;
   periodStart: Date;
   periodEnd: Date;
+  /** The charges: base fee, proration credit, usage. */
   subtotal: number;
+  /** Cents a coupon takes off the subtotal (finalize applies it). */
+  discount: number;
+  /** Cents of tax on subtotal - discount (finalize applies it). */
+  tax: number;
+  /** The tax rate used, in millionths; null when the tenant has none. */
+  taxRatePpm: number | null;
   total: number;
   notes: string | null;
   lines: InvoiceLineDraft[];
@@ -299,9 +307,51 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
     periodStart: period.start,
     periodEnd: input.kind === "PRORATION" ? billedUntil : period.end,
     subtotal,
+    discount: 0,
+    tax: 0,
+    taxRatePpm: null,
     total: subtotal,
     notes,
     lines,
+  };
+}
+
+const nextSortOrder = (draft: InvoiceDraft) =>
+  Math.max(0, ...draft.lines.map((line) => line.sortOrder)) + 1;
+
+/**
+ * The tax a draft takes when it is finalized with the tenant's rate then in
+ * force: a TAX line of round_half_up((subtotal - discount) x rate) after the
+ * charges and the discount, added to the total. A positive rate gets the
+ * line (0 when nothing is taxable); the rate (0 too) stays on the invoice;
+ * a tenant without billing details gets neither. `finalizeStatements` (db/invoices.ts)
+ * applies this rule in SQL inside the finalize batch, so the rate read is
+ * the one at finalization; the upcoming invoice previews it here.
+ */
+export function withTax(draft: InvoiceDraft, taxRatePpm: number | null): InvoiceDraft {
+  if (taxRatePpm === null) return draft;
+  const taxable = draft.subtotal - draft.discount;
+  const tax = taxRatePpm > 0 ? taxCents(taxable, taxRatePpm) : 0;
+  if (taxRatePpm === 0) return { ...draft, taxRatePpm };
+  return {
+    ...draft,
+    tax,
+    taxRatePpm,
+    total: draft.total + tax,
+    lines: [
+      ...draft.lines,
+      {
+        kind: "TAX",
+        description: taxLineDescription(taxRatePpm),
+        featureLookupKey: null,
+        usageWindowKey: null,
+        quantity: 1,
+        unitPriceMicroCents: centsToMicroCents(tax),
+        amount: tax,
+        sortOrder: nextSortOrder(draft),
+        pricing: null,
+      },
+    ],
   };
 }
 
@@ -315,10 +365,10 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
 export function withCreditBalance(draft: InvoiceDraft, availableCredit: number): InvoiceDraft {
   if (draft.total <= 0 || availableCredit <= 0) return draft;
   const applied = Math.min(draft.total, availableCredit);
-  const sortOrder = Math.max(0, ...draft.lines.map((line) => line.sortOrder)) + 1;
+  const sortOrder = nextSortOrder(draft);
   return {
     ...draft,
-    total: draft.subtotal - applied,
+    total: draft.total - applied,
     lines: [
       ...draft.lines,
       {

@@ -23,6 +23,7 @@ import {
   listLineItems,
   payStatements,
   readUsageWindows,
+  taxRateOf,
   voidStatements,
 } from "../db/invoices.ts";
 import {
@@ -45,8 +46,10 @@ import {
   type InvoiceDraft,
   transitionError,
   withCreditBalance,
+  withTax,
 } from "../domain/invoice.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
+import { ppmToPercent } from "../domain/tax.ts";
 import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
 import type { PaymentService } from "./payments.ts";
 
@@ -89,6 +92,9 @@ export function upcomingInvoiceView(
     kind: draft.kind,
     currency: draft.currency,
     subtotal: draft.subtotal,
+    discount: draft.discount,
+    tax: draft.tax,
+    taxRate: draft.taxRatePpm === null ? null : ppmToPercent(draft.taxRatePpm),
     total: draft.total,
     periodStart: draft.periodStart.toISOString(),
     periodEnd: draft.periodEnd.toISOString(),
@@ -108,6 +114,9 @@ export function invoiceView(invoice: InvoiceRow, lines: InvoiceLineRow[]) {
     status: invoice.status,
     currency: invoice.currency,
     subtotal: invoice.subtotal,
+    discount: invoice.discount,
+    tax: invoice.tax,
+    taxRate: invoice.taxRatePpm === null ? null : ppmToPercent(invoice.taxRatePpm),
     total: invoice.total,
     periodStart: invoice.periodStart,
     periodEnd: invoice.periodEnd,
@@ -258,7 +267,7 @@ export class InvoiceService {
    * The invoice the current period would produce if it closed now: the
    * billing cycle's own computation (counter flushed, draftInvoiceFor, a
    * manual DRAFT of the period left out as the cycle rebuilds it, then the
-   * credit balance finalize would apply), never stored: no invoice row, no
+   * tax and credit balance finalize would apply), never stored: no invoice row, no
    * number. 409 once the period's invoice is already issued.
    */
   async upcoming(context: TenantScoped, now: Date = new Date()) {
@@ -280,10 +289,11 @@ export class InvoiceService {
     }
     await flushUsage(this.counters, context.tenant.id);
     const draft = await draftInvoiceFor(this.db, found, "PERIOD", period, null, issued?.id ?? null);
+    const taxed = withTax(draft, await taxRateOf(this.d1, context.tenant.id));
     const credit = await availableCredit(this.d1, context.tenant.id, draft.currency);
     return upcomingInvoiceView(
       { tenantId: context.tenant.id, subscriptionId: subscription.id },
-      withCreditBalance(draft, credit),
+      withCreditBalance(taxed, credit),
       now,
     );
   }
