@@ -13,6 +13,7 @@ import { authRoutes } from "./routes/auth.ts";
 import { billingRoutes } from "./routes/billing.ts";
 import { billingDetailsRoutes } from "./routes/billing-details.ts";
 import { inBackground } from "./routes/context.ts";
+import { couponRoutes } from "./routes/coupons.ts";
 import { entitlementRoutes } from "./routes/entitlements.ts";
 import { featureRoutes } from "./routes/features.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -101,6 +102,7 @@ export function createApp(options: AppOptions = {}) {
   app.route(API_PREFIX, userRoutes);
   app.route(API_PREFIX, tenantRoutes);
   app.route(API_PREFIX, billingDetailsRoutes);
+  app.route(API_PREFIX, couponRoutes);
   app.route(API_PREFIX, apiKeyRoutes);
   app.route(API_PREFIX, planRoutes);
   app.route(API_PREFIX, planPriceRoutes);

@@ -111,6 +111,8 @@ export const invoices = sqliteTable(
     subtotal: integer("subtotal").notNull().default(0),
     /** Cents a coupon took off the subtotal (positive; the DISCOUNT line is its negative). */
     discount: integer("discount").notNull().default(0),
+    /** The coupon redemption that discounted the invoice at finalize, if any. */
+    couponRedemptionId: text("coupon_redemption_id"),
     /** Cents of tax on subtotal - discount, at `taxRatePpm`. */
     tax: integer("tax").notNull().default(0),
     /** The tenant's tax rate when the invoice was finalized, in millionths (10% = 100,000); null: none. */
@@ -187,9 +189,7 @@ export const tenantBillingDetails = sqliteTable(
     createdAt: text("created_at").notNull().default(now),
     updatedAt: text("updated_at").notNull().default(now),
   },
-  (table) => [
-    check("tenant_billing_details_tax_rate_range", sql`tax_rate_ppm BETWEEN 0 AND 1000000`),
-  ],
+  () => [check("tenant_billing_details_tax_rate_range", sql`tax_rate_ppm BETWEEN 0 AND 1000000`)],
 );
 
 export interface PostalAddress {
@@ -201,6 +201,82 @@ export interface PostalAddress {
   /** ISO 3166-1 alpha-2, upper-case. */
   country: string;
 }
+
+export const couponDurations = ["once", "repeating", "forever"] as const;
+export type CouponDuration = (typeof couponDurations)[number];
+export const couponStatuses = ["ACTIVE", "ARCHIVED"] as const;
+
+/**
+ * A discount platform administrators offer: `percentOff` (1-100) or
+ * `amountOff` cents in `currency`, on `once` one invoice, `repeating`
+ * `durationInPeriods` invoices, or `forever`. `timesRedeemed` only moves by
+ * a conditional update that also checks `maxRedemptions`, so the limit
+ * holds however many tenants redeem at once.
+ */
+export const coupons = sqliteTable(
+  "coupons",
+  {
+    id: text("id").primaryKey(),
+    /** Upper-case; what tenants type. */
+    code: text("code").notNull().unique("coupons_code_unique"),
+    /** "SAVE20 (20% off)": the DISCOUNT line's text. */
+    label: text("label").notNull(),
+    percentOff: integer("percent_off"),
+    amountOff: integer("amount_off"),
+    /** Lower-case ISO 4217, with amountOff only. */
+    currency: text("currency"),
+    duration: text("duration", { enum: couponDurations }).notNull(),
+    durationInPeriods: integer("duration_in_periods"),
+    maxRedemptions: integer("max_redemptions"),
+    redeemBy: text("redeem_by"),
+    timesRedeemed: integer("times_redeemed").notNull().default(0),
+    status: text("status", { enum: couponStatuses }).notNull().default("ACTIVE"),
+    createdAt: text("created_at").notNull().default(now),
+    updatedAt: text("updated_at").notNull().default(now),
+  },
+  () => [
+    check(
+      "coupons_one_discount",
+      sql`(percent_off BETWEEN 1 AND 100 AND amount_off IS NULL AND currency IS NULL)
+        OR (percent_off IS NULL AND amount_off > 0 AND currency IS NOT NULL)`,
+    ),
+    check(
+      "coupons_redemptions_within_max",
+      sql`max_redemptions IS NULL OR times_redeemed <= max_redemptions`,
+    ),
+  ],
+);
+
+/**
+ * A tenant's use of a coupon, redeemed on one of its subscriptions: it
+ * discounts the tenant's invoices finalized while it is active (`endedAt`
+ * null), counting them in `invoicesDiscounted`; it ends when its duration
+ * is used up. One active redemption per tenant.
+ */
+export const couponRedemptions = sqliteTable(
+  "coupon_redemptions",
+  {
+    id: text("id").primaryKey(),
+    couponId: text("coupon_id")
+      .notNull()
+      .references(() => coupons.id, { onDelete: "restrict" }),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    subscriptionId: text("subscription_id")
+      .notNull()
+      .references(() => subscriptions.id, { onDelete: "cascade" }),
+    invoicesDiscounted: integer("invoices_discounted").notNull().default(0),
+    redeemedAt: text("redeemed_at").notNull(),
+    endedAt: text("ended_at"),
+  },
+  (table) => [
+    uniqueIndex("coupon_redemptions_one_active_per_tenant")
+      .on(table.tenantId)
+      .where(sql`ended_at IS NULL`),
+    index("coupon_redemptions_coupon_idx").on(table.couponId),
+  ],
+);
 
 /** The per-year counter behind invoice numbers (global across tenants, UTC years). */
 export const invoiceSequences = sqliteTable("invoice_sequences", {

@@ -1,5 +1,6 @@
 import type { Database } from "@edge-platform/shared/db/client";
 import {
+  type CouponDuration,
   type InvoiceKind,
   type InvoiceStatus,
   invoiceLineItems,
@@ -321,7 +322,52 @@ export async function availableCredit(
 }
 
 /** Index of the DRAFT -> OPEN update in finalizeStatements' batch. */
-export const FINALIZE_STATUS_STATEMENT = 5;
+export const FINALIZE_STATUS_STATEMENT = 8;
+
+/** The tenant's active coupon redemption now (null: none): what finalize would apply. */
+export async function activeRedemptionOf(d1: D1Database, tenantId: string) {
+  const row = await d1
+    .prepare(
+      `SELECT r.invoices_discounted, c.code, c.label, c.percent_off, c.amount_off, c.currency,
+              c.duration, c.duration_in_periods
+       FROM coupon_redemptions r JOIN coupons c ON c.id = r.coupon_id
+       WHERE r.tenant_id = ?1 AND r.ended_at IS NULL`,
+    )
+    .bind(tenantId)
+    .first<{
+      invoices_discounted: number;
+      code: string;
+      label: string;
+      percent_off: number | null;
+      amount_off: number | null;
+      currency: string | null;
+      duration: CouponDuration;
+      duration_in_periods: number | null;
+    }>();
+  if (!row) return null;
+  return {
+    invoicesDiscounted: Number(row.invoices_discounted),
+    coupon: {
+      code: row.code,
+      label: row.label,
+      percentOff: row.percent_off,
+      amountOff: row.amount_off,
+      currency: row.currency,
+      duration: row.duration,
+      durationInPeriods: row.duration_in_periods,
+    },
+  };
+}
+
+/** Periods a coupon covers in SQL over `coupons AS c` (NULL: forever); domain/coupons.ts periodsLeft. */
+const COUPON_PERIODS =
+  "CASE c.duration WHEN 'forever' THEN NULL WHEN 'once' THEN 1 ELSE c.duration_in_periods END";
+/** The discount of `coupons AS c` on `invoices AS inv`, as domain/coupons.ts discountCents. */
+const DISCOUNT_OF = `CASE WHEN c.percent_off IS NOT NULL
+  THEN (max(inv.subtotal, 0) * c.percent_off * 2 + 100) / 200
+  ELSE min(c.amount_off, max(inv.subtotal, 0)) END`;
+const DISCOUNT_LINES = (invoice: string) =>
+  `(SELECT sum(amount) FROM invoice_line_items WHERE invoice_id = ${invoice} AND kind = 'DISCOUNT')`;
 
 /** The tenant's tax rate in millionths now (null: no billing details): what finalize would use. */
 export async function taxRateOf(d1: D1Database, tenantId: string): Promise<number | null> {
@@ -337,7 +383,10 @@ const TAX_OF = (taxable: string, rate: string) =>
   `((${taxable}) * (${rate}) * 2 + 1000000) / 2000000`;
 
 /**
- * DRAFT -> OPEN with its number and its CHARGE, as one batch. First tax at
+ * DRAFT -> OPEN with its number and its CHARGE, as one batch. First the
+ * tenant's active coupon (a DISCOUNT line on the subtotal, the invoice
+ * counted as one of the redemption's periods, the last one ending it),
+ * then tax at
  * the tenant's rate read now (a TAX line on subtotal - discount, the rate
  * copied onto the invoice), then the tenant's credit balance (a
  * CREDIT_APPLIED line, the total lowered, an ADJUSTMENT entry consuming
@@ -352,6 +401,44 @@ export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date,
   const at = now.toISOString();
   const taxAmount = TAX_OF("max(inv.subtotal - inv.discount, 0)", "d.tax_rate_ppm");
   return [
+    d1
+      .prepare(
+        `INSERT INTO invoice_line_items
+           (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, created_at)
+         SELECT ?1, inv.id, 'DISCOUNT', 'Discount: ' || c.label, NULL, NULL, 1,
+                -(${DISCOUNT_OF}) * 100, -(${DISCOUNT_OF}),
+                (SELECT coalesce(max(sort_order), 0) + 1 FROM invoice_line_items WHERE invoice_id = inv.id), ?3
+         FROM invoices inv
+           JOIN coupon_redemptions r ON r.tenant_id = inv.tenant_id AND r.ended_at IS NULL
+           JOIN coupons c ON c.id = r.coupon_id
+         WHERE inv.id = ?2 AND inv.status = 'DRAFT'
+           AND (${COUPON_PERIODS} IS NULL OR r.invoices_discounted < ${COUPON_PERIODS})
+           AND (c.percent_off IS NOT NULL OR c.currency = inv.currency)
+           AND NOT EXISTS (SELECT 1 FROM invoice_line_items WHERE invoice_id = ?2 AND kind = 'DISCOUNT')`,
+      )
+      .bind(crypto.randomUUID(), invoiceId, at),
+    d1
+      .prepare(
+        `UPDATE invoices SET
+           discount = -coalesce(${DISCOUNT_LINES("?1")}, 0),
+           coupon_redemption_id = CASE WHEN ${DISCOUNT_LINES("?1")} IS NULL THEN NULL ELSE
+             (SELECT r.id FROM coupon_redemptions r WHERE r.tenant_id = invoices.tenant_id AND r.ended_at IS NULL) END,
+           total = subtotal + coalesce(${DISCOUNT_LINES("?1")}, 0)
+         WHERE id = ?1 AND status = 'DRAFT'`,
+      )
+      .bind(invoiceId),
+    // The invoice is one of the redemption's periods; the last one ends it.
+    d1
+      .prepare(
+        `UPDATE coupon_redemptions SET
+           invoices_discounted = invoices_discounted + 1,
+           ended_at = (SELECT CASE WHEN ${COUPON_PERIODS} IS NOT NULL
+                                    AND coupon_redemptions.invoices_discounted + 1 >= ${COUPON_PERIODS}
+                               THEN ?2 END
+                       FROM coupons c WHERE c.id = coupon_redemptions.coupon_id)
+         WHERE id = (SELECT coupon_redemption_id FROM invoices WHERE id = ?1 AND status = 'DRAFT')`,
+      )
+      .bind(invoiceId, at),
     d1
       .prepare(
         `INSERT INTO invoice_line_items

@@ -43,6 +43,9 @@ export const auditActions = [
   "webhook_delivery.resent",
   "usage_alert.created",
   "usage_alert.deleted",
+  "coupon.created",
+  "coupon.archived",
+  "coupon.redeemed",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 

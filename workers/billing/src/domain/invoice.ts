@@ -8,6 +8,7 @@ import type {
 } from "@edge-platform/shared/db/schema/billing";
 import type { BillingInterval } from "@edge-platform/shared/db/schema/catalog";
 import { describeCharge, type UsagePricing, usageCharge } from "./charge-models.ts";
+import { type CouponTerms, discountCents, discountLineDescription } from "./coupons.ts";
 import { centsToMicroCents, prorateCents, sumCents } from "./money.ts";
 import { taxCents, taxLineDescription } from "./tax.ts";
 
@@ -318,6 +319,43 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
 
 const nextSortOrder = (draft: InvoiceDraft) =>
   Math.max(0, ...draft.lines.map((line) => line.sortOrder)) + 1;
+
+/**
+ * The coupon discount a draft takes when it is finalized while the tenant
+ * has an active redemption: a DISCOUNT line of -discountCents (coupons.ts)
+ * after the charges, `discount` set and the total lowered. The coupon's
+ * currency or used-up periods can leave it without one.
+ * `finalizeStatements` applies this rule in SQL in the finalize batch
+ * (where the redemption's period is counted); the upcoming invoice
+ * previews it here.
+ */
+export function withDiscount(
+  draft: InvoiceDraft,
+  redemption: { coupon: CouponTerms & { label: string }; invoicesDiscounted: number } | null,
+): InvoiceDraft {
+  if (!redemption) return draft;
+  const discount = discountCents(redemption.coupon, redemption.invoicesDiscounted, draft);
+  if (discount === null) return draft;
+  return {
+    ...draft,
+    discount,
+    total: draft.total - discount,
+    lines: [
+      ...draft.lines,
+      {
+        kind: "DISCOUNT",
+        description: discountLineDescription(redemption.coupon.label),
+        featureLookupKey: null,
+        usageWindowKey: null,
+        quantity: 1,
+        unitPriceMicroCents: centsToMicroCents(0 - discount),
+        amount: 0 - discount,
+        sortOrder: nextSortOrder(draft),
+        pricing: null,
+      },
+    ],
+  };
+}
 
 /**
  * The tax a draft takes when it is finalized with the tenant's rate then in

@@ -265,10 +265,19 @@ export const UpdateEntitlementBody = z
   .object({ featureId: immutable("featureId"), ...termFields })
   .strict();
 
+export const CouponCodeSchema = z
+  .string({ message: "couponCode must be a string" })
+  .trim()
+  .regex(/^[A-Za-z0-9_-]{3,40}$/, "couponCode must be 3-40 letters, digits, - or _")
+  .openapi({ example: "SAVE20" });
+
 export const SubscribeBody = z
   .object({
     planId: z.uuid({ message: "planId must be a valid UUID" }),
     priceId: z.uuid({ message: "priceId must be a valid UUID" }),
+    couponCode: CouponCodeSchema.optional().openapi({
+      description: "A coupon to redeem on the new subscription (one active coupon per tenant)",
+    }),
   })
   .strict();
 

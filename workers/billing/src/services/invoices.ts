@@ -11,6 +11,7 @@ import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantScoped } from "../app-env.ts";
 import { auditStatement, whenInvoiceReached } from "../db/audit-events.ts";
 import {
+  activeRedemptionOf,
   availableCredit,
   FINALIZE_STATUS_STATEMENT,
   finalizeStatements,
@@ -46,6 +47,7 @@ import {
   type InvoiceDraft,
   transitionError,
   withCreditBalance,
+  withDiscount,
   withTax,
 } from "../domain/invoice.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
@@ -267,7 +269,7 @@ export class InvoiceService {
    * The invoice the current period would produce if it closed now: the
    * billing cycle's own computation (counter flushed, draftInvoiceFor, a
    * manual DRAFT of the period left out as the cycle rebuilds it, then the
-   * tax and credit balance finalize would apply), never stored: no invoice row, no
+   * coupon discount, tax and credit balance finalize would apply), never stored: no invoice row, no
    * number. 409 once the period's invoice is already issued.
    */
   async upcoming(context: TenantScoped, now: Date = new Date()) {
@@ -289,7 +291,8 @@ export class InvoiceService {
     }
     await flushUsage(this.counters, context.tenant.id);
     const draft = await draftInvoiceFor(this.db, found, "PERIOD", period, null, issued?.id ?? null);
-    const taxed = withTax(draft, await taxRateOf(this.d1, context.tenant.id));
+    const discounted = withDiscount(draft, await activeRedemptionOf(this.d1, context.tenant.id));
+    const taxed = withTax(discounted, await taxRateOf(this.d1, context.tenant.id));
     const credit = await availableCredit(this.d1, context.tenant.id, draft.currency);
     return upcomingInvoiceView(
       { tenantId: context.tenant.id, subscriptionId: subscription.id },
