@@ -296,6 +296,43 @@ describe("the DISCOUNT line, for each duration across three periods", () => {
   });
 });
 
+describe("voiding a discounted invoice", () => {
+  it("gives the coupon period back, so the replacement is discounted as the voided invoice was", async () => {
+    const once = await coupon({ percentOff: 20, duration: "once" });
+    const owner = await register();
+    await subscribe(owner, growth.planId, growth.priceId, { couponCode: once.code });
+    const settle = asTenant(admin, owner.tenant.id);
+    const redemption = () =>
+      env.DB.prepare(
+        "SELECT invoices_discounted AS used, ended_at AS ended FROM coupon_redemptions WHERE tenant_id = ?",
+      )
+        .bind(owner.tenant.id)
+        .first<{ used: number; ended: string | null }>();
+
+    const draft = await settle("/api/v1/invoices/generate", { body: {} });
+    const first = await settle(`/api/v1/invoices/${draft.body.id}/finalize`, { method: "POST" });
+    expect(first.body).toMatchObject({ subtotal: 2900, discount: 580, total: 2320 });
+    expect(await redemption()).toMatchObject({ used: 1, ended: expect.any(String) });
+
+    const voided = await settle(`/api/v1/invoices/${draft.body.id}/void`, { method: "POST" });
+    expect(voided.status, JSON.stringify(voided.body)).toBe(201);
+    expect(await redemption()).toEqual({ used: 0, ended: null });
+    // A second void changes nothing, the period is given back once.
+    await settle(`/api/v1/invoices/${draft.body.id}/void`, { method: "POST" });
+    expect(await redemption()).toEqual({ used: 0, ended: null });
+
+    const replacement = await settle("/api/v1/invoices/generate", {
+      body: { replacesInvoiceId: draft.body.id },
+    });
+    expect(replacement.status, JSON.stringify(replacement.body)).toBe(201);
+    const second = await settle(`/api/v1/invoices/${replacement.body.id}/finalize`, {
+      method: "POST",
+    });
+    expect(second.body).toMatchObject({ subtotal: 2900, discount: 580, total: 2320 });
+    expect(await redemption()).toMatchObject({ used: 1, ended: expect.any(String) });
+  });
+});
+
 describe("base fee + graduated usage + 20% coupon + 10% tax", () => {
   it("derives every amount by hand, and the upcoming invoice equals the issued one", async () => {
     const plan = await createPlan(admin, { name: "Tiered Pro" });

@@ -646,8 +646,9 @@ export function payStatements(
 
 /**
  * -> VOID; a CREDIT reverses the CHARGE when there was one (OPEN or
- * UNCOLLECTIBLE), and credit balance the invoice had applied goes back to
- * the tenant (a referenced CREDIT, available to the next invoice).
+ * UNCOLLECTIBLE), credit balance the invoice had applied goes back to
+ * the tenant (a referenced CREDIT, available to the next invoice), and so
+ * does the coupon period it used.
  */
 export function voidStatements(d1: D1Database, invoiceId: string, now: Date) {
   const at = now.toISOString();
@@ -686,6 +687,27 @@ export function voidStatements(d1: D1Database, invoiceId: string, now: Date) {
            AND EXISTS (SELECT 1 FROM invoices WHERE id = ?1 AND status = 'VOID')`,
       )
       .bind(invoiceId, at),
+    // The coupon period the invoice used goes back to its redemption (active
+    // again unless the tenant has redeemed another coupon since), so the
+    // replacement invoice is discounted as the voided one was; the invoice
+    // lets go of the redemption so that this happens once.
+    d1
+      .prepare(
+        `UPDATE coupon_redemptions SET
+           invoices_discounted = max(invoices_discounted - 1, 0),
+           ended_at = CASE WHEN EXISTS (SELECT 1 FROM coupon_redemptions other
+                                        WHERE other.tenant_id = coupon_redemptions.tenant_id
+                                          AND other.ended_at IS NULL AND other.id <> coupon_redemptions.id)
+                           THEN ended_at ELSE NULL END
+         WHERE id = (SELECT coupon_redemption_id FROM invoices WHERE id = ?1 AND status = 'VOID')`,
+      )
+      .bind(invoiceId),
+    d1
+      .prepare(
+        `UPDATE invoices SET coupon_redemption_id = NULL
+         WHERE id = ?1 AND status = 'VOID' AND coupon_redemption_id IS NOT NULL`,
+      )
+      .bind(invoiceId),
   ];
 }
 
