@@ -181,6 +181,19 @@ describe("redeeming", () => {
     expect((await auditRowsFor(redeemed.body.id)).map((row) => row.action)).toEqual([
       "coupon.redeemed",
     ]);
+    const shown = await asTenant(
+      other,
+      other.tenant.id,
+    )(`/api/v1/subscriptions/${subscription.id}/coupon`);
+    expect(shown.status, JSON.stringify(shown.body)).toBe(200);
+    expect(shown.body).toEqual(redeemed.body);
+    const none = await register();
+    const bare = await subscribe(none, growth.planId, growth.priceId);
+    expectError(
+      await asTenant(none, none.tenant.id)(`/api/v1/subscriptions/${bare.id}/coupon`),
+      404,
+      /no active coupon/,
+    );
   });
 
   it("a refused coupon on subscribe leaves no subscription behind", async () => {

@@ -3,11 +3,11 @@ import { couponDurations, couponStatuses } from "@edge-platform/shared/db/schema
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
-import { MANAGERS } from "../domain/roles.ts";
+import { EVERY_ROLE, MANAGERS } from "../domain/roles.ts";
 import { auditContext } from "../middleware/audit-context.ts";
 import { authenticate } from "../middleware/auth.ts";
 import { requirePlatformAdmin } from "../middleware/platform-admin.ts";
-import { tenantWriters } from "../middleware/tenant.ts";
+import { tenantMembers, tenantWriters } from "../middleware/tenant.ts";
 import { CouponService } from "../services/coupons.ts";
 import { CouponCodeSchema, integer } from "./catalog-schemas.ts";
 import {
@@ -188,11 +188,32 @@ const redeemCoupon = createRoute({
   },
 });
 
+const activeCoupon = createRoute({
+  method: "get",
+  path: "/subscriptions/{id}/coupon",
+  tags: ["subscriptions"],
+  summary:
+    "The tenant's active coupon: its code and how many invoices it has discounted (any member)",
+  security: bearerSecurity,
+  middleware: tenantMembers(...EVERY_ROLE),
+  request: { headers: TenantHeaderSchema, params: IdParams },
+  responses: {
+    200: json(RedemptionSchema, "The active redemption"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+    404: errors[404],
+  },
+});
+
 export const couponRoutes = createRouter()
   .openapi(createCoupon, async (c) => c.json(await service(c).create(c.req.valid("json")), 201))
   .openapi(listCoupons, async (c) => c.json(await service(c).list(), 200))
   .openapi(archiveCoupon, async (c) =>
     c.json(await service(c).archive(c.req.valid("param").id), 201),
+  )
+  .openapi(activeCoupon, async (c) =>
+    c.json(await service(c).active(c.var.tenantContext, c.req.valid("param").id), 200),
   )
   .openapi(redeemCoupon, async (c) =>
     c.json(

@@ -199,6 +199,15 @@ export class CouponService {
     return error;
   }
 
+  /** The tenant's active coupon, seen from one of its subscriptions (404 without one). */
+  async active(context: TenantContext, subscriptionId: string) {
+    const found = await findSubscription(this.db, context.tenant.id, subscriptionId);
+    if (!found) throw new ApiError(404, "Subscription not found or does not belong to this tenant");
+    const active = await findActiveRedemption(this.db, context.tenant.id);
+    if (!active) throw new ApiError(404, "The tenant has no active coupon");
+    return redemptionView(active.redemption, active.code);
+  }
+
   /** POST /subscriptions/{id}/coupon: redeems a code on the tenant's current subscription. */
   async redeem(context: TenantContext, subscriptionId: string, code: string) {
     const tenantId = context.tenant.id;
