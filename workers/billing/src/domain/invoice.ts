@@ -29,6 +29,11 @@ import { taxCents, taxLineDescription } from "./tax.ts";
 //                        priced by the feature's charge model
 //                        (charge-models.ts), tiered lines listing the tiers
 //                        they billed
+// and, added when the invoice is finalized (withDiscount, withTax,
+// withCreditBalance preview them):
+//      DISCOUNT          the tenant's active coupon on the subtotal
+//      TAX               the tenant's rate on subtotal - discount
+//      CREDIT_APPLIED    the tenant's credit balance, up to the total
 // Amounts follow the single rounding rule in money.ts. Both proration
 // amounts are fractions of the FULL cycle period's length, so on a plan
 // change at instant t inside the cycle period [S, E) the old plan nets
