@@ -195,6 +195,7 @@ function alertCheckMicros(): { withAlerts: number; without: number } {
     overagePrice: 1,
     includedAmount: 1_000_000_000,
     resetPeriod: "MONTHLY",
+    pricing: null,
   } as const;
   const alerts: UsageAlertTerms[] = Array.from({ length: ALERTS }, (_, index) => ({
     id: `alert-${index}`,

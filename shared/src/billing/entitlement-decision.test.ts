@@ -17,6 +17,7 @@ const base = {
   overagePrice: null,
   includedAmount: null,
   resetPeriod: null,
+  pricing: null,
 } as const;
 const flag = (value: boolean): SnapshotTerms => ({
   ...base,

@@ -21,6 +21,7 @@ describe("BOOLEAN entitlements", () => {
       overagePrice: null,
       includedAmount: null,
       resetPeriod: null,
+      pricing: null,
     });
     expect(terms(resolveEntitlementTerms("BOOLEAN", { value: false })).value).toBe(false);
   });
@@ -118,6 +119,61 @@ describe("METERED entitlements", () => {
   );
 });
 
+describe("charge-model pricing", () => {
+  const pricing = { model: "package" as const, packageSize: 1000, packagePrice: 700 };
+
+  it("prices METERED and SOFT quota units instead of overagePrice", () => {
+    expect(
+      terms(resolveEntitlementTerms("METERED", { pricing, resetPeriod: "MONTHLY" })),
+    ).toMatchObject({ pricing, overagePrice: null, includedAmount: 0 });
+    expect(
+      terms(
+        resolveEntitlementTerms("QUOTA", {
+          limit: 5,
+          limitBehavior: "SOFT",
+          pricing,
+          resetPeriod: "MONTHLY",
+        }),
+      ),
+    ).toMatchObject({ pricing, overagePrice: null });
+  });
+
+  it("is refused together with overagePrice, on HARD quotas and on BOOLEAN features", () => {
+    expect(
+      message(
+        resolveEntitlementTerms("METERED", { overagePrice: 5, pricing, resetPeriod: "MONTHLY" }),
+      ),
+    ).toBe(M.priceTwice);
+    expect(
+      message(
+        resolveEntitlementTerms("QUOTA", {
+          limit: 5,
+          limitBehavior: "SOFT",
+          overagePrice: 5,
+          pricing,
+          resetPeriod: "MONTHLY",
+        }),
+      ),
+    ).toBe(M.priceTwice);
+    expect(
+      message(resolveEntitlementTerms("QUOTA", { limit: 5, pricing, resetPeriod: "MONTHLY" })),
+    ).toBe(M.hardQuotaForbidsPrice);
+    expect(message(resolveEntitlementTerms("BOOLEAN", { value: true, pricing }))).toBe(
+      M.booleanForbidden,
+    );
+  });
+
+  it("replaces overagePrice on update only when overagePrice is cleared in the same change", () => {
+    const perUnit = terms(
+      resolveEntitlementTerms("METERED", { overagePrice: 5, resetPeriod: "MONTHLY" }),
+    );
+    expect(message(resolveEntitlementTerms("METERED", { pricing }, perUnit))).toBe(M.priceTwice);
+    expect(
+      terms(resolveEntitlementTerms("METERED", { pricing, overagePrice: null }, perUnit)),
+    ).toMatchObject({ pricing, overagePrice: null });
+  });
+});
+
 describe("updates", () => {
   const hardQuota = terms(resolveEntitlementTerms("QUOTA", { limit: 10, resetPeriod: "MONTHLY" }));
 
@@ -164,6 +220,7 @@ describe("updates", () => {
       "limit",
       "limitBehavior",
       "overagePrice",
+      "pricing",
       "resetPeriod",
       "value",
     ]);

@@ -1,4 +1,9 @@
-import type { FeatureType, LimitBehavior, ResetPeriod } from "../db/schema/catalog.ts";
+import type {
+  ChargePricing,
+  FeatureType,
+  LimitBehavior,
+  ResetPeriod,
+} from "../db/schema/catalog.ts";
 
 /** What a plan grants of one feature; which fields are set depends on the feature's type. */
 export interface EntitlementTerms {
@@ -9,6 +14,8 @@ export interface EntitlementTerms {
   overagePrice: number | null;
   includedAmount: number | null;
   resetPeriod: ResetPeriod | null;
+  /** Tiered or package pricing of the same units, instead of `overagePrice`. */
+  pricing: ChargePricing | null;
 }
 
 /**
@@ -28,6 +35,7 @@ const TERM_FIELDS = [
   "overagePrice",
   "includedAmount",
   "resetPeriod",
+  "pricing",
 ] as const satisfies readonly (keyof EntitlementTerms)[];
 
 const EMPTY_TERMS: EntitlementTerms = {
@@ -37,19 +45,23 @@ const EMPTY_TERMS: EntitlementTerms = {
   overagePrice: null,
   includedAmount: null,
   resetPeriod: null,
+  pricing: null,
 };
 
 export const ENTITLEMENT_RULE_MESSAGES = {
   booleanMissing: 'BOOLEAN features require "value" (true or false)',
   booleanForbidden:
-    'BOOLEAN features only accept "value". Do not set limit, limitBehavior, overagePrice, includedAmount, or resetPeriod',
+    'BOOLEAN features only accept "value". Do not set limit, limitBehavior, overagePrice, pricing, includedAmount, or resetPeriod',
   quotaMissing: 'QUOTA features require "limit" and "resetPeriod"',
   quotaForbidden: 'QUOTA features do not accept "value" or "includedAmount"',
   softQuotaMissingPrice:
-    'SOFT quotas require "overagePrice" (micro-cents per unit used beyond the limit)',
+    'SOFT quotas require "overagePrice" (micro-cents per unit used beyond the limit) or "pricing"',
   hardQuotaForbidsPrice:
-    'HARD quotas do not accept "overagePrice": nothing can be used beyond a hard limit (send null to clear it)',
-  meteredMissing: 'METERED features require "overagePrice" and "resetPeriod"',
+    'HARD quotas do not accept "overagePrice" or "pricing": nothing can be used beyond a hard limit (send null to clear it)',
+  meteredMissing:
+    'METERED features require "overagePrice" and "resetPeriod" (or "pricing" instead of "overagePrice")',
+  priceTwice:
+    '"overagePrice" and "pricing" cannot both be set: overagePrice is the per-unit shorthand, pricing a tiered or package charge (send null to clear the other)',
   meteredForbidden: 'METERED features do not accept "value", "limit", or "limitBehavior"',
 } as const;
 
@@ -87,6 +99,7 @@ export function resolveEntitlementTerms(
         terms.overagePrice,
         terms.includedAmount,
         terms.resetPeriod,
+        terms.pricing,
       ];
       if (forbidden.some(isSet)) return fail(ENTITLEMENT_RULE_MESSAGES.booleanForbidden);
       return { ok: true, terms };
@@ -99,20 +112,26 @@ export function resolveEntitlementTerms(
         return fail(ENTITLEMENT_RULE_MESSAGES.quotaForbidden);
       }
       terms.limitBehavior ??= "HARD";
-      if (terms.limitBehavior === "SOFT" && !isSet(terms.overagePrice)) {
+      if (terms.limitBehavior === "SOFT" && !isSet(terms.overagePrice) && !isSet(terms.pricing)) {
         return fail(ENTITLEMENT_RULE_MESSAGES.softQuotaMissingPrice);
       }
-      if (terms.limitBehavior === "HARD" && isSet(terms.overagePrice)) {
+      if (terms.limitBehavior === "HARD" && (isSet(terms.overagePrice) || isSet(terms.pricing))) {
         return fail(ENTITLEMENT_RULE_MESSAGES.hardQuotaForbidsPrice);
+      }
+      if (isSet(terms.overagePrice) && isSet(terms.pricing)) {
+        return fail(ENTITLEMENT_RULE_MESSAGES.priceTwice);
       }
       return { ok: true, terms };
     }
     case "METERED": {
-      if (!isSet(terms.overagePrice) || !isSet(terms.resetPeriod)) {
+      if ((!isSet(terms.overagePrice) && !isSet(terms.pricing)) || !isSet(terms.resetPeriod)) {
         return fail(ENTITLEMENT_RULE_MESSAGES.meteredMissing);
       }
       if (isSet(terms.value) || isSet(terms.limit) || isSet(terms.limitBehavior)) {
         return fail(ENTITLEMENT_RULE_MESSAGES.meteredForbidden);
+      }
+      if (isSet(terms.overagePrice) && isSet(terms.pricing)) {
+        return fail(ENTITLEMENT_RULE_MESSAGES.priceTwice);
       }
       terms.includedAmount ??= 0;
       return { ok: true, terms };

@@ -8,6 +8,7 @@ const terms = {
   overagePrice: null,
   includedAmount: null,
   resetPeriod: null,
+  pricing: null,
 };
 
 describe("buildEntitlementSnapshots", () => {

@@ -55,6 +55,7 @@ export async function loadTenantEntitlementState(
         overagePrice: entitlementSnapshots.overagePrice,
         includedAmount: entitlementSnapshots.includedAmount,
         resetPeriod: entitlementSnapshots.resetPeriod,
+        pricing: entitlementSnapshots.pricing,
       },
     })
     .from(subscriptions)

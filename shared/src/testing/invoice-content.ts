@@ -10,6 +10,9 @@ const HEADER_FIELDS = [
   "kind",
   "currency",
   "subtotal",
+  "discount",
+  "tax",
+  "taxRate",
   "total",
   "periodStart",
   "periodEnd",
@@ -25,6 +28,7 @@ const LINE_FIELDS = [
   "unitPriceMicroCents",
   "amount",
   "sortOrder",
+  "pricing",
 ] as const;
 
 /** An invoice line as the API returns it (stored or drafted). */
@@ -37,6 +41,7 @@ export interface InvoiceLineBody {
   unitPriceMicroCents: number;
   amount: number;
   sortOrder: number;
+  pricing: unknown;
 }
 
 const pick = (source: Record<string, unknown>, fields: readonly string[]) =>

@@ -11,7 +11,9 @@ import { apiKeyRoutes } from "./routes/api-keys.ts";
 import { auditEventRoutes } from "./routes/audit-events.ts";
 import { authRoutes } from "./routes/auth.ts";
 import { billingRoutes } from "./routes/billing.ts";
+import { billingDetailsRoutes } from "./routes/billing-details.ts";
 import { inBackground } from "./routes/context.ts";
+import { couponRoutes } from "./routes/coupons.ts";
 import { entitlementRoutes } from "./routes/entitlements.ts";
 import { featureRoutes } from "./routes/features.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -99,6 +101,8 @@ export function createApp(options: AppOptions = {}) {
   app.route(API_PREFIX, authRoutes);
   app.route(API_PREFIX, userRoutes);
   app.route(API_PREFIX, tenantRoutes);
+  app.route(API_PREFIX, billingDetailsRoutes);
+  app.route(API_PREFIX, couponRoutes);
   app.route(API_PREFIX, apiKeyRoutes);
   app.route(API_PREFIX, planRoutes);
   app.route(API_PREFIX, planPriceRoutes);

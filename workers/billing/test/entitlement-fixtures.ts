@@ -25,6 +25,7 @@ const noTerms = {
   overagePrice: null,
   includedAmount: null,
   resetPeriod: null,
+  pricing: null,
 } as const;
 
 export const snapshot = {

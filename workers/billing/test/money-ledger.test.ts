@@ -55,6 +55,9 @@ async function setup(totals: number[]) {
         periodStart: start,
         periodEnd: new Date(Date.UTC(2030, index + 1, 1)),
         subtotal: total,
+        discount: 0,
+        tax: 0,
+        taxRatePpm: null,
         total,
         notes: null,
         lines: [

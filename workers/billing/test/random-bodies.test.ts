@@ -1,5 +1,6 @@
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
+import { createFeature, createPlan, platformAdmin } from "./catalog-helpers.ts";
 import { call, register } from "./helpers.ts";
 
 /**
@@ -71,6 +72,68 @@ describe("random bodies never cause a 5xx", () => {
       token: owner.accessToken,
       tenant: owner.tenant.id,
     });
+  });
+
+  it("POST /coupons", async () => {
+    const admin = await platformAdmin();
+    await expectNever5xx(
+      "/api/v1/coupons",
+      [
+        "code",
+        "percentOff",
+        "amountOff",
+        "currency",
+        "duration",
+        "durationInPeriods",
+        "maxRedemptions",
+        "redeemBy",
+      ],
+      5,
+      120,
+      { token: admin.accessToken },
+    );
+  });
+
+  it("POST /plans/{planId}/entitlements with pricing", async () => {
+    const admin = await platformAdmin();
+    const plan = await createPlan(admin);
+    const metered = await createFeature(admin, "METERED");
+    await fc.assert(
+      fc.asyncProperty(
+        fc.record(
+          {
+            model: fc.constantFrom("graduated", "volume", "package", "other"),
+            tiers: fc.array(
+              fc.record(
+                {
+                  upTo: fc.oneof(fc.constant(null), fc.integer(), fc.double()),
+                  unitPrice: fieldValue,
+                },
+                { requiredKeys: [] },
+              ),
+              { maxLength: 4 },
+            ),
+            packageSize: fieldValue,
+            packagePrice: fieldValue,
+          },
+          { requiredKeys: ["model"] },
+        ),
+        async (pricing) => {
+          const result = await call(`/api/v1/plans/${plan.id}/entitlements`, {
+            token: admin.accessToken,
+            body: { featureId: metered.id, resetPeriod: "MONTHLY", pricing },
+          });
+          expect(result.status, JSON.stringify(result.body)).toBeLessThan(500);
+          if (result.status === 201) {
+            await call(`/api/v1/plans/${plan.id}/entitlements/${result.body.id}`, {
+              token: admin.accessToken,
+              method: "DELETE",
+            });
+          }
+        },
+      ),
+      { seed: 6, numRuns: 80 },
+    );
   });
 
   it("raw bytes that are not JSON", async () => {

@@ -73,6 +73,7 @@ describe("POST /subscriptions", () => {
       overagePrice: null,
       includedAmount: null,
       resetPeriod: "MONTHLY",
+      pricing: null,
     });
   });
 

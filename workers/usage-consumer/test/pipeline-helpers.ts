@@ -55,6 +55,7 @@ const noTerms = {
   overagePrice: null,
   includedAmount: null,
   resetPeriod: null,
+  pricing: null,
 } as const;
 
 export const snapshot = {

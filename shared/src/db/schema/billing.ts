@@ -8,6 +8,7 @@ import {
   text,
   uniqueIndex,
 } from "drizzle-orm/sqlite-core";
+import type { ChargeModel } from "./catalog.ts";
 import { tenants } from "./identity.ts";
 import { subscriptions } from "./subscriptions.ts";
 
@@ -29,11 +30,40 @@ export const invoiceKinds = ["PERIOD", "PRORATION"] as const;
 export type InvoiceKind = (typeof invoiceKinds)[number];
 
 /**
- * CREDIT_APPLIED: the tenant's credit balance (money received that no
- * invoice needed) taken off this invoice at finalize, as a negative amount.
+ * Added at finalize, in this order after the charges: DISCOUNT (a coupon,
+ * negative), TAX (on the discounted amount), CREDIT_APPLIED (the tenant's
+ * credit balance, money received that no invoice needed, negative).
  */
-export const lineItemKinds = ["BASE", "PRORATION_CREDIT", "USAGE", "CREDIT_APPLIED"] as const;
+export const lineItemKinds = [
+  "BASE",
+  "PRORATION_CREDIT",
+  "USAGE",
+  "CREDIT_APPLIED",
+  "DISCOUNT",
+  "TAX",
+] as const;
 export type LineItemKind = (typeof lineItemKinds)[number];
+
+/** One tier of a tiered USAGE line: the units it billed and at what price. */
+export interface BilledTier {
+  /** First and last billed unit of the tier (cumulative, 1-based); `upTo` null for the open tier. */
+  from: number;
+  upTo: number | null;
+  units: number;
+  unitPrice: number;
+  flatFee: number;
+}
+
+/**
+ * How a USAGE line of tiered or package pricing was priced. `tiers`: the
+ * tiers it billed (graduated: each one its units fell in; volume: the tier
+ * the total reached); `packages`: for package pricing.
+ */
+export interface BilledCharge {
+  model: ChargeModel;
+  tiers?: BilledTier[];
+  packages?: { count: number; packageSize: number; packagePrice: number };
+}
 
 export const ledgerEntryTypes = ["CHARGE", "PAYMENT", "CREDIT", "REFUND", "ADJUSTMENT"] as const;
 export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
@@ -77,7 +107,17 @@ export const invoices = sqliteTable(
     invoiceNumber: text("invoice_number").unique("invoices_number_unique"),
     status: text("status", { enum: invoiceStatuses }).notNull().default("DRAFT"),
     currency: text("currency").notNull(),
+    /** The charges (base fee, proration, usage), before discount, tax and credit. */
     subtotal: integer("subtotal").notNull().default(0),
+    /** Cents a coupon took off the subtotal (positive; the DISCOUNT line is its negative). */
+    discount: integer("discount").notNull().default(0),
+    /** The coupon redemption that discounted the invoice at finalize, if any. */
+    couponRedemptionId: text("coupon_redemption_id"),
+    /** Cents of tax on subtotal - discount, at `taxRatePpm`. */
+    tax: integer("tax").notNull().default(0),
+    /** The tenant's tax rate when the invoice was finalized, in millionths (10% = 100,000); null: none. */
+    taxRatePpm: integer("tax_rate_ppm"),
+    /** subtotal - discount + tax - credit applied. */
     total: integer("total").notNull().default(0),
     periodStart: text("period_start").notNull(),
     /** Exclusive; for a PRORATION invoice, when the subscription ended. */
@@ -119,12 +159,122 @@ export const invoiceLineItems = sqliteTable(
     unitPriceMicroCents: integer("unit_price_micro_cents").notNull(),
     /** Cents; negative for a credit. */
     amount: integer("amount").notNull(),
+    /** USAGE lines of tiered or package pricing: what each tier (or the packages) billed. */
+    pricing: text("pricing", { mode: "json" }).$type<BilledCharge>(),
     sortOrder: integer("sort_order").notNull().default(0),
     createdAt: text("created_at").notNull().default(now),
   },
   (table) => [
     index("invoice_line_items_invoice_idx").on(table.invoiceId, table.sortOrder),
     index("invoice_line_items_usage_idx").on(table.featureLookupKey, table.usageWindowKey),
+  ],
+);
+
+/**
+ * What a platform administrator records about a tenant for its invoices:
+ * the tax rate (exclusive, added on top) and the legal identity. The rate
+ * in force when an invoice is finalized is copied onto it.
+ */
+export const tenantBillingDetails = sqliteTable(
+  "tenant_billing_details",
+  {
+    tenantId: text("tenant_id")
+      .primaryKey()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    /** Millionths: a percentage with up to 4 decimals x 10,000 (8.875% = 88,750). */
+    taxRatePpm: integer("tax_rate_ppm").notNull().default(0),
+    taxId: text("tax_id"),
+    legalName: text("legal_name").notNull(),
+    address: text("address", { mode: "json" }).$type<PostalAddress>().notNull(),
+    createdAt: text("created_at").notNull().default(now),
+    updatedAt: text("updated_at").notNull().default(now),
+  },
+  () => [check("tenant_billing_details_tax_rate_range", sql`tax_rate_ppm BETWEEN 0 AND 1000000`)],
+);
+
+export interface PostalAddress {
+  line1: string;
+  line2?: string | null;
+  city: string;
+  postalCode?: string | null;
+  region?: string | null;
+  /** ISO 3166-1 alpha-2, upper-case. */
+  country: string;
+}
+
+export const couponDurations = ["once", "repeating", "forever"] as const;
+export type CouponDuration = (typeof couponDurations)[number];
+export const couponStatuses = ["ACTIVE", "ARCHIVED"] as const;
+
+/**
+ * A discount platform administrators offer: `percentOff` (1-100) or
+ * `amountOff` cents in `currency`, on `once` one invoice, `repeating`
+ * `durationInPeriods` invoices, or `forever`. `timesRedeemed` only moves by
+ * a conditional update that also checks `maxRedemptions`, so the limit
+ * holds however many tenants redeem at once.
+ */
+export const coupons = sqliteTable(
+  "coupons",
+  {
+    id: text("id").primaryKey(),
+    /** Upper-case; what tenants type. */
+    code: text("code").notNull().unique("coupons_code_unique"),
+    /** "SAVE20 (20% off)": the DISCOUNT line's text. */
+    label: text("label").notNull(),
+    percentOff: integer("percent_off"),
+    amountOff: integer("amount_off"),
+    /** Lower-case ISO 4217, with amountOff only. */
+    currency: text("currency"),
+    duration: text("duration", { enum: couponDurations }).notNull(),
+    durationInPeriods: integer("duration_in_periods"),
+    maxRedemptions: integer("max_redemptions"),
+    redeemBy: text("redeem_by"),
+    timesRedeemed: integer("times_redeemed").notNull().default(0),
+    status: text("status", { enum: couponStatuses }).notNull().default("ACTIVE"),
+    createdAt: text("created_at").notNull().default(now),
+    updatedAt: text("updated_at").notNull().default(now),
+  },
+  () => [
+    check(
+      "coupons_one_discount",
+      sql`(percent_off BETWEEN 1 AND 100 AND amount_off IS NULL AND currency IS NULL)
+        OR (percent_off IS NULL AND amount_off > 0 AND currency IS NOT NULL)`,
+    ),
+    check(
+      "coupons_redemptions_within_max",
+      sql`max_redemptions IS NULL OR times_redeemed <= max_redemptions`,
+    ),
+  ],
+);
+
+/**
+ * A tenant's use of a coupon, redeemed on one of its subscriptions: it
+ * discounts the tenant's invoices finalized while it is active (`endedAt`
+ * null), counting them in `invoicesDiscounted`; it ends when its duration
+ * is used up. One active redemption per tenant.
+ */
+export const couponRedemptions = sqliteTable(
+  "coupon_redemptions",
+  {
+    id: text("id").primaryKey(),
+    couponId: text("coupon_id")
+      .notNull()
+      .references(() => coupons.id, { onDelete: "restrict" }),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    subscriptionId: text("subscription_id")
+      .notNull()
+      .references(() => subscriptions.id, { onDelete: "cascade" }),
+    invoicesDiscounted: integer("invoices_discounted").notNull().default(0),
+    redeemedAt: text("redeemed_at").notNull(),
+    endedAt: text("ended_at"),
+  },
+  (table) => [
+    uniqueIndex("coupon_redemptions_one_active_per_tenant")
+      .on(table.tenantId)
+      .where(sql`ended_at IS NULL`),
+    index("coupon_redemptions_coupon_idx").on(table.couponId),
   ],
 );
 

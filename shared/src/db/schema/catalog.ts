@@ -24,6 +24,30 @@ export type FeatureType = (typeof featureTypes)[number];
 export type LimitBehavior = (typeof limitBehaviors)[number];
 export type ResetPeriod = (typeof resetPeriods)[number];
 
+export const chargeModels = ["graduated", "volume", "package"] as const;
+export type ChargeModel = (typeof chargeModels)[number];
+
+/**
+ * One price tier: `upTo` counts billed units cumulatively (null: the open
+ * last tier); `unitPrice` in micro-cents like overagePrice; `flatFee` in
+ * cents, charged once when any unit falls in the tier (graduated) or when
+ * the total reaches it (volume).
+ */
+export interface PricingTier {
+  upTo: number | null;
+  unitPrice: number;
+  flatFee?: number;
+}
+
+/**
+ * How units beyond the included amount (METERED) or the limit (SOFT QUOTA)
+ * are priced, when not by one price per unit (`overagePrice`). The rules
+ * are in workers/billing/src/domain/charge-models.ts.
+ */
+export type ChargePricing =
+  | { model: "graduated" | "volume"; tiers: PricingTier[] }
+  | { model: "package"; packageSize: number; packagePrice: number };
+
 export const plans = sqliteTable(
   "plans",
   {
@@ -98,7 +122,9 @@ export const features = sqliteTable("features", {
  * What a plan grants of a feature. Which columns are set depends on the
  * feature's type (domain/entitlement-rules.ts): BOOLEAN `value`; QUOTA
  * `limit`, `limitBehavior`, `resetPeriod` (+ `overagePrice` when SOFT);
- * METERED `includedAmount`, `overagePrice`, `resetPeriod`. Editing these rows
+ * METERED `includedAmount`, `overagePrice`, `resetPeriod`. A SOFT quota or a
+ * METERED feature is priced by `overagePrice` or by `pricing`, never both.
+ * Editing these rows
  * never reaches existing subscribers: they hold snapshots.
  */
 export const planEntitlements = sqliteTable(
@@ -118,6 +144,8 @@ export const planEntitlements = sqliteTable(
     overagePrice: integer("overage_price"),
     includedAmount: integer("included_amount"),
     resetPeriod: text("reset_period", { enum: resetPeriods }),
+    /** Tiered or package pricing of the billed units, instead of `overagePrice`. */
+    pricing: text("pricing", { mode: "json" }).$type<ChargePricing>(),
     ...timestamps,
   },
   (table) => [

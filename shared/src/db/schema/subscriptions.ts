@@ -1,6 +1,13 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
-import { featureTypes, limitBehaviors, planPrices, plans, resetPeriods } from "./catalog.ts";
+import {
+  type ChargePricing,
+  featureTypes,
+  limitBehaviors,
+  planPrices,
+  plans,
+  resetPeriods,
+} from "./catalog.ts";
 import { tenants } from "./identity.ts";
 
 const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
@@ -102,6 +109,8 @@ export const entitlementSnapshots = sqliteTable(
     overagePrice: integer("overage_price"),
     includedAmount: integer("included_amount"),
     resetPeriod: text("reset_period", { enum: resetPeriods }),
+    /** Tiered or package pricing, instead of `overagePrice`. */
+    pricing: text("pricing", { mode: "json" }).$type<ChargePricing>(),
     createdAt: text("created_at").notNull().default(now),
   },
   (table) => [

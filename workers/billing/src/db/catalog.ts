@@ -203,6 +203,9 @@ export function updatePlanEntitlement(
         unchanged(planEntitlements.overagePrice, expected.overagePrice),
         unchanged(planEntitlements.includedAmount, expected.includedAmount),
         unchanged(planEntitlements.resetPeriod, expected.resetPeriod),
+        expected.pricing === null
+          ? isNull(planEntitlements.pricing)
+          : eq(planEntitlements.pricing, expected.pricing),
       ),
     )
     .returning();

@@ -1,5 +1,6 @@
 import type { Database } from "@edge-platform/shared/db/client";
 import {
+  type CouponDuration,
   type InvoiceKind,
   type InvoiceStatus,
   invoiceLineItems,
@@ -147,6 +148,7 @@ export async function readUsageWindows(
         featureLookupKey: invoiceLineItems.featureLookupKey,
         windowKey: invoiceLineItems.usageWindowKey,
         quantity: sql<number>`sum(${invoiceLineItems.quantity})`,
+        amount: sql<number>`sum(${invoiceLineItems.amount})`,
       })
       .from(invoiceLineItems)
       .innerJoin(invoices, eq(invoices.id, invoiceLineItems.invoiceId))
@@ -162,25 +164,32 @@ export async function readUsageWindows(
       .all(),
   ]);
   const billedByWindow = new Map(
-    billed.map((row) => [`${row.featureLookupKey}\u0000${row.windowKey}`, Number(row.quantity)]),
+    billed.map((row) => [
+      `${row.featureLookupKey}\u0000${row.windowKey}`,
+      { units: Number(row.quantity), cents: Number(row.amount) },
+    ]),
   );
-  return windows.map((window) => ({
-    featureLookupKey: window.featureLookupKey,
-    windowKey: window.windowKey,
-    windowStart: new Date(window.windowStart),
-    windowEnd: window.windowEnd ? new Date(window.windowEnd) : null,
-    priorUsage: Number(window.priorUsage ?? 0),
-    used: window.used,
-    alreadyBilled: billedByWindow.get(`${window.featureLookupKey}\u0000${window.windowKey}`) ?? 0,
-  }));
+  return windows.map((window) => {
+    const earlier = billedByWindow.get(`${window.featureLookupKey}\u0000${window.windowKey}`);
+    return {
+      featureLookupKey: window.featureLookupKey,
+      windowKey: window.windowKey,
+      windowStart: new Date(window.windowStart),
+      windowEnd: window.windowEnd ? new Date(window.windowEnd) : null,
+      priorUsage: Number(window.priorUsage ?? 0),
+      used: window.used,
+      alreadyBilled: earlier?.units ?? 0,
+      alreadyCharged: earlier?.cents ?? 0,
+    };
+  });
 }
 
 // --- writes: raw statements, because every one of them is conditional ------
 
 const INSERT_LINE_IF_DRAFT = `
 INSERT INTO invoice_line_items
-  (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, created_at)
-SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11
+  (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, pricing, created_at)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?12, ?11
 WHERE EXISTS (SELECT 1 FROM invoices WHERE id = ?2 AND status = 'DRAFT')`;
 
 function lineStatements(d1: D1Database, invoiceId: string, lines: InvoiceLineDraft[], now: string) {
@@ -199,6 +208,7 @@ function lineStatements(d1: D1Database, invoiceId: string, lines: InvoiceLineDra
         line.amount,
         line.sortOrder,
         now,
+        line.pricing ? JSON.stringify(line.pricing) : null,
       ),
   );
 }
@@ -312,21 +322,146 @@ export async function availableCredit(
 }
 
 /** Index of the DRAFT -> OPEN update in finalizeStatements' batch. */
-export const FINALIZE_STATUS_STATEMENT = 3;
+export const FINALIZE_STATUS_STATEMENT = 8;
+
+/** The tenant's active coupon redemption now (null: none): what finalize would apply. */
+export async function activeRedemptionOf(d1: D1Database, tenantId: string) {
+  const row = await d1
+    .prepare(
+      `SELECT r.invoices_discounted, c.code, c.label, c.percent_off, c.amount_off, c.currency,
+              c.duration, c.duration_in_periods
+       FROM coupon_redemptions r JOIN coupons c ON c.id = r.coupon_id
+       WHERE r.tenant_id = ?1 AND r.ended_at IS NULL`,
+    )
+    .bind(tenantId)
+    .first<{
+      invoices_discounted: number;
+      code: string;
+      label: string;
+      percent_off: number | null;
+      amount_off: number | null;
+      currency: string | null;
+      duration: CouponDuration;
+      duration_in_periods: number | null;
+    }>();
+  if (!row) return null;
+  return {
+    invoicesDiscounted: Number(row.invoices_discounted),
+    coupon: {
+      code: row.code,
+      label: row.label,
+      percentOff: row.percent_off,
+      amountOff: row.amount_off,
+      currency: row.currency,
+      duration: row.duration,
+      durationInPeriods: row.duration_in_periods,
+    },
+  };
+}
+
+/** Periods a coupon covers in SQL over `coupons AS c` (NULL: forever); domain/coupons.ts periodsLeft. */
+const COUPON_PERIODS =
+  "CASE c.duration WHEN 'forever' THEN NULL WHEN 'once' THEN 1 ELSE c.duration_in_periods END";
+/** The discount of `coupons AS c` on `invoices AS inv`, as domain/coupons.ts discountCents. */
+const DISCOUNT_OF = `CASE WHEN c.percent_off IS NOT NULL
+  THEN (max(inv.subtotal, 0) * c.percent_off * 2 + 100) / 200
+  ELSE min(c.amount_off, max(inv.subtotal, 0)) END`;
+const DISCOUNT_LINES = (invoice: string) =>
+  `(SELECT sum(amount) FROM invoice_line_items WHERE invoice_id = ${invoice} AND kind = 'DISCOUNT')`;
+
+/** The tenant's tax rate in millionths now (null: no billing details): what finalize would use. */
+export async function taxRateOf(d1: D1Database, tenantId: string): Promise<number | null> {
+  const row = await d1
+    .prepare("SELECT tax_rate_ppm FROM tenant_billing_details WHERE tenant_id = ?1")
+    .bind(tenantId)
+    .first<{ tax_rate_ppm: number }>();
+  return row ? Number(row.tax_rate_ppm) : null;
+}
+
+/** round_half_up(taxable x rate / 1,000,000) in integer SQL, for taxable >= 0 (domain/tax.ts). */
+const TAX_OF = (taxable: string, rate: string) =>
+  `((${taxable}) * (${rate}) * 2 + 1000000) / 2000000`;
 
 /**
  * DRAFT -> OPEN with its number and its CHARGE, as one batch. First the
- * tenant's credit balance is applied (a CREDIT_APPLIED line, the total
- * lowered, an ADJUSTMENT entry consuming the credit), so a credit is used
- * by exactly one invoice. The sequence only moves when the invoice is
- * still a DRAFT, and the number is read back from it inside the same
- * transaction, so numbers have no gaps and no duplicates however many
- * finalizes race.
+ * tenant's active coupon (a DISCOUNT line on the subtotal, the invoice
+ * counted as one of the redemption's periods, the last one ending it),
+ * then tax at
+ * the tenant's rate read now (a TAX line on subtotal - discount, the rate
+ * copied onto the invoice), then the tenant's credit balance (a
+ * CREDIT_APPLIED line, the total lowered, an ADJUSTMENT entry consuming
+ * the credit), so a credit is used by exactly one invoice. The sequence
+ * only moves when the invoice is still a DRAFT, and the number is read
+ * back from it inside the same transaction, so numbers have no gaps and no
+ * duplicates however many finalizes race. domain/invoice.ts (withTax,
+ * withCreditBalance) states the same rules for the upcoming invoice.
  */
 export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date, dueDate: Date) {
   const year = now.getUTCFullYear();
   const at = now.toISOString();
+  const taxAmount = TAX_OF("max(inv.subtotal - inv.discount, 0)", "d.tax_rate_ppm");
   return [
+    d1
+      .prepare(
+        `INSERT INTO invoice_line_items
+           (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, created_at)
+         SELECT ?1, inv.id, 'DISCOUNT', 'Discount: ' || c.label, NULL, NULL, 1,
+                -(${DISCOUNT_OF}) * 100, -(${DISCOUNT_OF}),
+                (SELECT coalesce(max(sort_order), 0) + 1 FROM invoice_line_items WHERE invoice_id = inv.id), ?3
+         FROM invoices inv
+           JOIN coupon_redemptions r ON r.tenant_id = inv.tenant_id AND r.ended_at IS NULL
+           JOIN coupons c ON c.id = r.coupon_id
+         WHERE inv.id = ?2 AND inv.status = 'DRAFT'
+           AND (${COUPON_PERIODS} IS NULL OR r.invoices_discounted < ${COUPON_PERIODS})
+           AND (c.percent_off IS NOT NULL OR c.currency = inv.currency)
+           AND NOT EXISTS (SELECT 1 FROM invoice_line_items WHERE invoice_id = ?2 AND kind = 'DISCOUNT')`,
+      )
+      .bind(crypto.randomUUID(), invoiceId, at),
+    d1
+      .prepare(
+        `UPDATE invoices SET
+           discount = -coalesce(${DISCOUNT_LINES("?1")}, 0),
+           coupon_redemption_id = CASE WHEN ${DISCOUNT_LINES("?1")} IS NULL THEN NULL ELSE
+             (SELECT r.id FROM coupon_redemptions r WHERE r.tenant_id = invoices.tenant_id AND r.ended_at IS NULL) END,
+           total = subtotal + coalesce(${DISCOUNT_LINES("?1")}, 0)
+         WHERE id = ?1 AND status = 'DRAFT'`,
+      )
+      .bind(invoiceId),
+    // The invoice is one of the redemption's periods; the last one ends it.
+    d1
+      .prepare(
+        `UPDATE coupon_redemptions SET
+           invoices_discounted = invoices_discounted + 1,
+           ended_at = (SELECT CASE WHEN ${COUPON_PERIODS} IS NOT NULL
+                                    AND coupon_redemptions.invoices_discounted + 1 >= ${COUPON_PERIODS}
+                               THEN ?2 END
+                       FROM coupons c WHERE c.id = coupon_redemptions.coupon_id)
+         WHERE id = (SELECT coupon_redemption_id FROM invoices WHERE id = ?1 AND status = 'DRAFT')`,
+      )
+      .bind(invoiceId, at),
+    d1
+      .prepare(
+        `INSERT INTO invoice_line_items
+           (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, created_at)
+         SELECT ?1, inv.id, 'TAX',
+                'Tax (' || rtrim(rtrim(printf('%.4f', d.tax_rate_ppm / 10000.0), '0'), '.') || '%)',
+                NULL, NULL, 1, ${taxAmount} * 100, ${taxAmount},
+                (SELECT coalesce(max(sort_order), 0) + 1 FROM invoice_line_items WHERE invoice_id = inv.id), ?3
+         FROM invoices inv JOIN tenant_billing_details d ON d.tenant_id = inv.tenant_id
+         WHERE inv.id = ?2 AND inv.status = 'DRAFT' AND d.tax_rate_ppm > 0
+           AND NOT EXISTS (SELECT 1 FROM invoice_line_items WHERE invoice_id = ?2 AND kind = 'TAX')`,
+      )
+      .bind(crypto.randomUUID(), invoiceId, at),
+    d1
+      .prepare(
+        `UPDATE invoices SET
+           tax = coalesce((SELECT sum(amount) FROM invoice_line_items WHERE invoice_id = ?1 AND kind = 'TAX'), 0),
+           tax_rate_ppm = (SELECT tax_rate_ppm FROM tenant_billing_details WHERE tenant_id = invoices.tenant_id),
+           total = subtotal - discount
+             + coalesce((SELECT sum(amount) FROM invoice_line_items WHERE invoice_id = ?1 AND kind = 'TAX'), 0)
+         WHERE id = ?1 AND status = 'DRAFT'`,
+      )
+      .bind(invoiceId),
     d1
       .prepare(
         `INSERT INTO invoice_line_items
@@ -341,7 +476,7 @@ export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date,
       .bind(crypto.randomUUID(), invoiceId, at),
     d1
       .prepare(
-        `UPDATE invoices SET total = subtotal + coalesce(
+        `UPDATE invoices SET total = subtotal - discount + tax + coalesce(
            (SELECT sum(amount) FROM invoice_line_items WHERE invoice_id = ?1 AND kind = 'CREDIT_APPLIED'), 0)
          WHERE id = ?1 AND status = 'DRAFT'`,
       )
@@ -511,8 +646,9 @@ export function payStatements(
 
 /**
  * -> VOID; a CREDIT reverses the CHARGE when there was one (OPEN or
- * UNCOLLECTIBLE), and credit balance the invoice had applied goes back to
- * the tenant (a referenced CREDIT, available to the next invoice).
+ * UNCOLLECTIBLE), credit balance the invoice had applied goes back to
+ * the tenant (a referenced CREDIT, available to the next invoice), and so
+ * does the coupon period it used.
  */
 export function voidStatements(d1: D1Database, invoiceId: string, now: Date) {
   const at = now.toISOString();
@@ -551,6 +687,27 @@ export function voidStatements(d1: D1Database, invoiceId: string, now: Date) {
            AND EXISTS (SELECT 1 FROM invoices WHERE id = ?1 AND status = 'VOID')`,
       )
       .bind(invoiceId, at),
+    // The coupon period the invoice used goes back to its redemption (active
+    // again unless the tenant has redeemed another coupon since), so the
+    // replacement invoice is discounted as the voided one was; the invoice
+    // lets go of the redemption so that this happens once.
+    d1
+      .prepare(
+        `UPDATE coupon_redemptions SET
+           invoices_discounted = max(invoices_discounted - 1, 0),
+           ended_at = CASE WHEN EXISTS (SELECT 1 FROM coupon_redemptions other
+                                        WHERE other.tenant_id = coupon_redemptions.tenant_id
+                                          AND other.ended_at IS NULL AND other.id <> coupon_redemptions.id)
+                           THEN ended_at ELSE NULL END
+         WHERE id = (SELECT coupon_redemption_id FROM invoices WHERE id = ?1 AND status = 'VOID')`,
+      )
+      .bind(invoiceId),
+    d1
+      .prepare(
+        `UPDATE invoices SET coupon_redemption_id = NULL
+         WHERE id = ?1 AND status = 'VOID' AND coupon_redemption_id IS NOT NULL`,
+      )
+      .bind(invoiceId),
   ];
 }
 

@@ -13,6 +13,7 @@ export const auditActions = [
   "membership.removed",
   "tenant.updated",
   "tenant.deleted",
+  "tenant.billing_details_updated",
   "api_key.created",
   "api_key.revoked",
   "plan.created",
@@ -42,6 +43,9 @@ export const auditActions = [
   "webhook_delivery.resent",
   "usage_alert.created",
   "usage_alert.deleted",
+  "coupon.created",
+  "coupon.archived",
+  "coupon.redeemed",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 

@@ -35,6 +35,7 @@ describe("takesIdempotencyKey", () => {
     expect(takesIdempotencyKey("POST", "/webhooks/payprovider")).toBe(false);
     expect(takesIdempotencyKey("GET", "/api-keys")).toBe(false);
     expect(takesIdempotencyKey("PATCH", "/plans/x")).toBe(false);
+    expect(takesIdempotencyKey("PUT", "/tenants/x/billing-details")).toBe(true);
   });
 });
 

@@ -39,7 +39,7 @@ export function parseIdempotencyKey(
  * own event ids). `path` is relative to the API prefix.
  */
 export function takesIdempotencyKey(method: string, path: string): boolean {
-  if (method !== "POST") return false;
+  if (method !== "POST" && method !== "PUT") return false;
   return !path.startsWith("/auth/") && !path.startsWith("/webhooks/");
 }
 

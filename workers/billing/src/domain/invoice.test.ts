@@ -11,6 +11,8 @@ import {
   formatInvoiceNumber,
   transitionError,
   withCreditBalance,
+  withDiscount,
+  withTax,
 } from "./invoice.ts";
 
 const none = {
@@ -20,6 +22,7 @@ const none = {
   overagePrice: null,
   includedAmount: null,
   resetPeriod: null,
+  pricing: null,
 };
 const snapshots: SnapshotTerms[] = [
   {
@@ -427,5 +430,53 @@ describe("withCreditBalance", () => {
   it("leaves a draft alone without a balance or without anything to pay", () => {
     expect(withCreditBalance(draft(2900), 0)).toEqual(draft(2900));
     expect(withCreditBalance(draft(0), 500)).toEqual(draft(0));
+  });
+});
+
+describe("discount, tax and credit at finalize", () => {
+  const draft = buildInvoiceDraft({
+    kind: "PERIOD",
+    planName: "Growth",
+    price: { interval: "MONTHLY", amount: 9400, currency: "usd" },
+    period: { start: new Date("2031-01-01T00:00:00Z"), end: new Date("2031-02-01T00:00:00Z") },
+    snapshots: [],
+    usage: [],
+  });
+  const twenty = {
+    invoicesDiscounted: 0,
+    coupon: {
+      code: "SAVE20",
+      label: "SAVE20 (20% off)",
+      percentOff: 20,
+      amountOff: null,
+      currency: null,
+      duration: "forever" as const,
+      durationInPeriods: null,
+    },
+  };
+
+  it("discounts the subtotal, taxes the discounted amount, then applies credit, in that line order", () => {
+    const finalized = withCreditBalance(withTax(withDiscount(draft, twenty), 100_000), 1000);
+    // 9,400 - 1,880 = 7,520; tax 752; 8,272 less 1,000 credit = 7,272.
+    expect(finalized).toMatchObject({
+      subtotal: 9400,
+      discount: 1880,
+      tax: 752,
+      taxRatePpm: 100_000,
+      total: 7272,
+    });
+    expect(finalized.lines.map((line) => [line.kind, line.amount, line.sortOrder])).toEqual([
+      ["BASE", 9400, 0],
+      ["DISCOUNT", -1880, 1],
+      ["TAX", 752, 2],
+      ["CREDIT_APPLIED", -1000, 3],
+    ]);
+    expect(finalized.lines[1]?.description).toBe("Discount: SAVE20 (20% off)");
+    expect(finalized.lines[2]?.description).toBe("Tax (10%)");
+  });
+
+  it("adds nothing without a coupon or billing details; a 0% rate stays on the invoice without a line", () => {
+    expect(withTax(withDiscount(draft, null), null)).toEqual(draft);
+    expect(withTax(draft, 0)).toEqual({ ...draft, taxRatePpm: 0 });
   });
 });

@@ -1,12 +1,16 @@
 import { MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
 import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
 import type {
+  BilledCharge,
   InvoiceKind,
   InvoiceStatus,
   LineItemKind,
 } from "@edge-platform/shared/db/schema/billing";
 import type { BillingInterval } from "@edge-platform/shared/db/schema/catalog";
-import { centsToMicroCents, prorateCents, sumCents, usageAmountCents } from "./money.ts";
+import { describeCharge, type UsagePricing, usageCharge } from "./charge-models.ts";
+import { type CouponTerms, discountCents, discountLineDescription } from "./coupons.ts";
+import { centsToMicroCents, prorateCents, sumCents } from "./money.ts";
+import { taxCents, taxLineDescription } from "./tax.ts";
 
 // What goes on an invoice, as pure functions of the subscription, its
 // period and the usage read for it. Lines, in order:
@@ -21,7 +25,15 @@ import { centsToMicroCents, prorateCents, sumCents, usageAmountCents } from "./m
 //   2+ USAGE             per billable feature (QUOTA SOFT beyond its limit,
 //                        METERED beyond its included amount) and usage
 //                        window, by lookup key then window start; only
-//                        windows with something left to bill get a line
+//                        windows with something left to bill get a line;
+//                        priced by the feature's charge model
+//                        (charge-models.ts), tiered lines listing the tiers
+//                        they billed
+// and, added when the invoice is finalized (withDiscount, withTax,
+// withCreditBalance preview them):
+//      DISCOUNT          the tenant's active coupon on the subtotal
+//      TAX               the tenant's rate on subtotal - discount
+//      CREDIT_APPLIED    the tenant's credit balance, up to the total
 // Amounts follow the single rounding rule in money.ts. Both proration
 // amounts are fractions of the FULL cycle period's length, so on a plan
 // change at instant t inside the cycle period [S, E) the old plan nets
@@ -38,6 +50,8 @@ export interface InvoiceLineDraft {
   unitPriceMicroCents: number;
   amount: number;
   sortOrder: number;
+  /** Tiered and package USAGE lines: how the units were priced. */
+  pricing?: BilledCharge | null;
 }
 
 /** Units counted in one usage window of one feature, and what earlier invoices billed of it. */
@@ -52,6 +66,8 @@ export interface UsageWindowReading {
   used: number;
   /** Overage units of this window already on other invoices of the subscription. */
   alreadyBilled: number;
+  /** Cents those invoices' lines charged for this window (tiered pricing bills the rest). */
+  alreadyCharged?: number;
   /** Lifetime window only: the tenant's units in it attributed to earlier subscriptions. */
   priorUsage?: number;
 }
@@ -113,7 +129,14 @@ export interface InvoiceDraft {
   currency: string;
   periodStart: Date;
   periodEnd: Date;
+  /** The charges: base fee, proration credit, usage. */
   subtotal: number;
+  /** Cents a coupon takes off the subtotal (finalize applies it). */
+  discount: number;
+  /** Cents of tax on subtotal - discount (finalize applies it). */
+  tax: number;
+  /** The tax rate used, in millionths; null when the tenant has none. */
+  taxRatePpm: number | null;
   total: number;
   notes: string | null;
   lines: InvoiceLineDraft[];
@@ -132,18 +155,20 @@ export function featureDisplayName(lookupKey: string): string {
 
 const count = (value: number) => value.toLocaleString("en-US");
 
+/** How a snapshot prices its billed units: its charge model, else the per-unit overagePrice. */
+export function usagePricingOf(snapshot: SnapshotTerms): UsagePricing {
+  return snapshot.pricing ?? { model: "per_unit", unitPrice: snapshot.overagePrice ?? 0 };
+}
+
 /** Units a snapshot lets through before overage is billed, or null when the feature is not billed by usage. */
 export function billableAllowance(
   snapshot: SnapshotTerms,
-): { included: number; unitPriceMicroCents: number } | null {
+): { included: number; pricing: UsagePricing } | null {
   if (snapshot.featureType === "METERED") {
-    return {
-      included: snapshot.includedAmount ?? 0,
-      unitPriceMicroCents: snapshot.overagePrice ?? 0,
-    };
+    return { included: snapshot.includedAmount ?? 0, pricing: usagePricingOf(snapshot) };
   }
   if (snapshot.featureType === "QUOTA" && snapshot.limitBehavior === "SOFT") {
-    return { included: snapshot.limit ?? 0, unitPriceMicroCents: snapshot.overagePrice ?? 0 };
+    return { included: snapshot.limit ?? 0, pricing: usagePricingOf(snapshot) };
   }
   return null;
 }
@@ -262,15 +287,22 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
         : ` - usage window from ${day(reading.windowStart)}`;
     const earlier =
       reading.alreadyBilled > 0 ? `, ${count(reading.alreadyBilled)} billed earlier` : "";
+    const charged = usageCharge(
+      allowance.pricing,
+      { alreadyBilled: reading.alreadyBilled, alreadyCharged: reading.alreadyCharged ?? 0 },
+      quantity,
+    );
+    const how = charged.billed ? ` - ${describeCharge(charged.billed, price.currency)}` : "";
     lines.push({
       kind: "USAGE",
-      description: `${label}${window}${earlier}`,
+      description: `${label}${window}${earlier}${how}`,
       featureLookupKey: reading.featureLookupKey,
       usageWindowKey: reading.windowKey,
       quantity,
-      unitPriceMicroCents: allowance.unitPriceMicroCents,
-      amount: usageAmountCents(quantity, allowance.unitPriceMicroCents),
+      unitPriceMicroCents: charged.unitPriceMicroCents,
+      amount: charged.amount,
       sortOrder: lines.length,
+      pricing: charged.billed,
     });
   }
 
@@ -281,9 +313,88 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
     periodStart: period.start,
     periodEnd: input.kind === "PRORATION" ? billedUntil : period.end,
     subtotal,
+    discount: 0,
+    tax: 0,
+    taxRatePpm: null,
     total: subtotal,
     notes,
     lines,
+  };
+}
+
+const nextSortOrder = (draft: InvoiceDraft) =>
+  Math.max(0, ...draft.lines.map((line) => line.sortOrder)) + 1;
+
+/**
+ * The coupon discount a draft takes when it is finalized while the tenant
+ * has an active redemption: a DISCOUNT line of -discountCents (coupons.ts)
+ * after the charges, `discount` set and the total lowered. The coupon's
+ * currency or used-up periods can leave it without one.
+ * `finalizeStatements` applies this rule in SQL in the finalize batch
+ * (where the redemption's period is counted); the upcoming invoice
+ * previews it here.
+ */
+export function withDiscount(
+  draft: InvoiceDraft,
+  redemption: { coupon: CouponTerms & { label: string }; invoicesDiscounted: number } | null,
+): InvoiceDraft {
+  if (!redemption) return draft;
+  const discount = discountCents(redemption.coupon, redemption.invoicesDiscounted, draft);
+  if (discount === null) return draft;
+  return {
+    ...draft,
+    discount,
+    total: draft.total - discount,
+    lines: [
+      ...draft.lines,
+      {
+        kind: "DISCOUNT",
+        description: discountLineDescription(redemption.coupon.label),
+        featureLookupKey: null,
+        usageWindowKey: null,
+        quantity: 1,
+        unitPriceMicroCents: centsToMicroCents(0 - discount),
+        amount: 0 - discount,
+        sortOrder: nextSortOrder(draft),
+        pricing: null,
+      },
+    ],
+  };
+}
+
+/**
+ * The tax a draft takes when it is finalized with the tenant's rate then in
+ * force: a TAX line of round_half_up((subtotal - discount) x rate) after the
+ * charges and the discount, added to the total. A positive rate gets the
+ * line (0 when nothing is taxable); the rate (0 too) stays on the invoice;
+ * a tenant without billing details gets neither. `finalizeStatements` (db/invoices.ts)
+ * applies this rule in SQL inside the finalize batch, so the rate read is
+ * the one at finalization; the upcoming invoice previews it here.
+ */
+export function withTax(draft: InvoiceDraft, taxRatePpm: number | null): InvoiceDraft {
+  if (taxRatePpm === null) return draft;
+  const taxable = draft.subtotal - draft.discount;
+  const tax = taxRatePpm > 0 ? taxCents(taxable, taxRatePpm) : 0;
+  if (taxRatePpm === 0) return { ...draft, taxRatePpm };
+  return {
+    ...draft,
+    tax,
+    taxRatePpm,
+    total: draft.total + tax,
+    lines: [
+      ...draft.lines,
+      {
+        kind: "TAX",
+        description: taxLineDescription(taxRatePpm),
+        featureLookupKey: null,
+        usageWindowKey: null,
+        quantity: 1,
+        unitPriceMicroCents: centsToMicroCents(tax),
+        amount: tax,
+        sortOrder: nextSortOrder(draft),
+        pricing: null,
+      },
+    ],
   };
 }
 
@@ -297,10 +408,10 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
 export function withCreditBalance(draft: InvoiceDraft, availableCredit: number): InvoiceDraft {
   if (draft.total <= 0 || availableCredit <= 0) return draft;
   const applied = Math.min(draft.total, availableCredit);
-  const sortOrder = Math.max(0, ...draft.lines.map((line) => line.sortOrder)) + 1;
+  const sortOrder = nextSortOrder(draft);
   return {
     ...draft,
-    total: draft.subtotal - applied,
+    total: draft.total - applied,
     lines: [
       ...draft.lines,
       {

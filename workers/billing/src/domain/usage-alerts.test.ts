@@ -16,6 +16,7 @@ const none = {
   overagePrice: null,
   includedAmount: null,
   resetPeriod: "MONTHLY",
+  pricing: null,
 } as const;
 const hard = (limit: number): SnapshotTerms => ({
   ...none,

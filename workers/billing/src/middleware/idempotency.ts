@@ -31,7 +31,7 @@ import { TENANT_HEADER } from "./tenant.ts";
  * Idempotency-Key, in two steps because the key belongs to a caller and the
  * caller is only known after authentication:
  *   1. `idempotencyKeys()` (app-wide) reads and validates the header of a
- *      POST that takes one (400 for a malformed key) and leaves it in
+ *      POST or PUT that takes one (400 for a malformed key) and leaves it in
  *      `c.var.idempotency`;
  *   2. `idempotent(c, next)`, which `authenticate()` and
  *      `authenticateApiKey()` call in place of `next()`, claims the key for

@@ -9,6 +9,7 @@ import {
 } from "@edge-platform/shared/db/schema/catalog";
 import { subscriptionStatuses } from "@edge-platform/shared/db/schema/subscriptions";
 import { z } from "@hono/zod-openapi";
+import { MAX_PRICING_TIERS, pricingProblem } from "../domain/charge-models.ts";
 
 // Request and response schemas of the catalog, subscription and
 // entitlement routes.
@@ -170,6 +171,63 @@ export const UpdateFeatureBody = z
   })
   .strict();
 
+const TierBody = z
+  .object({
+    upTo: count("upTo", "a whole number of billed units, or null for the last tier").nullable(),
+    unitPrice: count("unitPrice", "a whole number of micro-cents (1 cent = 100 micro-cents)"),
+    flatFee: count("flatFee", "a whole number of cents").optional(),
+  })
+  .strict();
+
+/**
+ * Tiered or package pricing. The shape is checked here; the tier rules
+ * (strictly increasing, one open last tier, at most 20) by the charge-model
+ * domain, so the API and the billing code agree on one definition.
+ */
+export const PricingBody = z
+  .discriminatedUnion(
+    "model",
+    [
+      z
+        .object({
+          model: z.enum(["graduated", "volume"]),
+          tiers: z
+            .array(TierBody, { message: "pricing.tiers must be an array of tiers" })
+            .max(MAX_PRICING_TIERS, `pricing.tiers must have at most ${MAX_PRICING_TIERS} tiers`),
+        })
+        .strict(),
+      z
+        .object({
+          model: z.literal("package"),
+          packageSize: integer(
+            "packageSize",
+            "a whole number of units, at least 1",
+            1,
+            Number.MAX_SAFE_INTEGER,
+          ),
+          packagePrice: count("packagePrice", "a whole number of cents"),
+        })
+        .strict(),
+    ],
+    { message: "pricing.model must be graduated, volume or package" },
+  )
+  .superRefine((pricing, context) => {
+    const problem = pricingProblem(pricing);
+    if (problem) context.addIssue({ code: "custom", message: problem });
+  })
+  .openapi("ChargePricing", {
+    description:
+      "How billed units are priced instead of `overagePrice`. graduated: each unit at the price of the tier it falls in; volume: every unit at the price of the tier the total reaches; `upTo` counts billed units cumulatively, the last tier has `upTo: null`; `unitPrice` in micro-cents, optional `flatFee` in cents. package: each started package of `packageSize` units costs `packagePrice` cents.",
+    example: {
+      model: "graduated",
+      tiers: [
+        { upTo: 1000, unitPrice: 200 },
+        { upTo: 5000, unitPrice: 100 },
+        { upTo: null, unitPrice: 50 },
+      ],
+    },
+  });
+
 const termFields = {
   value: z.boolean({ message: "value must be a boolean" }).nullable().optional(),
   limit: count("limit").nullable().optional(),
@@ -185,6 +243,7 @@ const termFields = {
     .enum(resetPeriods, { message: "resetPeriod must be MONTHLY, ANNUALLY or NEVER" })
     .nullable()
     .optional(),
+  pricing: PricingBody.nullable().optional(),
 };
 
 export const CreateEntitlementBody = z
@@ -206,10 +265,19 @@ export const UpdateEntitlementBody = z
   .object({ featureId: immutable("featureId"), ...termFields })
   .strict();
 
+export const CouponCodeSchema = z
+  .string({ message: "couponCode must be a string" })
+  .trim()
+  .regex(/^[A-Za-z0-9_-]{3,40}$/, "couponCode must be 3-40 letters, digits, - or _")
+  .openapi({ example: "SAVE20" });
+
 export const SubscribeBody = z
   .object({
     planId: z.uuid({ message: "planId must be a valid UUID" }),
     priceId: z.uuid({ message: "priceId must be a valid UUID" }),
+    couponCode: CouponCodeSchema.optional().openapi({
+      description: "A coupon to redeem on the new subscription (one active coupon per tenant)",
+    }),
   })
   .strict();
 
@@ -297,6 +365,26 @@ const termsSchema = {
   overagePrice: z.number().int().nullable().openapi({ description: "Micro-cents per unit" }),
   includedAmount: z.number().int().nullable(),
   resetPeriod: z.enum(resetPeriods).nullable(),
+  pricing: z
+    .union([
+      z.object({
+        model: z.enum(["graduated", "volume"]),
+        tiers: z.array(
+          z.object({
+            upTo: z.number().int().nullable(),
+            unitPrice: z.number().int().openapi({ description: "Micro-cents per unit" }),
+            flatFee: z.number().int().optional().openapi({ description: "Cents" }),
+          }),
+        ),
+      }),
+      z.object({
+        model: z.literal("package"),
+        packageSize: z.number().int(),
+        packagePrice: z.number().int().openapi({ description: "Cents" }),
+      }),
+    ])
+    .nullable()
+    .openapi({ description: "Tiered or package pricing; null: per unit at overagePrice" }),
 };
 
 export const EntitlementSchema = z

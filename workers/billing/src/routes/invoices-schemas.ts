@@ -5,6 +5,7 @@ import {
   lineItemKinds,
   paymentAttemptStatuses,
 } from "@edge-platform/shared/db/schema/billing";
+import { chargeModels } from "@edge-platform/shared/db/schema/catalog";
 import { z } from "@hono/zod-openapi";
 import { PageQuerySchema, pageOf } from "./schemas.ts";
 
@@ -31,6 +32,35 @@ export const GenerateInvoiceBody = z
   .strict()
   .openapi("GenerateInvoiceRequest");
 
+/** How a tiered or package USAGE line was priced (null on every other line). */
+export const BilledChargeSchema = z
+  .object({
+    model: z.enum(chargeModels),
+    tiers: z
+      .array(
+        z.object({
+          from: z.number().int().openapi({ description: "The tier's first billed unit" }),
+          upTo: z.number().int().nullable(),
+          units: z.number().int().openapi({ description: "Units this line billed in the tier" }),
+          unitPrice: z.number().int().openapi({ description: "Micro-cents per unit" }),
+          flatFee: z
+            .number()
+            .int()
+            .openapi({ description: "Cents this line charged as the tier's flat fee" }),
+        }),
+      )
+      .optional(),
+    packages: z
+      .object({
+        count: z.number().int(),
+        packageSize: z.number().int(),
+        packagePrice: z.number().int().openapi({ description: "Cents" }),
+      })
+      .optional(),
+  })
+  .nullable()
+  .openapi("BilledCharge");
+
 export const LineItemSchema = z
   .object({
     id: z.string(),
@@ -43,6 +73,7 @@ export const LineItemSchema = z
     unitPriceMicroCents: z.number().int(),
     amount: cents,
     sortOrder: z.number().int(),
+    pricing: BilledChargeSchema,
     createdAt: z.string(),
   })
   .openapi("InvoiceLineItem");
@@ -56,8 +87,13 @@ export const InvoiceSchema = z
     invoiceNumber: z.string().nullable().openapi({ example: "INV-2026-000001" }),
     status: z.enum(invoiceStatuses),
     currency: z.string(),
-    subtotal: cents,
-    total: cents,
+    subtotal: cents.openapi({ description: "The charges, before discount, tax and credit" }),
+    discount: cents.openapi({ description: "Cents a coupon took off the subtotal" }),
+    tax: cents.openapi({ description: "Cents of tax on subtotal - discount" }),
+    taxRate: z.number().nullable().openapi({
+      description: "The tax rate (percent) in force when the invoice was finalized; null: none",
+    }),
+    total: cents.openapi({ description: "subtotal - discount + tax - credit applied" }),
     periodStart: z.string(),
     periodEnd: z.string(),
     dueDate: z.string().nullable(),
@@ -79,8 +115,11 @@ export const UpcomingInvoiceSchema = z
     kind: z.enum(invoiceKinds),
     currency: z.string(),
     subtotal: cents,
+    discount: cents,
+    tax: cents.openapi({ description: "At the tenant's tax rate now" }),
+    taxRate: z.number().nullable(),
     total: cents.openapi({
-      description: "Integer cents, after the credit balance finalize would apply",
+      description: "Integer cents, after the discount, tax and credit balance finalize would apply",
     }),
     periodStart: z.string(),
     periodEnd: z.string(),

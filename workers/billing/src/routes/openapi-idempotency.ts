@@ -38,9 +38,17 @@ export function documentIdempotency<T extends { paths?: object | undefined }>(
 ): T {
   const paths = (document.paths ?? {}) as Record<string, Record<string, unknown>>;
   for (const [path, item] of Object.entries(paths)) {
-    const operation = item.post as OperationObject | undefined;
-    const relative = path.startsWith(prefix) ? path.slice(prefix.length) : path;
-    if (!operation || !takesIdempotencyKey("POST", relative)) continue;
+    for (const method of ["POST", "PUT"] as const) {
+      const operation = item[method.toLowerCase()] as OperationObject | undefined;
+      const relative = path.startsWith(prefix) ? path.slice(prefix.length) : path;
+      if (operation && takesIdempotencyKey(method, relative)) documentKeyed(operation);
+    }
+  }
+  return document;
+}
+
+function documentKeyed(operation: OperationObject) {
+  {
     operation.parameters = [
       ...(operation.parameters ?? []),
       { $ref: `#/components/parameters/${IDEMPOTENCY_PARAMETER_NAME}` },
@@ -57,5 +65,4 @@ export function documentIdempotency<T extends { paths?: object | undefined }>(
     };
     operation.responses = responses;
   }
-  return document;
 }

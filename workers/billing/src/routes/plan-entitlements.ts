@@ -15,7 +15,7 @@ const PlanParams = z.object({ planId: UuidParam("planId") });
 const EntitlementParams = z.object({ planId: UuidParam("planId"), id: UuidParam("id") });
 
 const TYPE_RULES =
-  "BOOLEAN takes only `value`; QUOTA takes `limit`, `limitBehavior` (default HARD), `resetPeriod`, and `overagePrice` when SOFT; METERED takes `includedAmount` (default 0), `overagePrice` and `resetPeriod`. `overagePrice` is in micro-cents (1 cent = 100).";
+  "BOOLEAN takes only `value`; QUOTA takes `limit`, `limitBehavior` (default HARD), `resetPeriod`, and `overagePrice` when SOFT; METERED takes `includedAmount` (default 0), `overagePrice` and `resetPeriod`. `overagePrice` is in micro-cents (1 cent = 100). A SOFT quota or METERED feature may be priced by `pricing` (graduated or volume tiers, or packages) instead of `overagePrice`; the two are refused together.";
 
 const createEntitlement = createRoute({
   method: "post",

@@ -71,6 +71,7 @@ export function planEntitlementView(
     overagePrice: entitlement.overagePrice,
     includedAmount: entitlement.includedAmount,
     resetPeriod: entitlement.resetPeriod,
+    pricing: entitlement.pricing,
     createdAt: entitlement.createdAt,
     updatedAt: entitlement.updatedAt,
     feature: {
@@ -93,6 +94,7 @@ export function snapshotView(snapshot: EntitlementSnapshotRow) {
     overagePrice: snapshot.overagePrice,
     includedAmount: snapshot.includedAmount,
     resetPeriod: snapshot.resetPeriod,
+    pricing: snapshot.pricing,
   };
 }
 

@@ -11,6 +11,7 @@ import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantScoped } from "../app-env.ts";
 import { auditStatement, whenInvoiceReached } from "../db/audit-events.ts";
 import {
+  activeRedemptionOf,
   availableCredit,
   FINALIZE_STATUS_STATEMENT,
   finalizeStatements,
@@ -23,6 +24,7 @@ import {
   listLineItems,
   payStatements,
   readUsageWindows,
+  taxRateOf,
   voidStatements,
 } from "../db/invoices.ts";
 import {
@@ -45,8 +47,11 @@ import {
   type InvoiceDraft,
   transitionError,
   withCreditBalance,
+  withDiscount,
+  withTax,
 } from "../domain/invoice.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
+import { ppmToPercent } from "../domain/tax.ts";
 import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
 import type { PaymentService } from "./payments.ts";
 
@@ -64,6 +69,7 @@ function lineContentView(line: InvoiceDraft["lines"][number]) {
     unitPriceMicroCents: line.unitPriceMicroCents,
     amount: line.amount,
     sortOrder: line.sortOrder,
+    pricing: line.pricing ?? null,
   };
 }
 
@@ -88,6 +94,9 @@ export function upcomingInvoiceView(
     kind: draft.kind,
     currency: draft.currency,
     subtotal: draft.subtotal,
+    discount: draft.discount,
+    tax: draft.tax,
+    taxRate: draft.taxRatePpm === null ? null : ppmToPercent(draft.taxRatePpm),
     total: draft.total,
     periodStart: draft.periodStart.toISOString(),
     periodEnd: draft.periodEnd.toISOString(),
@@ -107,6 +116,9 @@ export function invoiceView(invoice: InvoiceRow, lines: InvoiceLineRow[]) {
     status: invoice.status,
     currency: invoice.currency,
     subtotal: invoice.subtotal,
+    discount: invoice.discount,
+    tax: invoice.tax,
+    taxRate: invoice.taxRatePpm === null ? null : ppmToPercent(invoice.taxRatePpm),
     total: invoice.total,
     periodStart: invoice.periodStart,
     periodEnd: invoice.periodEnd,
@@ -257,7 +269,7 @@ export class InvoiceService {
    * The invoice the current period would produce if it closed now: the
    * billing cycle's own computation (counter flushed, draftInvoiceFor, a
    * manual DRAFT of the period left out as the cycle rebuilds it, then the
-   * credit balance finalize would apply), never stored: no invoice row, no
+   * coupon discount, tax and credit balance finalize would apply), never stored: no invoice row, no
    * number. 409 once the period's invoice is already issued.
    */
   async upcoming(context: TenantScoped, now: Date = new Date()) {
@@ -279,10 +291,12 @@ export class InvoiceService {
     }
     await flushUsage(this.counters, context.tenant.id);
     const draft = await draftInvoiceFor(this.db, found, "PERIOD", period, null, issued?.id ?? null);
+    const discounted = withDiscount(draft, await activeRedemptionOf(this.d1, context.tenant.id));
+    const taxed = withTax(discounted, await taxRateOf(this.d1, context.tenant.id));
     const credit = await availableCredit(this.d1, context.tenant.id, draft.currency);
     return upcomingInvoiceView(
       { tenantId: context.tenant.id, subscriptionId: subscription.id },
-      withCreditBalance(draft, credit),
+      withCreditBalance(taxed, credit),
       now,
     );
   }

@@ -29,6 +29,7 @@ function termsOf(row: EntitlementTerms): EntitlementTerms {
     overagePrice: row.overagePrice,
     includedAmount: row.includedAmount,
     resetPeriod: row.resetPeriod,
+    pricing: row.pricing,
   };
 }
 

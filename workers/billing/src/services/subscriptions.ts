@@ -37,6 +37,7 @@ import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts"
 import { trialDaysFor } from "../domain/trials.ts";
 import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
 import { subscriptionView } from "./catalog-views.ts";
+import { CouponService } from "./coupons.ts";
 import { tenantCancellationHooks } from "./tenants.ts";
 
 // A cancelled tenant's subscriptions end in the same batch that cancels it.
@@ -65,7 +66,11 @@ export class SubscriptionService {
    * old period's end, where it is billed its prorated base fee, while the
    * old one's final invoice credits its unused part.
    */
-  async subscribe(context: TenantContext, input: { planId: string; priceId: string }) {
+  async subscribe(
+    context: TenantContext,
+    input: { planId: string; priceId: string; couponCode?: string | undefined },
+  ) {
+    const coupons = new CouponService(this.db, this.audit);
     const [plan, price, entitlements, replaced, hadTrial] = await Promise.all([
       findPlanById(this.db, input.planId),
       findPlanPrice(this.db, input.planId, input.priceId),
@@ -100,6 +105,12 @@ export class SubscriptionService {
     );
     const periods = initialSubscriptionPeriods(startedAt, price.interval, trialDays, cycleOrigin);
     const id = crypto.randomUUID();
+    const coupon = input.couponCode
+      ? await coupons.requireRedeemable(context.tenant.id, input.couponCode, startedAt)
+      : null;
+    const redemption = coupon
+      ? coupons.redemptionStatements(coupon, context.tenant.id, id, now).statements
+      : [];
     try {
       await this.db.batch([
         ...subscribeStatements(
@@ -139,8 +150,13 @@ export class SubscriptionService {
         subscriptionEventEntry(this.db, id, replaced ? "plan_changed" : "created", startedAt, {
           previousSubscriptionId: replaced?.subscription.id ?? null,
         }),
+        ...redemption,
       ]);
     } catch (error) {
+      if (coupon) {
+        const refusal = await coupons.refusal(error, coupon.id);
+        if (refusal !== error) throw refusal;
+      }
       const violated = uniqueViolation(error);
       if (violated?.startsWith("subscriptions.") || violated?.startsWith("tenant_trials.")) {
         throw new ApiError(

@@ -18,6 +18,7 @@ const terms = {
   limitBehavior: null,
   overagePrice: null,
   includedAmount: 0,
+  pricing: null,
 };
 const entitlements: TenantEntitlementState = {
   subscription: {
