@@ -33,6 +33,7 @@ import { userRoutes } from "./routes/users.ts";
 import { createRouter } from "./routes/validation.ts";
 import { webhookEndpointRoutes } from "./routes/webhook-endpoints.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
+import type { ApiKeyVerifier } from "./services/api-key-verification.ts";
 import { relayTenantEventsQuietly } from "./services/tenant-events.ts";
 
 export const API_VERSION = "1.0.0";
@@ -50,11 +51,17 @@ export interface AppOptions {
   mailSender?: MailSender;
   /** Epoch milliseconds for Idempotency-Key expiry; tests move it forward. */
   idempotencyClock?: () => number;
+  /**
+   * API-key lookups and their caches; by default the isolate's own. A test
+   * gives an app its own to stand for another isolate, or to move its clock.
+   */
+  apiKeyVerifier?: ApiKeyVerifier;
 }
 
 /** Validation failures become 400s whose `message` lists every problem, as class-validator did. */
 export function createApp(options: AppOptions = {}) {
   const mailSender = options.mailSender ?? new LoggingMailSender();
+  const { apiKeyVerifier } = options;
   const app = createRouter();
 
   app.use(correlationId());
@@ -81,6 +88,7 @@ export function createApp(options: AppOptions = {}) {
   app.use(idempotencyKeys({ prefix: API_PREFIX, clock: options.idempotencyClock }));
   app.use(async (c, next) => {
     c.set("mailSender", mailSender);
+    if (apiKeyVerifier) c.set("apiKeyVerifier", apiKeyVerifier);
     await next();
   });
   // Subscription and invoice writes put tenant events into the outbox (in
