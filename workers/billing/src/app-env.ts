@@ -42,6 +42,8 @@ export type AppVariables = CorrelationIdVariables &
     apiKey: ApiKeyRow;
     /** Set by `createApp()` when the app brings its own (tests); otherwise the isolate's. */
     apiKeyVerifier: ApiKeyVerifier | undefined;
+    /** Set by `replicaReads()`: the D1 session display reads go through. */
+    replicaSession: D1DatabaseSession;
     mailSender: MailSender;
   };
 

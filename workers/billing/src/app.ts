@@ -7,6 +7,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "./domain/idempotency.ts";
 import { LoggingMailSender, type MailSender } from "./mail/mail-sender.ts";
 import { idempotencyKeys } from "./middleware/idempotency.ts";
+import { D1_BOOKMARK_HEADER } from "./middleware/replica-reads.ts";
 import { apiKeyRoutes } from "./routes/api-keys.ts";
 import { auditEventRoutes } from "./routes/audit-events.ts";
 import { authRoutes } from "./routes/auth.ts";
@@ -79,9 +80,15 @@ export function createApp(options: AppOptions = {}) {
         "x-tenant-id",
         "x-correlation-id",
         IDEMPOTENCY_KEY_HEADER,
+        D1_BOOKMARK_HEADER,
       ],
       credentials: true,
-      exposeHeaders: ["x-correlation-id", "Retry-After", IDEMPOTENT_REPLAYED_HEADER],
+      exposeHeaders: [
+        "x-correlation-id",
+        "Retry-After",
+        IDEMPOTENT_REPLAYED_HEADER,
+        D1_BOOKMARK_HEADER,
+      ],
     }),
   );
   app.use(bufferRequestBody());
