@@ -33,7 +33,6 @@ export const subscriptionReader = (c: Context<AppEnv>) =>
   );
 /** The catalog lookup that tells an unknown feature (404) from a denial may lag: a replica serves it. */
 export const entitlementService = (c: Context<AppEnv>) =>
-  new EntitlementService(
-    c.env.ENTITLEMENT_COUNTER,
+  new EntitlementService(c.env.ENTITLEMENT_COUNTER, () =>
     database(c.env.DB.withSession("first-unconstrained") as unknown as D1Database),
   );

@@ -45,7 +45,8 @@ export interface CallerTenant {
 export class EntitlementService {
   constructor(
     private readonly counters: DurableObjectNamespace<EntitlementCounter>,
-    private readonly db: Database,
+    /** The catalog, opened only when a refusal needs it (most checks never read it). */
+    private readonly catalog: () => Database,
   ) {}
 
   /**
@@ -66,7 +67,7 @@ export class EntitlementService {
   }
 
   private async requireFeature(featureKey: string): Promise<void> {
-    if (!(await findFeatureByLookupKey(this.db, featureKey))) {
+    if (!(await findFeatureByLookupKey(this.catalog(), featureKey))) {
       throw new ApiError(404, `Feature with lookup key "${featureKey}" not found`);
     }
   }
