@@ -42,7 +42,7 @@ describe("FreshnessBoundCache", () => {
     const { cache, move, at } = cacheAt(1_000_000);
     const before = at();
     move(10);
-    cache.delete("k");
+    cache.evict("k");
     expect(cache.put("k", "old", before)).toBe(false);
     expect(cache.get("k")).toBeUndefined();
     move(10);
@@ -53,11 +53,17 @@ describe("FreshnessBoundCache", () => {
     cache.put("b1", "tenant-b", at());
     const racing = at();
     move(10);
-    cache.deleteWhere((value) => value === "tenant-a");
+    cache.evictWhere((value) => value === "tenant-a");
     expect(cache.get("a1")).toBeUndefined();
     expect(cache.get("b1")?.value).toBe("tenant-b");
     expect(cache.put("a2", "tenant-a", racing)).toBe(false);
     expect(cache.put("b2", "tenant-b", racing)).toBe(true);
+
+    // A plain delete leaves no such mark.
+    const plain = at();
+    move(10);
+    cache.delete("b2");
+    expect(cache.put("b2", "tenant-b", plain)).toBe(true);
   });
 
   it("keeps the newer of two reads and drops the least recently used beyond its size", () => {

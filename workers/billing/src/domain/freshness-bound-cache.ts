@@ -105,13 +105,19 @@ export class FreshnessBoundCache<V> {
     return true;
   }
 
+  /** Drops an entry; a read already under way may still bring it back (use `evict` for that). */
   delete(id: string): void {
+    this.entries.delete(id);
+  }
+
+  /** Drops an entry for good: reads that started before now cannot bring it back. */
+  evict(id: string): void {
     this.entries.delete(id);
     this.evictions.push({ matches: (other) => other === id, atMs: this.now() });
   }
 
-  /** Drops every entry whose value matches (e.g. all keys of one tenant). */
-  deleteWhere(matches: (value: V) => boolean): void {
+  /** Evicts every entry whose value matches (e.g. all keys of one tenant). */
+  evictWhere(matches: (value: V) => boolean): void {
     for (const [id, entry] of this.entries) {
       if (matches(entry.value)) this.entries.delete(id);
     }

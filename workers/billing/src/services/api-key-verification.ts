@@ -121,13 +121,13 @@ export class ApiKeyVerifier {
 
   /** After a revocation: this isolate and this data center's cache forget the keys at once. */
   async forgetKeys(keyHashes: string[]): Promise<void> {
-    for (const hash of keyHashes) this.cache.delete(hash);
+    for (const hash of keyHashes) this.cache.evict(hash);
     await Promise.all(keyHashes.map((hash) => this.deleteShared(hash)));
   }
 
   /** After a tenant stops being ACTIVE: every key of the tenant, in every tier this isolate reaches. */
   async forgetTenant(db: Database, tenantId: string): Promise<void> {
-    this.cache.deleteWhere((verified) => verified.key.tenantId === tenantId);
+    this.cache.evictWhere((verified) => verified.key.tenantId === tenantId);
     const hashes = await listApiKeyHashesOfTenant(db, tenantId);
     await Promise.all(hashes.map((hash) => this.deleteShared(hash)));
   }
