@@ -122,6 +122,13 @@ const FLUSH_RETRY_MAX_MS = 60_000;
 const ENTITLEMENTS_TTL_MS = 30_000;
 /** Counters are kept this long after their window ends, event ids this long after they were recorded. */
 const RECORDED_EVENT_RETENTION_MS = 35 * 86_400_000;
+/**
+ * Old counters, event ids and request records are swept at most this
+ * often: the flush alarm comes every FLUSH_DELAY_MS under traffic, and a
+ * sweep on each would scan the tables five times a second for rows that
+ * age by the day.
+ */
+const PRUNE_INTERVAL_MS = 60_000;
 
 interface CounterRow extends Record<string, SqlStorageValue> {
   used: number;
@@ -186,6 +193,8 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   private readonly seeding = new Map<string, Promise<void>>();
   private readonly flushing = new SingleFlight<FlushResult>();
   private alarmPending = false;
+  /** When `prune` last swept (epoch ms; 0: not yet in this instance). */
+  private prunedAtMs = 0;
   private tenantId: string | undefined;
   /** usage.threshold_reached and quota.exhausted: decided here, sent from here (see its module). */
   private readonly tenantEvents: TenantEventOutbox;
@@ -619,7 +628,9 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       this.scheduleFlush(delay);
       return;
     }
-    this.prune(Date.now());
+    if (Date.now() - this.prunedAtMs >= PRUNE_INTERVAL_MS && this.prune(Date.now())) {
+      this.prunedAtMs = Date.now();
+    }
     this.tenantEvents.prune(Date.now());
     if (this.hasPendingUnits()) this.scheduleFlush();
     else if (this.tenantEvents.hasUnsent()) this.scheduleFlush(this.tenantEvents.retryDelayMs());
@@ -1110,10 +1121,11 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   /**
    * Forgets counters of windows that ended long ago and event ids past any
    * redelivery, once nothing is waiting to be flushed (a later use of such
-   * a window seeds again from D1, which then holds every unit).
+   * a window seeds again from D1, which then holds every unit). Answers
+   * whether it swept.
    */
-  private prune(nowMs: number): void {
-    if (this.hasPendingUnits()) return;
+  private prune(nowMs: number): boolean {
+    if (this.hasPendingUnits()) return false;
     const cutoff = nowMs - RECORDED_EVENT_RETENTION_MS;
     this.sql.exec(
       "DELETE FROM counters WHERE period_end IS NOT NULL AND period_end < ?",
@@ -1128,6 +1140,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       "DELETE FROM consume_requests WHERE recorded_at < ?",
       nowMs - CONSUME_REQUEST_RETENTION_MS,
     );
+    return true;
   }
 }
 
