@@ -3,6 +3,8 @@ import type {
   ConsumeResult,
   EntitlementCounterRpc,
   FlushResult,
+  KeyedConsumeInput,
+  KeyedConsumeResult,
   RecordResult,
   UsageEntry,
 } from "./entitlement-counter-protocol.ts";
@@ -32,6 +34,12 @@ export function entitlementCounter<T extends Rpc.DurableObjectBranded | undefine
       nowMs?: number,
       requestId?: string,
     ): Promise<ConsumeResult> => stub.consume({ tenantId, featureKey, amount, nowMs, requestId }),
+    /** A consume with an Idempotency-Key: its record lives in the object (see the protocol). */
+    consumeKeyed: (
+      featureKey: string,
+      amount: number,
+      keyed: Omit<KeyedConsumeInput, "tenantId" | "featureKey" | "amount">,
+    ): Promise<KeyedConsumeResult> => stub.consumeKeyed({ tenantId, featureKey, amount, ...keyed }),
     /** The usage pipeline's way in (see "the single path" in entitlement-counter.ts). */
     record: (entries: UsageEntry[]): Promise<RecordResult> => stub.record({ tenantId, entries }),
     /** Call after any change to the tenant's subscriptions. */

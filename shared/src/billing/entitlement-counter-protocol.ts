@@ -37,6 +37,47 @@ export const consumeInput = z.strictObject({
 });
 export type ConsumeInput = z.input<typeof consumeInput>;
 
+/** How long a keyed consume's answer is replayed: the Idempotency-Key's 24 hours. */
+export const KEYED_CONSUME_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * A consume sent with an Idempotency-Key. The object keeps the key's whole
+ * record next to the count, written in the same synchronous step as the
+ * units (one storage write, no D1 round trip): the first answer is
+ * replayed for KEYED_CONSUME_TTL_MS, a repeat with another `requestHash`
+ * is refused, and a repeat while the first is still being decided is told
+ * so rather than waiting.
+ */
+export const keyedConsumeInput = z.strictObject({
+  tenantId,
+  featureKey,
+  amount: z.number().int().positive().max(MAX_USAGE_AMOUNT),
+  /** The caller and its Idempotency-Key (the billing worker hashes the two). */
+  requestId: z.string().min(1).max(255),
+  /** The request's fingerprint (method, path, tenant, body): same key, other fingerprint is a conflict. */
+  requestHash: z.string().min(1).max(128),
+  /** The caller's clock (epoch ms) when the request came in: expiry, and the replayed answer's time. */
+  atMs: z.number().int().nonnegative(),
+  /** The first request's correlation id, replayed with its answer. */
+  correlationId: z.string().min(1).max(100),
+});
+export type KeyedConsumeInput = z.input<typeof keyedConsumeInput>;
+
+export type KeyedConsumeResult =
+  | {
+      kind: "answered";
+      result: ConsumeResult;
+      /** True when this is the stored answer of an earlier request with the key. */
+      replayed: boolean;
+      /** The first request's correlation id and time, so a replay renders the same answer. */
+      correlationId: string;
+      atMs: number;
+    }
+  /** The first request with the key is still being decided. */
+  | { kind: "in_flight" }
+  /** The key was used with another request (other fingerprint). */
+  | { kind: "key_reused" };
+
 /**
  * Usage that was already accepted elsewhere (the usage pipeline): counted,
  * never refused, each `eventId` once. The window is resolved by the caller
@@ -123,6 +164,7 @@ export interface FlushResult {
 export interface EntitlementCounterRpc {
   check(input: CheckInput): Promise<CheckResult>;
   consume(input: ConsumeInput): Promise<ConsumeResult>;
+  consumeKeyed(input: KeyedConsumeInput): Promise<KeyedConsumeResult>;
   record(input: RecordInput): Promise<RecordResult>;
   refreshEntitlements(): void;
   flush(input: FlushInput): Promise<FlushResult>;

@@ -1,11 +1,27 @@
 import { drizzle } from "drizzle-orm/d1";
 import * as schema from "./schema/index.ts";
 
-export function database(d1: D1Database) {
+function createDatabase(d1: D1Database) {
   return drizzle(d1, { schema });
 }
 
-export type Database = ReturnType<typeof database>;
+export type Database = ReturnType<typeof createDatabase>;
+
+/**
+ * One drizzle instance per D1 binding for the life of the isolate: building
+ * one walks the whole schema (about as long as a whole request that does
+ * no I/O), and the instance holds nothing but the binding.
+ */
+const databases = new WeakMap<D1Database, Database>();
+
+export function database(d1: D1Database): Database {
+  let db = databases.get(d1);
+  if (!db) {
+    db = createDatabase(d1);
+    databases.set(d1, db);
+  }
+  return db;
+}
 
 export function nowIso(now: Date = new Date()): string {
   return now.toISOString();

@@ -10,6 +10,18 @@ export interface ApiErrorOptions {
   details?: unknown;
   headers?: Record<string, string>;
   cause?: unknown;
+  /**
+   * For an answer that is replayed (an Idempotency-Key): the correlation id
+   * and time of the request that first received it, so the replay is the
+   * same answer rather than a new one.
+   */
+  firstAnswer?: FirstAnswer;
+}
+
+export interface FirstAnswer {
+  correlationId: string;
+  /** ISO 8601. */
+  timestamp: string;
 }
 
 /**
@@ -22,6 +34,7 @@ export class ApiError extends Error {
   readonly code: string | undefined;
   readonly details: unknown;
   readonly headers: Record<string, string>;
+  readonly firstAnswer: FirstAnswer | undefined;
 
   constructor(status: ContentfulStatusCode, message: string, options: ApiErrorOptions = {}) {
     super(message, { cause: options.cause });
@@ -30,5 +43,6 @@ export class ApiError extends Error {
     this.code = options.code;
     this.details = options.details;
     this.headers = options.headers ?? {};
+    this.firstAnswer = options.firstAnswer;
   }
 }

@@ -2,7 +2,7 @@ import type { Context, Env, Hono } from "hono";
 import { HTTPException } from "hono/http-exception";
 import { PatternRouter } from "hono/router/pattern-router";
 import type { ContentfulStatusCode } from "hono/utils/http-status";
-import { ApiError } from "./api-error.ts";
+import { ApiError, type FirstAnswer } from "./api-error.ts";
 import { findJsonSyntaxError, type JsonSyntaxError } from "./json-syntax.ts";
 
 /** A failure, normalised, before a service renders it in its own shape. */
@@ -17,6 +17,8 @@ export interface Problem {
   /** For `malformed_json`: where the body stops being JSON (empty body: position 0). */
   jsonError?: JsonSyntaxError & { emptyBody: boolean };
   allowedMethods?: string[];
+  /** A replayed answer's original correlation id and time (ApiError's `firstAnswer`). */
+  firstAnswer?: FirstAnswer;
 }
 
 export type ProblemRenderer<E extends Env> = (c: Context<E>, problem: Problem) => Response;
@@ -44,6 +46,7 @@ export async function problemFromError(error: unknown, c: Context): Promise<Prob
       details: error.details,
       headers: error.headers,
       kind: error.code === "json_invalid" ? "malformed_json" : "api",
+      ...(error.firstAnswer ? { firstAnswer: error.firstAnswer } : {}),
     };
   }
   if (error instanceof HTTPException) {

@@ -6,6 +6,7 @@ import type { MembershipRole } from "./domain/roles.ts";
 import type { MailSender } from "./mail/mail-sender.ts";
 import type { AuditReaderVariables } from "./middleware/audit-reader.ts";
 import type { IdempotencyVariables } from "./middleware/idempotency.ts";
+import type { ApiKeyVerifier } from "./services/api-key-verification.ts";
 
 export interface TenantContext {
   tenant: TenantRow;
@@ -39,6 +40,10 @@ export type AppVariables = CorrelationIdVariables &
     billingContext: BillingContext;
     /** Set by `authenticateApiKey()`: the key; its tenant is the request's tenant. */
     apiKey: ApiKeyRow;
+    /** Set by `createApp()` when the app brings its own (tests); otherwise the isolate's. */
+    apiKeyVerifier: ApiKeyVerifier | undefined;
+    /** Set by `replicaReads()`: the D1 session display reads go through. */
+    replicaSession: D1DatabaseSession;
     mailSender: MailSender;
   };
 

@@ -7,6 +7,7 @@ import { secureHeaders } from "hono/secure-headers";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "./domain/idempotency.ts";
 import { LoggingMailSender, type MailSender } from "./mail/mail-sender.ts";
 import { idempotencyKeys } from "./middleware/idempotency.ts";
+import { D1_BOOKMARK_HEADER } from "./middleware/replica-reads.ts";
 import { apiKeyRoutes } from "./routes/api-keys.ts";
 import { auditEventRoutes } from "./routes/audit-events.ts";
 import { authRoutes } from "./routes/auth.ts";
@@ -35,6 +36,7 @@ import { userRoutes } from "./routes/users.ts";
 import { createRouter } from "./routes/validation.ts";
 import { webhookEndpointRoutes } from "./routes/webhook-endpoints.ts";
 import { webhookRoutes } from "./routes/webhooks.ts";
+import type { ApiKeyVerifier } from "./services/api-key-verification.ts";
 import { relayTenantEventsQuietly } from "./services/tenant-events.ts";
 
 export const API_VERSION = "1.0.0";
@@ -52,11 +54,17 @@ export interface AppOptions {
   mailSender?: MailSender;
   /** Epoch milliseconds for Idempotency-Key expiry; tests move it forward. */
   idempotencyClock?: () => number;
+  /**
+   * API-key lookups and their caches; by default the isolate's own. A test
+   * gives an app its own to stand for another isolate, or to move its clock.
+   */
+  apiKeyVerifier?: ApiKeyVerifier;
 }
 
 /** Validation failures become 400s whose `message` lists every problem, as class-validator did. */
 export function createApp(options: AppOptions = {}) {
   const mailSender = options.mailSender ?? new LoggingMailSender();
+  const { apiKeyVerifier } = options;
   const app = createRouter();
 
   app.use(correlationId());
@@ -74,15 +82,22 @@ export function createApp(options: AppOptions = {}) {
         "x-tenant-id",
         "x-correlation-id",
         IDEMPOTENCY_KEY_HEADER,
+        D1_BOOKMARK_HEADER,
       ],
       credentials: true,
-      exposeHeaders: ["x-correlation-id", "Retry-After", IDEMPOTENT_REPLAYED_HEADER],
+      exposeHeaders: [
+        "x-correlation-id",
+        "Retry-After",
+        IDEMPOTENT_REPLAYED_HEADER,
+        D1_BOOKMARK_HEADER,
+      ],
     }),
   );
   app.use(bufferRequestBody());
   app.use(idempotencyKeys({ prefix: API_PREFIX, clock: options.idempotencyClock }));
   app.use(async (c, next) => {
     c.set("mailSender", mailSender);
+    if (apiKeyVerifier) c.set("apiKeyVerifier", apiKeyVerifier);
     await next();
   });
   // Subscription and invoice writes put tenant events into the outbox (in

@@ -107,13 +107,24 @@ describe("API keys", () => {
     // An access token is not an API key.
     expectError(await call(`${K}/current`, { token: owner.accessToken }), 401);
 
+    // A key past its expiry (set here before its first use, which no route
+    // allows: expiry is fixed at creation).
+    const expiring = await call(K, {
+      token: owner.accessToken,
+      tenant: owner.tenant.id,
+      body: { name: "expiring", expiresInDays: 1 },
+    });
     await db()
       .prepare("UPDATE api_keys SET expires_at = ? WHERE id = ?")
-      .bind(new Date(Date.now() - 1000).toISOString(), created.body.id)
+      .bind(new Date(Date.now() - 1000).toISOString(), expiring.body.id)
       .run();
-    expectError(await call(`${K}/current`, { token: key }), 401, "API key has expired");
+    expectError(
+      await call(`${K}/current`, { token: expiring.body.key }),
+      401,
+      "API key has expired",
+    );
     const expired = await call(K, { token: owner.accessToken, tenant: owner.tenant.id });
-    expect(expired.body.data[0].status).toBe("EXPIRED");
+    expect(expired.body.data[0]).toMatchObject({ id: expiring.body.id, status: "EXPIRED" });
   });
 
   it("revoke: 200 then 409 forever; the key stops working", async () => {

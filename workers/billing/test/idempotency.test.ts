@@ -1,4 +1,8 @@
-import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
+import {
+  createExecutionContext,
+  runInDurableObject,
+  waitOnExecutionContext,
+} from "cloudflare:test";
 import { env, exports } from "cloudflare:workers";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { Hono } from "hono";
@@ -6,6 +10,7 @@ import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app.ts";
 import type { AppEnv } from "../src/app-env.ts";
 import { IDEMPOTENCY_TTL_MS } from "../src/domain/idempotency.ts";
+import type { EntitlementCounter } from "../src/durable-objects/entitlement-counter.ts";
 import { pruneIdempotencyKeys } from "../src/jobs/idempotency-prune.ts";
 import { idempotencyKeys, idempotent } from "../src/middleware/idempotency.ts";
 import { buildPlan, createApiKey, platformAdmin, subscribe } from "./catalog-helpers.ts";
@@ -94,72 +99,54 @@ describe("Idempotency-Key", () => {
 
   it("answers 409 while the first request with the key is still running, and changes nothing", async () => {
     const { plan, owner, apiKey } = await subscribedTenant();
-    const key = unique("inflight");
-    const body = JSON.stringify({ amount: 3 });
-    const fingerprint = await sha256(
-      ["POST", `/api/v1/entitlements/${plan.keys.metered}/consume`, "", body].join("\n"),
+    // The tenant's counter reports the key's first request as still being
+    // decided (the counter test below produces that state for real).
+    const stillRunning = {
+      idFromName: (name: string) => env.ENTITLEMENT_COUNTER.idFromName(name),
+      get: () => ({ consumeKeyed: async () => ({ kind: "in_flight" }) }),
+    };
+    const ctx = createExecutionContext();
+    const response = await createApp().fetch(
+      request(`/api/v1/entitlements/${plan.keys.metered}/consume`, {
+        ...keyed(unique("inflight")),
+        token: apiKey,
+        body: { amount: 3 },
+      }),
+      { ...env, ENTITLEMENT_COUNTER: stillRunning },
+      ctx,
     );
-    // The state a running first request leaves: its claim, not yet answered.
-    const now = Date.now();
-    await db()
-      .prepare(
-        `INSERT INTO idempotency_keys (scope, key, request_hash, state, created_at_ms, expires_at_ms, locked_until_ms)
-         VALUES (?, ?, ?, 'IN_FLIGHT', ?, ?, ?)`,
-      )
-      .bind(
-        `tenant:${owner.tenant.id}`,
-        key,
-        fingerprint,
-        now,
-        now + IDEMPOTENCY_TTL_MS,
-        now + 60_000,
-      )
-      .run();
-    const retry = await call(`/api/v1/entitlements/${plan.keys.metered}/consume`, {
-      ...keyed(key),
-      token: apiKey,
-      rawBody: body,
-    });
-    expectError(retry, 409, /still being processed; retry later/);
+    await waitOnExecutionContext(ctx);
+    expectError(await readResult(response), 409, /still being processed; retry later/);
     expect(await usedOf(apiKey, plan.keys.metered)).toBe(0);
+    const inD1 = await db()
+      .prepare("SELECT count(*) AS n FROM idempotency_keys WHERE scope = ?")
+      .bind(`tenant:${owner.tenant.id}`)
+      .first<{ n: number }>();
+    expect(inD1?.n).toBe(0);
   });
 
-  it("after a request died mid-way, a retry takes over its claim and the counter does not count twice", async () => {
+  it("a retry after the first answer was lost gets that answer, and the counter counts once", async () => {
     const { plan, owner, apiKey } = await subscribedTenant();
-    const key = unique("crashed");
+    const key = unique("lost");
     const body = JSON.stringify({ amount: 3 });
     const path = `/api/v1/entitlements/${plan.keys.metered}/consume`;
-    const scope = `tenant:${owner.tenant.id}`;
-    const createdAtMs = Date.now() - 10 * 60_000;
-    // The first request claimed the key and consumed, then its isolate died before storing the answer.
-    await db()
-      .prepare(
-        `INSERT INTO idempotency_keys (scope, key, request_hash, state, created_at_ms, expires_at_ms, locked_until_ms)
-         VALUES (?, ?, ?, 'IN_FLIGHT', ?, ?, ?)`,
-      )
-      .bind(
-        scope,
-        key,
-        await sha256(["POST", path, "", body].join("\n")),
-        createdAtMs,
-        createdAtMs + IDEMPOTENCY_TTL_MS,
-        createdAtMs + 60_000,
-      )
-      .run();
-    const requestId = await sha256(`${scope}\n${key}\n${createdAtMs}`);
+    // The first request reached the counter, which counted and kept the
+    // answer; the client never received it.
     const counter = entitlementCounter(env.ENTITLEMENT_COUNTER, owner.tenant.id);
-    expect((await counter.consume(plan.keys.metered, 3, undefined, requestId)).status).toBe(
-      "consumed",
-    );
+    const first = await counter.consumeKeyed(plan.keys.metered, 3, {
+      requestId: await sha256(`tenant:${owner.tenant.id}\n${key}`),
+      requestHash: await sha256(["POST", path, "", body].join("\n")),
+      atMs: Date.now(),
+      correlationId: "first-request",
+    });
+    expect(first).toMatchObject({ kind: "answered", replayed: false });
     expect(await usedOf(apiKey, plan.keys.metered)).toBe(3);
 
     const retry = await call(path, { ...keyed(key), token: apiKey, rawBody: body });
     expect(retry.status, JSON.stringify(retry.body)).toBe(200);
+    expect(retry.headers.get("Idempotent-Replayed")).toBe("true");
     expect(retry.body).toMatchObject({ consumed: 3, used: 3 });
     expect(await usedOf(apiKey, plan.keys.metered)).toBe(3);
-    // The retry's answer is now the stored one.
-    const replay = await call(path, { ...keyed(key), token: apiKey, rawBody: body });
-    expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
   });
 
   it("counts 20 parallel consumes with one key once", async () => {
@@ -187,11 +174,12 @@ describe("Idempotency-Key", () => {
     expect(replay.status).toBe(403);
     expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
     expect(replay.body).toEqual(refused.body);
+    // The key's record lives in the tenant's counter, next to the count: no D1 write.
     const row = await db()
-      .prepare("SELECT state, response_status FROM idempotency_keys WHERE key = ?")
+      .prepare("SELECT state FROM idempotency_keys WHERE key = ?")
       .bind(key)
       .first();
-    expect(row).toEqual({ state: "COMPLETED", response_status: 403 });
+    expect(row).toBeNull();
   });
 
   it("rejects malformed keys with 400 and ignores keys on /auth routes", async () => {
@@ -348,6 +336,46 @@ describe("Idempotency-Key and answers that are not kept", () => {
     expect(replay.headers.get("Idempotent-Replayed")).toBe("true");
     expect(await replay.json()).toEqual({ run: 3 });
     expect(runs).toBe(3);
+  });
+});
+
+describe("EntitlementCounter keyed consumes", () => {
+  const keyedInput = (tenantId: string, requestHash: string) => ({
+    tenantId,
+    featureKey: "calls",
+    amount: 2,
+    requestId: "caller-and-key",
+    requestHash,
+    atMs: Date.now(),
+    correlationId: "first",
+  });
+
+  it("tells a repeat that arrives while the first is being decided, and refuses another request with the key", async () => {
+    const tenantId = await insertTenant();
+    await insertSubscription({ tenantId, snapshots: [snapshot.metered("calls", 100)] });
+    const stub = env.ENTITLEMENT_COUNTER.get(env.ENTITLEMENT_COUNTER.idFromName(tenantId));
+    await runInDurableObject(stub, async (counter: EntitlementCounter) => {
+      // Nothing loaded yet: the first call waits for the subscription state.
+      const first = counter.consumeKeyed(keyedInput(tenantId, "request-a"));
+      expect(await counter.consumeKeyed(keyedInput(tenantId, "request-a"))).toEqual({
+        kind: "in_flight",
+      });
+      expect(await counter.consumeKeyed(keyedInput(tenantId, "request-b"))).toEqual({
+        kind: "key_reused",
+      });
+      expect(await first).toMatchObject({ kind: "answered", replayed: false });
+      expect(await counter.consumeKeyed(keyedInput(tenantId, "request-a"))).toMatchObject({
+        kind: "answered",
+        replayed: true,
+        correlationId: "first",
+      });
+      expect(await counter.consumeKeyed(keyedInput(tenantId, "request-b"))).toEqual({
+        kind: "key_reused",
+      });
+    });
+    expect((await entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId).check("calls")).used).toBe(
+      2,
+    );
   });
 });
 

@@ -26,8 +26,11 @@ export function renderBillingProblem(c: Context, problem: Problem): Response {
       statusCode: status,
       message,
       error: statusName(status),
-      correlationId: (c.get("correlationId") as string | undefined) ?? "unknown",
-      timestamp: new Date().toISOString(),
+      correlationId:
+        problem.firstAnswer?.correlationId ??
+        (c.get("correlationId") as string | undefined) ??
+        "unknown",
+      timestamp: problem.firstAnswer?.timestamp ?? new Date().toISOString(),
       path: url.pathname + url.search,
     },
     status,

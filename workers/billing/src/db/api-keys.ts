@@ -48,6 +48,16 @@ export function findApiKeyByHash(db: Database, keyHash: string) {
     .get();
 }
 
+/** The stored hashes of every key of a tenant (to evict them from caches). */
+export async function listApiKeyHashesOfTenant(db: Database, tenantId: string): Promise<string[]> {
+  const rows = await db
+    .select({ keyHash: apiKeys.keyHash })
+    .from(apiKeys)
+    .where(eq(apiKeys.tenantId, tenantId))
+    .all();
+  return rows.map((row) => row.keyHash);
+}
+
 /** At most one write per key per minute, however busy the key is. */
 export function touchApiKey(db: Database, id: string, now: Date) {
   const staleBefore = new Date(now.getTime() - 60_000).toISOString();

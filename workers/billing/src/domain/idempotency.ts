@@ -43,6 +43,17 @@ export function takesIdempotencyKey(method: string, path: string): boolean {
   return !path.startsWith("/auth/") && !path.startsWith("/webhooks/");
 }
 
+const CONSUME_PATH = /^\/entitlements\/[^/]+\/consume$/;
+
+/**
+ * A consume's key is recorded by the tenant's EntitlementCounter, next to
+ * the count it protects (one write, in the same step as the units), rather
+ * than by a claim and an answer in D1. `path` is relative to the API prefix.
+ */
+export function recordedByCounter(method: string, path: string): boolean {
+  return method === "POST" && CONSUME_PATH.test(path);
+}
+
 /**
  * 5xx and 429 are not kept: the retry may do the work. Everything else,
  * errors included (a 403 quota refusal replays as 403), is the answer.

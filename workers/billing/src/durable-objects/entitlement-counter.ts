@@ -12,6 +12,10 @@ import {
   type FlushInput,
   type FlushResult,
   flushInput,
+  KEYED_CONSUME_TTL_MS,
+  type KeyedConsumeInput,
+  type KeyedConsumeResult,
+  keyedConsumeInput,
   type RecordInput,
   type RecordResult,
   recordInput,
@@ -118,6 +122,13 @@ const FLUSH_RETRY_MAX_MS = 60_000;
 const ENTITLEMENTS_TTL_MS = 30_000;
 /** Counters are kept this long after their window ends, event ids this long after they were recorded. */
 const RECORDED_EVENT_RETENTION_MS = 35 * 86_400_000;
+/**
+ * Old counters, event ids and request records are swept at most this
+ * often: the flush alarm comes every FLUSH_DELAY_MS under traffic, and a
+ * sweep on each would scan the tables five times a second for rows that
+ * age by the day.
+ */
+const PRUNE_INTERVAL_MS = 60_000;
 
 interface CounterRow extends Record<string, SqlStorageValue> {
   used: number;
@@ -182,10 +193,14 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   private readonly seeding = new Map<string, Promise<void>>();
   private readonly flushing = new SingleFlight<FlushResult>();
   private alarmPending = false;
+  /** When `prune` last swept (epoch ms; 0: not yet in this instance). */
+  private prunedAtMs = 0;
   private tenantId: string | undefined;
   /** usage.threshold_reached and quota.exhausted: decided here, sent from here (see its module). */
   private readonly tenantEvents: TenantEventOutbox;
   private readonly usageAlerts: UsageAlertWatch;
+  /** Keyed consumes being decided (request id -> fingerprint); a repeat meanwhile is told so. */
+  private readonly keyedInFlight = new Map<string, string>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -247,6 +262,16 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     if (!flushColumns.some((column) => column.name === "claims")) {
       this.sql.exec("ALTER TABLE flushes ADD COLUMN claims TEXT");
     }
+    // Objects created before keyed consumes kept only the result of a request id.
+    const requestColumns = this.sql
+      .exec<{ name: string }>("SELECT name FROM pragma_table_info('consume_requests')")
+      .toArray();
+    if (!requestColumns.some((column) => column.name === "request_hash")) {
+      this.sql.exec(`
+        ALTER TABLE consume_requests ADD COLUMN request_hash TEXT;
+        ALTER TABLE consume_requests ADD COLUMN correlation_id TEXT;
+      `);
+    }
     this.tenantEvents = new TenantEventOutbox(this.sql, () => this.env.TENANT_EVENTS_QUEUE);
     this.usageAlerts = new UsageAlertWatch(env, this.tenantEvents);
   }
@@ -278,31 +303,89 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     const answered = this.rememberedConsume(input.requestId);
     if (answered) return answered;
     const now = new Date(input.nowMs ?? Date.now());
-    const feature = input.featureKey;
+    const prepared = await this.prepareConsume(input.tenantId, input.featureKey, now);
+    if (prepared.kind === "answered") return prepared.result;
+
+    // From here to the return: no await. Read, decide and write are one step.
+    const repeated = this.rememberedConsume(input.requestId);
+    if (repeated) return repeated;
+    const result = this.decideConsume(input, prepared.snapshot, prepared.key, now);
+    this.rememberConsume(input.requestId, result);
+    return result;
+  }
+
+  /**
+   * A consume with an Idempotency-Key (see keyedConsumeInput): the answer
+   * and the key's record are stored in the same synchronous step as the
+   * units, so there is no moment where units were taken and the answer not
+   * kept, and no write anywhere else.
+   */
+  async consumeKeyed(raw: KeyedConsumeInput): Promise<KeyedConsumeResult> {
+    const input = keyedConsumeInput.parse(raw);
+    this.bindTenant(input.tenantId);
+    const earlier = this.keyedAnswer(input);
+    if (earlier) return earlier;
+    const running = this.keyedInFlight.get(input.requestId);
+    if (running !== undefined) {
+      return running === input.requestHash ? { kind: "in_flight" } : { kind: "key_reused" };
+    }
+    this.keyedInFlight.set(input.requestId, input.requestHash);
+    try {
+      const now = new Date();
+      const prepared = await this.prepareConsume(input.tenantId, input.featureKey, now);
+      // From here to the return: no await.
+      const result =
+        prepared.kind === "answered"
+          ? prepared.result
+          : this.decideConsume(input, prepared.snapshot, prepared.key, now);
+      this.rememberKeyed(input, result);
+      return {
+        kind: "answered",
+        result,
+        replayed: false,
+        correlationId: input.correlationId,
+        atMs: input.atMs,
+      };
+    } finally {
+      this.keyedInFlight.delete(input.requestId);
+    }
+  }
+
+  /**
+   * Everything a consume may wait for before its synchronous step: the
+   * subscription state, the alert set, the window's total. Answers at once
+   * when there is nothing to count.
+   */
+  private async prepareConsume(
+    tenantId: string,
+    feature: string,
+    now: Date,
+  ): Promise<
+    | { kind: "answered"; result: ConsumeResult }
+    | { kind: "counted"; snapshot: SnapshotTerms; key: WindowKey }
+  > {
     const state = await this.entitlements();
     const found = lookupEntitlement(
       subscriptionAccess(state.subscription, now),
       state.snapshots,
       feature,
     );
-    if (found.kind === "denied") return { status: "denied", feature, reason: found.reason };
+    if (found.kind === "denied") {
+      return { kind: "answered", result: { status: "denied", feature, reason: found.reason } };
+    }
     const snapshot = found.snapshot;
-    if (!isCounted(snapshot) || !state.subscription) return { status: "not_consumable", feature };
+    if (!isCounted(snapshot) || !state.subscription) {
+      return { kind: "answered", result: { status: "not_consumable", feature } };
+    }
     const key = this.windowKey(state, snapshot, now);
-    await this.usageAlerts.ready(input.tenantId);
+    await this.usageAlerts.ready(tenantId);
     if (this.usedIn(key) === undefined) await this.seed(key);
-
-    // From here to the return: no await. Read, decide and write are one step.
-    const repeated = this.rememberedConsume(input.requestId);
-    if (repeated) return repeated;
-    const result = this.decideConsume(input, snapshot, key, now);
-    this.rememberConsume(input.requestId, result);
-    return result;
+    return { kind: "counted", snapshot, key };
   }
 
   /** The synchronous part of `consume`: decide on the counter and take the units. */
   private decideConsume(
-    input: ReturnType<typeof consumeInput.parse>,
+    input: { featureKey: string; amount: number },
     snapshot: SnapshotTerms,
     key: WindowKey,
     now: Date,
@@ -364,6 +447,55 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       Date.now(),
     );
     // Refusals schedule no flush; the alarm must still come to prune the ids.
+    this.scheduleFlush();
+  }
+
+  /** The stored answer of a keyed consume, or the conflict; undefined when the key is new or expired. */
+  private keyedAnswer(input: {
+    requestId: string;
+    requestHash: string;
+    atMs: number;
+  }): KeyedConsumeResult | undefined {
+    const row = this.sql
+      .exec<{
+        result: string;
+        request_hash: string | null;
+        correlation_id: string | null;
+        recorded_at: number;
+      }>(
+        "SELECT result, request_hash, correlation_id, recorded_at FROM consume_requests WHERE request_id = ?",
+        input.requestId,
+      )
+      .toArray()[0];
+    if (!row || input.atMs - row.recorded_at >= KEYED_CONSUME_TTL_MS) return undefined;
+    if (row.request_hash !== input.requestHash) return { kind: "key_reused" };
+    return {
+      kind: "answered",
+      result: JSON.parse(row.result) as ConsumeResult,
+      replayed: true,
+      correlationId: row.correlation_id ?? "unknown",
+      atMs: row.recorded_at,
+    };
+  }
+
+  /** The key's record, replacing one that expired. */
+  private rememberKeyed(
+    input: { requestId: string; requestHash: string; correlationId: string; atMs: number },
+    result: ConsumeResult,
+  ): void {
+    this.sql.exec(
+      `INSERT INTO consume_requests (request_id, result, recorded_at, request_hash, correlation_id)
+       VALUES (?, ?, ?, ?, ?)
+       ON CONFLICT (request_id) DO UPDATE SET
+         result = excluded.result, recorded_at = excluded.recorded_at,
+         request_hash = excluded.request_hash, correlation_id = excluded.correlation_id`,
+      input.requestId,
+      JSON.stringify(result),
+      input.atMs,
+      input.requestHash,
+      input.correlationId,
+    );
+    // Refusals schedule no flush; the alarm must still come to prune the records.
     this.scheduleFlush();
   }
 
@@ -496,7 +628,9 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       this.scheduleFlush(delay);
       return;
     }
-    this.prune(Date.now());
+    if (Date.now() - this.prunedAtMs >= PRUNE_INTERVAL_MS && this.prune(Date.now())) {
+      this.prunedAtMs = Date.now();
+    }
     this.tenantEvents.prune(Date.now());
     if (this.hasPendingUnits()) this.scheduleFlush();
     else if (this.tenantEvents.hasUnsent()) this.scheduleFlush(this.tenantEvents.retryDelayMs());
@@ -987,10 +1121,11 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   /**
    * Forgets counters of windows that ended long ago and event ids past any
    * redelivery, once nothing is waiting to be flushed (a later use of such
-   * a window seeds again from D1, which then holds every unit).
+   * a window seeds again from D1, which then holds every unit). Answers
+   * whether it swept.
    */
-  private prune(nowMs: number): void {
-    if (this.hasPendingUnits()) return;
+  private prune(nowMs: number): boolean {
+    if (this.hasPendingUnits()) return false;
     const cutoff = nowMs - RECORDED_EVENT_RETENTION_MS;
     this.sql.exec(
       "DELETE FROM counters WHERE period_end IS NOT NULL AND period_end < ?",
@@ -1005,6 +1140,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       "DELETE FROM consume_requests WHERE recorded_at < ?",
       nowMs - CONSUME_REQUEST_RETENTION_MS,
     );
+    return true;
   }
 }
 

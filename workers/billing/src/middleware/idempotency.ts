@@ -20,6 +20,7 @@ import {
   keepsAnswer,
   type OnceShownSecrets,
   parseIdempotencyKey,
+  recordedByCounter,
   requestFingerprint,
   storableBody,
   takesIdempotencyKey,
@@ -47,14 +48,27 @@ import { TENANT_HEADER } from "./tenant.ts";
  * to another object on every keyed write, and D1 is where every other write
  * of the request goes anyway. The one gap of a separate claim row (the
  * handler committed, the isolate died before the answer was stored) is
- * covered for consume, where it matters most, by the request id the
- * EntitlementCounter remembers.
+ * avoided for consume, where it matters most: there the record lives in
+ * the tenant's EntitlementCounter (`recordedByCounter`), which stores the
+ * answer in the same step as the units, so the key costs no D1 write.
  */
+
+/** What a consume hands its tenant's EntitlementCounter, which records the key. */
+export interface CounterIdempotency {
+  /** The caller and the key, hashed. */
+  requestId: string;
+  /** The request's fingerprint: the same key with another one is a 422. */
+  requestHash: string;
+  /** The idempotency clock when the request came in. */
+  atMs: number;
+}
 
 export interface IdempotencyState {
   key: string;
-  /** Set once the key is claimed; the EntitlementCounter's request id. */
-  requestId?: string;
+  /** The route records the key in the EntitlementCounter, not in D1. */
+  inCounter: boolean;
+  /** Set for `inCounter` routes once the caller is known. */
+  counter?: CounterIdempotency;
   claimed?: boolean;
   onceShown?: OnceShownSecrets;
   clock: () => number;
@@ -81,7 +95,11 @@ export function idempotencyKeys(options: IdempotencyOptions) {
       throw new ApiError(400, INVALID_IDEMPOTENCY_KEY, { code: "idempotency_key_invalid" });
     }
     if (parsed.kind === "key") {
-      c.set("idempotency", { key: parsed.key, clock });
+      c.set("idempotency", {
+        key: parsed.key,
+        inCounter: recordedByCounter(c.req.method, path),
+        clock,
+      });
     }
     await next();
   });
@@ -114,6 +132,14 @@ export async function idempotent(c: Context<AppEnv>, next: Next): Promise<void> 
     }),
   );
   const nowMs = state.clock();
+  if (state.inCounter) {
+    state.counter = {
+      requestId: await sha256Hex(`${scope}\n${state.key}`),
+      requestHash,
+      atMs: nowMs,
+    };
+    return next();
+  }
   const claimed = await claimIdempotencyKey(db, {
     scope,
     key: state.key,
@@ -144,7 +170,6 @@ export async function idempotent(c: Context<AppEnv>, next: Next): Promise<void> 
   }
 
   const claim = { scope, key: state.key, createdAtMs: claimed.createdAtMs };
-  state.requestId = await sha256Hex(`${scope}\n${state.key}\n${claimed.createdAtMs}`);
   try {
     await next();
   } catch (error) {
@@ -186,7 +211,7 @@ export function withholdOnReplay(c: Context<AppEnv>, secrets: OnceShownSecrets):
   if (state) state.onceShown = secrets;
 }
 
-/** The request id the EntitlementCounter deduplicates a keyed consume by. */
-export function counterRequestId(c: Context<AppEnv>): string | undefined {
-  return c.get("idempotency")?.requestId;
+/** A keyed consume's record, for its EntitlementCounter; undefined without a key. */
+export function counterIdempotency(c: Context<AppEnv>): CounterIdempotency | undefined {
+  return c.get("idempotency")?.counter;
 }

@@ -23,5 +23,16 @@ export const subscriptionService = (c: Context<AppEnv>) =>
       scheduledBillingCycle(c.env).closePausedPeriod(found, now),
     auditContext(c),
   );
+/** Display reads of a route behind `replicaReads()`: through its D1 session (read replicas). */
+export const subscriptionReader = (c: Context<AppEnv>) =>
+  new SubscriptionService(
+    database(c.var.replicaSession as unknown as D1Database),
+    c.env.ENTITLEMENT_COUNTER,
+    undefined,
+    auditContext(c),
+  );
+/** The catalog lookup that tells an unknown feature (404) from a denial may lag: a replica serves it. */
 export const entitlementService = (c: Context<AppEnv>) =>
-  new EntitlementService(c.env.ENTITLEMENT_COUNTER, database(c.env.DB));
+  new EntitlementService(c.env.ENTITLEMENT_COUNTER, () =>
+    database(c.env.DB.withSession("first-unconstrained") as unknown as D1Database),
+  );

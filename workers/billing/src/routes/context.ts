@@ -1,6 +1,7 @@
 import { database } from "@edge-platform/shared/db/client";
 import type { Context } from "hono";
 import type { AppEnv } from "../app-env.ts";
+import { apiKeyVerifier } from "../middleware/api-key.ts";
 import { auditContext } from "../middleware/audit-context.ts";
 import { requireSigningKey } from "../middleware/auth.ts";
 import { ApiKeyService } from "../services/api-keys.ts";
@@ -13,9 +14,9 @@ export const sessionService = (c: Context<AppEnv>) =>
 export const userService = (c: Context<AppEnv>) =>
   new UserService(database(c.env.DB), auditContext(c));
 export const tenantService = (c: Context<AppEnv>) =>
-  new TenantService(database(c.env.DB), auditContext(c));
+  new TenantService(database(c.env.DB), auditContext(c), apiKeyVerifier(c));
 export const apiKeyService = (c: Context<AppEnv>) =>
-  new ApiKeyService(database(c.env.DB), auditContext(c));
+  new ApiKeyService(database(c.env.DB), auditContext(c), apiKeyVerifier(c));
 
 /**
  * Runs work after the response when the runtime allows it (so its duration

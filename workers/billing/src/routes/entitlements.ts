@@ -1,6 +1,7 @@
 import { createRoute } from "@hono/zod-openapi";
+import { IDEMPOTENT_REPLAYED_HEADER } from "../domain/idempotency.ts";
 import { callerTenant, memberOrApiKey } from "../middleware/entitlement-caller.ts";
-import { counterRequestId } from "../middleware/idempotency.ts";
+import { counterIdempotency } from "../middleware/idempotency.ts";
 import { entitlementService } from "./catalog-context.ts";
 import { CheckSchema, ConsumeBody, ConsumeSchema, FeatureKeyParam } from "./catalog-schemas.ts";
 import { errors, json, jsonBody } from "./schemas.ts";
@@ -59,14 +60,14 @@ export const entitlementRoutes = createRouter()
       200,
     ),
   )
-  .openapi(consume, async (c) =>
-    c.json(
-      await entitlementService(c).consume(
-        callerTenant(c),
-        c.req.valid("param").featureKey,
-        c.req.valid("json").amount,
-        counterRequestId(c),
-      ),
-      200,
-    ),
-  );
+  .openapi(consume, async (c) => {
+    const keyed = counterIdempotency(c);
+    const { answer, replayed } = await entitlementService(c).consume(
+      callerTenant(c),
+      c.req.valid("param").featureKey,
+      c.req.valid("json").amount,
+      keyed && { ...keyed, correlationId: c.var.correlationId },
+    );
+    if (replayed) c.header(IDEMPOTENT_REPLAYED_HEADER, "true");
+    return c.json(answer, 200);
+  });

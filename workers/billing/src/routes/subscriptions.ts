@@ -1,7 +1,8 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import { EVERY_ROLE, MANAGERS } from "../domain/roles.ts";
+import { D1_BOOKMARK_HEADER, replicaReads } from "../middleware/replica-reads.ts";
 import { tenantMembers, tenantWriters } from "../middleware/tenant.ts";
-import { subscriptionService } from "./catalog-context.ts";
+import { subscriptionReader, subscriptionService } from "./catalog-context.ts";
 import { CancelBody, SubscribeBody, SubscriptionSchema } from "./catalog-schemas.ts";
 import {
   bearerSecurity,
@@ -16,6 +17,14 @@ import {
 import { createRouter } from "./validation.ts";
 
 const member = tenantMembers(...EVERY_ROLE);
+/** Display reads: a member, through a D1 session that a read replica may serve. */
+const memberReads = [...member, replicaReads()];
+const bookmarkHeaders = z.object({
+  [D1_BOOKMARK_HEADER]: z.string().optional().openapi({
+    description:
+      "A bookmark from an earlier response: the read then sees data at least that recent. Each response carries its own.",
+  }),
+});
 const manager = tenantWriters(...MANAGERS);
 const IdParams = z.object({ id: UuidParam("id") });
 
@@ -44,8 +53,8 @@ const listSubscriptions = createRoute({
   tags: ["subscriptions"],
   summary: "The tenant's subscriptions, newest first (any member)",
   security: bearerSecurity,
-  middleware: member,
-  request: { headers: TenantHeaderSchema, query: PageQuerySchema },
+  middleware: memberReads,
+  request: { headers: TenantHeaderSchema.merge(bookmarkHeaders), query: PageQuerySchema },
   responses: {
     200: json(pageOf(SubscriptionSchema), "A page"),
     400: errors[400],
@@ -60,8 +69,8 @@ const currentSubscription = createRoute({
   tags: ["subscriptions"],
   summary: "The tenant's current subscription (ACTIVE, TRIALING, PAST_DUE or PAUSED)",
   security: bearerSecurity,
-  middleware: member,
-  request: { headers: TenantHeaderSchema },
+  middleware: memberReads,
+  request: { headers: TenantHeaderSchema.merge(bookmarkHeaders) },
   responses: {
     200: json(SubscriptionSchema, "The current subscription"),
     400: errors[400],
@@ -122,10 +131,10 @@ export const subscriptionRoutes = createRouter()
     c.json(await subscriptionService(c).subscribe(c.var.tenantContext, c.req.valid("json")), 201),
   )
   .openapi(listSubscriptions, async (c) =>
-    c.json(await subscriptionService(c).list(c.var.tenantContext, c.req.valid("query")), 200),
+    c.json(await subscriptionReader(c).list(c.var.tenantContext, c.req.valid("query")), 200),
   )
   .openapi(currentSubscription, async (c) =>
-    c.json(await subscriptionService(c).current(c.var.tenantContext), 200),
+    c.json(await subscriptionReader(c).current(c.var.tenantContext), 200),
   )
   .openapi(cancel, async (c) => {
     const body = c.req.valid("json") as { atPeriodEnd?: boolean } | undefined;

@@ -13,6 +13,7 @@ import type { UserRow } from "../db/users.ts";
 import { generateApiKey } from "../domain/api-key.ts";
 import { type AuditContext, SYSTEM_AUDIT } from "../domain/audit.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
+import { type ApiKeyVerifier, isolateApiKeys } from "./api-key-verification.ts";
 import { apiKeyView } from "./views.ts";
 
 const DAY_MS = 86_400_000;
@@ -21,6 +22,7 @@ export class ApiKeyService {
   constructor(
     private readonly db: Database,
     private readonly audit: AuditContext = SYSTEM_AUDIT,
+    private readonly verifier: ApiKeyVerifier = isolateApiKeys,
   ) {}
 
   /** The raw key is in this response and nowhere else, ever. */
@@ -98,7 +100,12 @@ export class ApiKeyService {
         ROW_CHANGED,
       ),
     ]);
-    if (revoked) return apiKeyView(revoked);
+    if (revoked) {
+      // This isolate and this data center stop accepting it now; every other
+      // isolate within API_KEY_CACHE_BOUND_MS.
+      await this.verifier.forgetKeys([revoked.keyHash]);
+      return apiKeyView(revoked);
+    }
     const existing = await findApiKeyInTenant(this.db, context.tenant.id, id);
     if (!existing) throw new ApiError(404, `API key with ID "${id}" not found`);
     throw new ApiError(409, "API key is already revoked");

@@ -1,5 +1,8 @@
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
-import type { CheckResult } from "@edge-platform/shared/billing/entitlement-counter-protocol";
+import type {
+  CheckResult,
+  ConsumeResult,
+} from "@edge-platform/shared/billing/entitlement-counter-protocol";
 import {
   deniedCheck,
   quotaExceededMessage,
@@ -8,10 +11,26 @@ import type { Database } from "@edge-platform/shared/db/client";
 import type { tenantStatuses } from "@edge-platform/shared/db/schema/identity";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { findFeatureByLookupKey } from "../db/catalog.ts";
+import {
+  IDEMPOTENCY_IN_FLIGHT,
+  IDEMPOTENCY_KEY_REUSED,
+  IDEMPOTENT_REPLAYED_HEADER,
+} from "../domain/idempotency.ts";
 import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
+import type { CounterIdempotency } from "../middleware/idempotency.ts";
 
 export const BOOLEAN_NOT_CONSUMABLE =
   "Boolean features cannot be consumed. Use the check endpoint instead.";
+
+/** A consume with an Idempotency-Key: what the counter records, and the request's correlation id. */
+export interface KeyedConsume extends CounterIdempotency {
+  correlationId: string;
+}
+
+/** A successful consume's body: the counter's figures, and `allowed`. */
+export type ConsumeAnswer = Omit<Extract<ConsumeResult, { status: "consumed" }>, "status"> & {
+  allowed: true;
+};
 
 /** The tenant a check or consume is for, from the member's x-tenant-id or the API key. */
 export interface CallerTenant {
@@ -26,7 +45,8 @@ export interface CallerTenant {
 export class EntitlementService {
   constructor(
     private readonly counters: DurableObjectNamespace<EntitlementCounter>,
-    private readonly db: Database,
+    /** The catalog, opened only when a refusal needs it (most checks never read it). */
+    private readonly catalog: () => Database,
   ) {}
 
   /**
@@ -47,24 +67,69 @@ export class EntitlementService {
   }
 
   private async requireFeature(featureKey: string): Promise<void> {
-    if (!(await findFeatureByLookupKey(this.db, featureKey))) {
+    if (!(await findFeatureByLookupKey(this.catalog(), featureKey))) {
       throw new ApiError(404, `Feature with lookup key "${featureKey}" not found`);
     }
   }
 
-  /** `requestId` (from an Idempotency-Key): the counter takes the units once per id. */
-  async consume(tenant: CallerTenant, featureKey: string, amount: number, requestId?: string) {
+  /**
+   * Takes `amount` units. With an Idempotency-Key the tenant's counter
+   * records the key with the count (see keyedConsumeInput): a repeat gets
+   * the first answer back (`replayed`), errors included, with the first
+   * request's correlation id and time.
+   */
+  async consume(
+    tenant: CallerTenant,
+    featureKey: string,
+    amount: number,
+    keyed?: KeyedConsume,
+  ): Promise<{ answer: ConsumeAnswer; replayed: boolean }> {
     if (tenant.status !== "ACTIVE") {
       throw new ApiError(403, `Tenant is ${tenant.status.toLowerCase()}`);
     }
-    const result = await this.reach(() =>
-      entitlementCounter(this.counters, tenant.id).consume(
-        featureKey,
-        amount,
-        undefined,
-        requestId,
-      ),
+    const counter = entitlementCounter(this.counters, tenant.id);
+    if (!keyed) {
+      const result = await this.reach(() => counter.consume(featureKey, amount));
+      return { answer: await this.answer(result, featureKey, amount), replayed: false };
+    }
+    const { correlationId, ...record } = keyed;
+    const outcome = await this.reach(() =>
+      counter.consumeKeyed(featureKey, amount, { ...record, correlationId }),
     );
+    if (outcome.kind === "in_flight") {
+      throw new ApiError(409, IDEMPOTENCY_IN_FLIGHT, { code: "idempotency_in_flight" });
+    }
+    if (outcome.kind === "key_reused") {
+      throw new ApiError(422, IDEMPOTENCY_KEY_REUSED, { code: "idempotency_key_reused" });
+    }
+    try {
+      return {
+        answer: await this.answer(outcome.result, featureKey, amount),
+        replayed: outcome.replayed,
+      };
+    } catch (error) {
+      if (!(error instanceof ApiError)) throw error;
+      throw new ApiError(error.status, error.message, {
+        code: error.code,
+        details: error.details,
+        headers: {
+          ...error.headers,
+          ...(outcome.replayed ? { [IDEMPOTENT_REPLAYED_HEADER]: "true" } : {}),
+        },
+        firstAnswer: {
+          correlationId: outcome.correlationId,
+          timestamp: new Date(outcome.atMs).toISOString(),
+        },
+      });
+    }
+  }
+
+  /** The counter's decision as the HTTP answer: the body of a success, or the refusal thrown. */
+  private async answer(
+    result: ConsumeResult,
+    featureKey: string,
+    amount: number,
+  ): Promise<ConsumeAnswer> {
     switch (result.status) {
       case "consumed":
         return {

@@ -26,6 +26,7 @@ import {
   roleRequirementMessage,
 } from "../domain/roles.ts";
 import { slugFromName, withRandomSuffix } from "../domain/slug.ts";
+import { type ApiKeyVerifier, isolateApiKeys } from "./api-key-verification.ts";
 import { tenantView, tenantWithRole } from "./views.ts";
 
 /**
@@ -44,6 +45,7 @@ export class TenantService {
   constructor(
     private readonly db: Database,
     private readonly audit: AuditContext = SYSTEM_AUDIT,
+    private readonly apiKeys: ApiKeyVerifier = isolateApiKeys,
   ) {}
 
   /** Tenant and the creator's OWNER membership in one batch; a taken slug is a 409. */
@@ -169,6 +171,8 @@ export class TenantService {
       revokeKeys,
       ...hooked,
     ]);
+    // Its keys stop working in this isolate now, everywhere within the cache bound.
+    await this.apiKeys.forgetTenant(this.db, id);
     const tenant = await findTenantById(this.db, id);
     if (!tenant) throw new ApiError(404, `Tenant with ID "${id}" not found`);
     return tenantView(tenant);

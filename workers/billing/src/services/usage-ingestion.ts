@@ -35,8 +35,13 @@ export class UsageIngestionService {
   ) {}
 
   async ingest(tenantId: string, items: unknown[]) {
-    const db = database(this.env.DB);
-    const state = await loadTenantEntitlementState(db, tenantId);
+    // Whether the tenant may report usage at all: a display-grade read (the
+    // pipeline decides each event again), so a read replica near the caller
+    // may answer it.
+    const replica = database(
+      this.env.DB.withSession("first-unconstrained") as unknown as D1Database,
+    );
+    const state = await loadTenantEntitlementState(replica, tenantId);
     if (subscriptionAccess(state.subscription, new Date()) !== "granted") {
       throw new ApiError(403, NO_ACTIVE_SUBSCRIPTION, { code: "no_active_subscription" });
     }
