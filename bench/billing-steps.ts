@@ -25,10 +25,9 @@
  */
 import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { devVarsFile, readDevVars } from "../scripts/lib/dev-vars.ts";
 import { startStack } from "../scripts/lib/stack.ts";
-import { ROOT } from "../scripts/lib/wrangler.ts";
 import { autocannon } from "./lib/autocannon.ts";
+import { adminToken, median, send, subscribedTenantWithKey } from "./lib/billing-setup.ts";
 import { table } from "./lib/report.ts";
 
 const LOADED = Number(process.env.BENCH_LOADED ?? 2000);
@@ -83,14 +82,6 @@ function log(line: string): void {
   process.stderr.write(`[bench:billing-steps] ${line}\n`);
 }
 
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[middle] ?? 0)
-    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-};
-
 let keysSent = 0;
 
 function options(step: Step) {
@@ -130,39 +121,12 @@ async function measure(step: Step): Promise<Sample> {
   };
 }
 
-async function send(
-  base: string,
-  path: string,
-  request: { body?: unknown; token?: string; tenant?: string } = {},
-) {
-  const headers: Record<string, string> = {};
-  if (request.body !== undefined) headers["content-type"] = "application/json";
-  if (request.token) headers.authorization = `Bearer ${request.token}`;
-  if (request.tenant) headers["x-tenant-id"] = request.tenant;
-  const response = await fetch(`${base}/api/v1${path}`, {
-    method: request.body === undefined ? "GET" : "POST",
-    headers,
-    ...(request.body !== undefined ? { body: JSON.stringify(request.body) } : {}),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: setup responses are read field by field
-  const body: any = await response.json();
-  if (response.status >= 300) {
-    throw new Error(`${path} answered ${response.status}: ${JSON.stringify(body)}`);
-  }
-  return body;
-}
-
 async function main(): Promise<void> {
   log("starting the local stack");
   const stack = await startStack({ logLevel: "warn" });
   try {
     const base = stack.billingUrl;
-    const vars = readDevVars(devVarsFile(ROOT));
-    const admin = (
-      await send(base, "/auth/login", {
-        body: { email: vars.DEV_ADMIN_EMAIL, password: vars.DEV_ADMIN_PASSWORD },
-      })
-    ).accessToken as string;
+    const admin = await adminToken(base);
     const run = Date.now().toString(36);
     const quota = await send(base, "/features", {
       token: admin,
@@ -193,27 +157,10 @@ async function main(): Promise<void> {
       token: admin,
       body: { featureId: metered.id, includedAmount: 0, overagePrice: 1, resetPeriod: "MONTHLY" },
     });
-    const owner = await send(base, "/auth/register", {
-      body: {
-        email: `steps-${run}@example.com`,
-        password: "StepsPassw0rd",
-        firstName: "Steps",
-        lastName: "Profile",
-        tenantName: `Steps ${run}`,
-      },
+    const { apiKey } = await subscribedTenantWithKey(base, `steps-${run}`, {
+      planId: plan.id,
+      priceId: price.id,
     });
-    await send(base, "/subscriptions", {
-      token: owner.accessToken,
-      tenant: owner.tenant.id,
-      body: { planId: plan.id, priceId: price.id },
-    });
-    const apiKey = (
-      await send(base, "/api-keys", {
-        token: owner.accessToken,
-        tenant: owner.tenant.id,
-        body: { name: "steps" },
-      })
-    ).key as string;
     const auth = { authorization: `Bearer ${apiKey}` };
     const steps: Step[] = [
       { name: "GET /health/live (the worker, no I/O)", url: `${base}/health/live` },

@@ -33,9 +33,7 @@
  * BENCH_ALERTS (default 10). With `--markdown` the summary also goes into
  * docs/benchmarks.md (bench/lib/benchmarks-doc.ts).
  */
-import { devVarsFile, readDevVars } from "../scripts/lib/dev-vars.ts";
 import { startStack } from "../scripts/lib/stack.ts";
-import { ROOT } from "../scripts/lib/wrangler.ts";
 import {
   reachedAlertEvents,
   type UsageAlertTerms,
@@ -50,6 +48,7 @@ import {
   times,
   verdict,
 } from "./lib/benchmarks-doc.ts";
+import { adminToken, median, send, subscribedTenantWithKey } from "./lib/billing-setup.ts";
 import { table } from "./lib/report.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -97,14 +96,6 @@ interface Combined {
 function log(line: string): void {
   process.stderr.write(`[bench:billing] ${line}\n`);
 }
-
-const median = (values: number[]) => {
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2
-    ? (sorted[middle] ?? 0)
-    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-};
 
 async function load(route: Route, seconds: number): Promise<LoadResult> {
   const result = await autocannon({
@@ -158,28 +149,6 @@ function combine(name: string, rounds: LoadResult[]): Combined {
   };
 }
 
-async function send(
-  base: string,
-  path: string,
-  options: { body?: unknown; token?: string; tenant?: string; method?: string } = {},
-) {
-  const headers: Record<string, string> = {};
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.tenant) headers["x-tenant-id"] = options.tenant;
-  const response = await fetch(`${base}/api/v1${path}`, {
-    method: options.method ?? (options.body === undefined ? "GET" : "POST"),
-    headers,
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-  });
-  // biome-ignore lint/suspicious/noExplicitAny: setup responses are read field by field
-  const body: any = await response.json();
-  if (response.status >= 300) {
-    throw new Error(`${path} answered ${response.status}: ${JSON.stringify(body)}`);
-  }
-  return body;
-}
-
 /**
  * The alert check itself, in process: what the counter runs per consume on
  * a watched feature (`reachedAlertEvents` over ALERTS alerts none of which
@@ -228,12 +197,7 @@ async function main(): Promise<void> {
   const stack = await startStack({ logLevel: "warn" });
   try {
     const base = stack.billingUrl;
-    const vars = readDevVars(devVarsFile(ROOT));
-    const admin = (
-      await send(base, "/auth/login", {
-        body: { email: vars.DEV_ADMIN_EMAIL, password: vars.DEV_ADMIN_PASSWORD },
-      })
-    ).accessToken as string;
+    const admin = await adminToken(base);
 
     const run = Date.now().toString(36);
     const quota = await send(base, "/features", {
@@ -294,34 +258,18 @@ async function main(): Promise<void> {
         },
       });
     }
-    const owner = await send(base, "/auth/register", {
-      body: {
-        email: `bench-${run}@example.com`,
-        password: "BenchPassw0rd",
-        firstName: "Bench",
-        lastName: "Mark",
-        tenantName: `Bench ${run}`,
-      },
+    const owner = await subscribedTenantWithKey(base, `bench-${run}`, {
+      planId: plan.id,
+      priceId: price.id,
     });
-    await send(base, "/subscriptions", {
-      token: owner.accessToken,
-      tenant: owner.tenant.id,
-      body: { planId: plan.id, priceId: price.id },
-    });
-    const apiKey = (
-      await send(base, "/api-keys", {
-        token: owner.accessToken,
-        tenant: owner.tenant.id,
-        body: { name: "bench" },
-      })
-    ).key as string;
+    const { apiKey } = owner;
     const auth = { authorization: `Bearer ${apiKey}` };
     // Thresholds the run cannot reach (units from 10^11; 100% and more of 10^9
     // is reached only after 10^9 units): every consume checks them, none fires.
     for (let index = 0; index < ALERTS; index++) {
       await send(base, "/usage-alerts", {
         token: owner.accessToken,
-        tenant: owner.tenant.id,
+        tenant: owner.tenantId,
         body: {
           featureLookupKey: alerted.lookupKey,
           threshold:

@@ -1,0 +1,73 @@
+/** What the billing benchmarks share: requests to the API and the tenant they measure with. */
+import { devVarsFile, readDevVars } from "../../scripts/lib/dev-vars.ts";
+import { ROOT } from "../../scripts/lib/wrangler.ts";
+
+export interface SendOptions {
+  body?: unknown;
+  token?: string;
+  tenant?: string;
+  method?: string;
+}
+
+/** One API request during set-up; anything but a 2xx stops the benchmark. */
+export async function send(base: string, path: string, options: SendOptions = {}) {
+  const headers: Record<string, string> = {};
+  if (options.body !== undefined) headers["content-type"] = "application/json";
+  if (options.token) headers.authorization = `Bearer ${options.token}`;
+  if (options.tenant) headers["x-tenant-id"] = options.tenant;
+  const response = await fetch(`${base}/api/v1${path}`, {
+    method: options.method ?? (options.body === undefined ? "GET" : "POST"),
+    headers,
+    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
+  });
+  // biome-ignore lint/suspicious/noExplicitAny: setup responses are read field by field
+  const body: any = await response.json();
+  if (response.status >= 300) {
+    throw new Error(`${path} answered ${response.status}: ${JSON.stringify(body)}`);
+  }
+  return body;
+}
+
+export function median(values: number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const middle = Math.floor(sorted.length / 2);
+  return sorted.length % 2
+    ? (sorted[middle] ?? 0)
+    : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
+}
+
+/** The local platform administrator's access token (from the development variables). */
+export async function adminToken(base: string): Promise<string> {
+  const vars = readDevVars(devVarsFile(ROOT));
+  const login = await send(base, "/auth/login", {
+    body: { email: vars.DEV_ADMIN_EMAIL, password: vars.DEV_ADMIN_PASSWORD },
+  });
+  return login.accessToken as string;
+}
+
+export interface MeasuredTenant {
+  accessToken: string;
+  tenantId: string;
+  apiKey: string;
+}
+
+/** A newly registered tenant owner, subscribed to the price, with an API key: the caller being measured. */
+export async function subscribedTenantWithKey(
+  base: string,
+  name: string,
+  subscription: { planId: string; priceId: string },
+): Promise<MeasuredTenant> {
+  const owner = await send(base, "/auth/register", {
+    body: {
+      email: `${name}@example.com`,
+      password: "BenchPassw0rd",
+      firstName: "Bench",
+      lastName: "Mark",
+      tenantName: name,
+    },
+  });
+  const as = { token: owner.accessToken as string, tenant: owner.tenant.id as string };
+  await send(base, "/subscriptions", { ...as, body: subscription });
+  const apiKey = (await send(base, "/api-keys", { ...as, body: { name } })).key as string;
+  return { accessToken: as.token, tenantId: as.tenant, apiKey };
+}
