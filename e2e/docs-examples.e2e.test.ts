@@ -3,15 +3,16 @@
  * page runs, in order, in one bash shell against a stack started as
  * `npm run dev` starts it (the documented local ports rewritten to the
  * stack's), and every request must answer as the block says (2xx/3xx, or
- * its `status=NNN`). The service pages run against the shared end-to-end
- * stack; the local-development page runs the scheduled work at a future
- * time, which moves every tenant's clock, so it gets a stack of its own.
+ * its `status=NNN`). The pages are written for a fresh `npm run dev`, so
+ * they get a fresh stack of their own rather than the suite's shared one,
+ * whose demo tenant other tests have moved on; the local-development page
+ * runs last, since it moves every tenant's clock.
  */
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { examplesScript, judgeExamples, shellExamples } from "../scripts/lib/doc-examples.ts";
 import { type RunningStack, startStack } from "../scripts/lib/stack.ts";
 import { ROOT } from "../scripts/lib/wrangler.ts";
@@ -53,16 +54,7 @@ function expectExamplesToRun(page: string, stack: StackUrls, stateDir?: string) 
   expect(run.status, context).toBe(0);
 }
 
-describe("documentation examples run against the stack", () => {
-  const stack = inject("stack");
-  for (const page of ["docs/billing.md", "docs/aqi.md", "docs/portfolio.md"]) {
-    it(`${page}: every example answers as documented`, { timeout: 120_000 }, () => {
-      expectExamplesToRun(page, stack);
-    });
-  }
-});
-
-describe("local development examples run against a stack of their own", () => {
+describe("documentation examples run against a fresh stack", () => {
   let stack: RunningStack;
   const stateDir = mkdtempSync(path.join(tmpdir(), "edge-docs-"));
 
@@ -75,7 +67,14 @@ describe("local development examples run against a stack of their own", () => {
     rmSync(stateDir, { recursive: true, force: true });
   });
 
-  it("docs/local-development.md: every example answers as documented", { timeout: 120_000 }, () => {
-    expectExamplesToRun("docs/local-development.md", stack, stateDir);
-  });
+  for (const page of [
+    "docs/billing.md",
+    "docs/aqi.md",
+    "docs/portfolio.md",
+    "docs/local-development.md",
+  ]) {
+    it(`${page}: every example answers as documented`, { timeout: 120_000 }, () => {
+      expectExamplesToRun(page, stack, stateDir);
+    });
+  }
 });
