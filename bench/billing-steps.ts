@@ -27,7 +27,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { startStack } from "../scripts/lib/stack.ts";
 import { autocannon } from "./lib/autocannon.ts";
-import { adminToken, median, send, subscribedTenantWithKey } from "./lib/billing-setup.ts";
+import { adminToken, measuredPlan, median, subscribedTenantWithKey } from "./lib/billing-setup.ts";
 import { table } from "./lib/report.ts";
 
 const LOADED = Number(process.env.BENCH_LOADED ?? 2000);
@@ -128,35 +128,7 @@ async function main(): Promise<void> {
     const base = stack.billingUrl;
     const admin = await adminToken(base);
     const run = Date.now().toString(36);
-    const quota = await send(base, "/features", {
-      token: admin,
-      body: { name: "Steps quota", lookupKey: `steps_quota_${run}`, type: "QUOTA", unit: "op" },
-    });
-    const metered = await send(base, "/features", {
-      token: admin,
-      body: { name: "Steps meter", lookupKey: `steps_meter_${run}`, type: "METERED", unit: "op" },
-    });
-    const plan = await send(base, "/plans", {
-      token: admin,
-      body: { name: "Steps", slug: `steps-${run}`, isPublic: false },
-    });
-    const price = await send(base, `/plans/${plan.id}/prices`, {
-      token: admin,
-      body: { interval: "MONTHLY", amount: 0, currency: "usd" },
-    });
-    await send(base, `/plans/${plan.id}/entitlements`, {
-      token: admin,
-      body: {
-        featureId: quota.id,
-        limit: 1_000_000_000,
-        limitBehavior: "HARD",
-        resetPeriod: "MONTHLY",
-      },
-    });
-    await send(base, `/plans/${plan.id}/entitlements`, {
-      token: admin,
-      body: { featureId: metered.id, includedAmount: 0, overagePrice: 1, resetPeriod: "MONTHLY" },
-    });
+    const { quota, metered, plan, price } = await measuredPlan(base, admin, `steps_${run}`);
     const { apiKey } = await subscribedTenantWithKey(base, `steps-${run}`, {
       planId: plan.id,
       priceId: price.id,

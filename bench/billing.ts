@@ -48,7 +48,13 @@ import {
   times,
   verdict,
 } from "./lib/benchmarks-doc.ts";
-import { adminToken, median, send, subscribedTenantWithKey } from "./lib/billing-setup.ts";
+import {
+  adminToken,
+  measuredPlan,
+  median,
+  send,
+  subscribedTenantWithKey,
+} from "./lib/billing-setup.ts";
 import { table } from "./lib/report.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
@@ -200,14 +206,7 @@ async function main(): Promise<void> {
     const admin = await adminToken(base);
 
     const run = Date.now().toString(36);
-    const quota = await send(base, "/features", {
-      token: admin,
-      body: { name: "Bench quota", lookupKey: `bench_quota_${run}`, type: "QUOTA", unit: "op" },
-    });
-    const metered = await send(base, "/features", {
-      token: admin,
-      body: { name: "Bench meter", lookupKey: `bench_meter_${run}`, type: "METERED", unit: "op" },
-    });
+    const { quota, metered, plan, price } = await measuredPlan(base, admin, `bench_${run}`);
     // Two identical METERED features: one will carry the tenant's alerts.
     const [plain, alerted] = [
       await send(base, "/features", {
@@ -224,29 +223,6 @@ async function main(): Promise<void> {
         },
       }),
     ];
-    const plan = await send(base, "/plans", {
-      token: admin,
-      body: { name: "Bench", slug: `bench-${run}`, isPublic: false },
-    });
-    const price = await send(base, `/plans/${plan.id}/prices`, {
-      token: admin,
-      body: { interval: "MONTHLY", amount: 0, currency: "usd" },
-    });
-    // A HARD quota far above what the run can use: every consume succeeds
-    // and goes through the full limit check.
-    await send(base, `/plans/${plan.id}/entitlements`, {
-      token: admin,
-      body: {
-        featureId: quota.id,
-        limit: 1_000_000_000,
-        limitBehavior: "HARD",
-        resetPeriod: "MONTHLY",
-      },
-    });
-    await send(base, `/plans/${plan.id}/entitlements`, {
-      token: admin,
-      body: { featureId: metered.id, includedAmount: 0, overagePrice: 1, resetPeriod: "MONTHLY" },
-    });
     for (const feature of [plain, alerted]) {
       await send(base, `/plans/${plan.id}/entitlements`, {
         token: admin,

@@ -71,3 +71,40 @@ export async function subscribedTenantWithKey(
   const apiKey = (await send(base, "/api-keys", { ...as, body: { name } })).key as string;
   return { accessToken: as.token, tenantId: as.tenant, apiKey };
 }
+
+/**
+ * A free plan with a HARD quota far above what a run can use (every consume
+ * succeeds and goes through the full limit check) and a METERED feature
+ * billed per unit, both new for this run (`label` keeps names unique).
+ */
+export async function measuredPlan(base: string, admin: string, label: string) {
+  const feature = (name: string, type: "QUOTA" | "METERED") =>
+    send(base, "/features", {
+      token: admin,
+      body: { name: `${label} ${name}`, lookupKey: `${label}_${name}`, type, unit: "op" },
+    });
+  const quota = await feature("quota", "QUOTA");
+  const metered = await feature("meter", "METERED");
+  const plan = await send(base, "/plans", {
+    token: admin,
+    body: { name: label, slug: label.replaceAll("_", "-"), isPublic: false },
+  });
+  const price = await send(base, `/plans/${plan.id}/prices`, {
+    token: admin,
+    body: { interval: "MONTHLY", amount: 0, currency: "usd" },
+  });
+  await send(base, `/plans/${plan.id}/entitlements`, {
+    token: admin,
+    body: {
+      featureId: quota.id,
+      limit: 1_000_000_000,
+      limitBehavior: "HARD",
+      resetPeriod: "MONTHLY",
+    },
+  });
+  await send(base, `/plans/${plan.id}/entitlements`, {
+    token: admin,
+    body: { featureId: metered.id, includedAmount: 0, overagePrice: 1, resetPeriod: "MONTHLY" },
+  });
+  return { quota, metered, plan, price };
+}
