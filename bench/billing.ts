@@ -13,6 +13,8 @@
  *    GET /api/v1/entitlements/:key/check and POST .../consume with the API
  *    key, and the same METERED consume with a fresh Idempotency-Key on
  *    every request (the cost of the key's claim and stored answer), and
+ *    consume on a prepaid price (a METERED feature whose every unit is paid
+ *    from a credit balance in the tenant's counter), and
  *    consume on a METERED feature with BENCH_ALERTS usage alerts (default
  *    10, half units and half percent, all out of the run's reach, so each
  *    consume checks them all and none fires) next to the same consume on an
@@ -21,7 +23,8 @@
  *    against the no-I/O baseline (overall and per round), and the ratio of
  *    consume with a key to consume without one. Targets, against the
  *    no-I/O baseline: check >= 0.6x, consume on a HARD quota >= 0.5x,
- *    consume with an Idempotency-Key >= 0.4x.
+ *    consume with an Idempotency-Key >= 0.4x; consume on a prepaid price
+ *    >= 0.95x consume on the HARD quota (no more costly, within noise).
  * 4. Integrity under the same load: exactly BENCH_EXACT (default 2000)
  *    consumes at the same concurrency, then the counter must have grown by
  *    exactly the number of 2xx answers. (The timed runs cannot be compared
@@ -52,6 +55,7 @@ import {
   adminToken,
   measuredPlan,
   median,
+  prepaidTenant,
   send,
   subscribedTenantWithKey,
 } from "./lib/billing-setup.ts";
@@ -63,7 +67,7 @@ const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const EXACT = Number(process.env.BENCH_EXACT ?? 2000);
 const ALERTS = Number(process.env.BENCH_ALERTS ?? 10);
 /** Throughput as a ratio of GET /health/live (no I/O) in the same run. */
-const TARGETS = { check: 0.6, consume: 0.5, keyedConsume: 0.4 };
+const TARGETS = { check: 0.6, consume: 0.5, keyedConsume: 0.4, prepaidVsHard: 0.95 };
 
 interface Route {
   name: string;
@@ -255,6 +259,7 @@ async function main(): Promise<void> {
         },
       });
     }
+    const prepaid = await prepaidTenant(base, admin, `bench_${run}`);
     const warm = await send(base, `/entitlements/${quota.lookupKey}/check`, { token: apiKey });
     if (warm.allowed !== true) throw new Error(`warm-up check refused: ${JSON.stringify(warm)}`);
 
@@ -302,6 +307,13 @@ async function main(): Promise<void> {
         body: JSON.stringify({ amount: 1 }),
         headers: auth,
       },
+      {
+        name: "POST /entitlements/:key/consume (API key, prepaid: 1 cent drawn from credit)",
+        url: `${base}/api/v1/entitlements/${prepaid.feature.lookupKey}/consume`,
+        method: "POST",
+        body: JSON.stringify({ amount: 1 }),
+        headers: { authorization: `Bearer ${prepaid.tenant.apiKey}` },
+      },
     ];
     log("warm-up: 2 s per route");
     for (const route of routes) await load(route, 2);
@@ -313,17 +325,27 @@ async function main(): Promise<void> {
       for (const [index, route] of routes.entries())
         samples[index]?.push(await load(route, SECONDS));
     }
-    const [live, health, check, consume, consumeMetered, consumeKeyed, unwatched, watched] =
-      samples.map((rounds, index) => combine(routes[index]?.name ?? "", rounds)) as [
-        Combined,
-        Combined,
-        Combined,
-        Combined,
-        Combined,
-        Combined,
-        Combined,
-        Combined,
-      ];
+    const [
+      live,
+      health,
+      check,
+      consume,
+      consumeMetered,
+      consumeKeyed,
+      unwatched,
+      watched,
+      consumePrepaid,
+    ] = samples.map((rounds, index) => combine(routes[index]?.name ?? "", rounds)) as [
+      Combined,
+      Combined,
+      Combined,
+      Combined,
+      Combined,
+      Combined,
+      Combined,
+      Combined,
+      Combined,
+    ];
 
     log(`integrity: exactly ${EXACT} consumes at ${CONNECTIONS} connections`);
     // Let requests left in flight by the timed run finish before the baseline.
@@ -355,6 +377,7 @@ async function main(): Promise<void> {
       consumeKeyed,
       unwatched,
       watched,
+      consumePrepaid,
     ];
     process.stdout.write(
       `\nBilling entitlements benchmark (${CONNECTIONS} connections; ${ROUNDS} interleaved rounds of ${SECONDS} s per route, one stack, one run; ${process.arch}, Node ${process.version})\n\n`,
@@ -421,6 +444,15 @@ async function main(): Promise<void> {
     process.stdout.write(
       `alert check in process: ${micros.withAlerts.toFixed(3)} us per consume with ${ALERTS} alerts, ${micros.without.toFixed(3)} us with none\n`,
     );
+    // The balance's cost: a prepaid consume (cost priced, balance drawn) against the HARD one, same run.
+    const prepaidRatio = consumePrepaid.rps / consume.rps;
+    const prepaidTarget = atLeast(prepaidRatio, TARGETS.prepaidVsHard);
+    const prepaidPerRound = consumePrepaid.roundRps
+      .map((rps, round) => (rps / (consume.roundRps[round] ?? Number.NaN)).toFixed(2))
+      .join(" ");
+    process.stdout.write(
+      `prepaid consume / HARD consume = ${prepaidRatio.toFixed(2)} req/s (per round ${prepaidPerRound}; target ${prepaidTarget.label}: ${verdict(prepaidTarget)}); p50 ${consumePrepaid.p50} ms vs ${consume.p50} ms; non-2xx ${consumePrepaid.non2xx}\n`,
+    );
     const counted = after - before;
     const intact = counted === EXACT && exact["2xx"] === EXACT;
     process.stdout.write(
@@ -469,6 +501,13 @@ async function main(): Promise<void> {
           figure: `${count(watched.rps)} req/s; p50 ${watched.p50} ms vs ${unwatched.p50} ms`,
           ratio: times(alertRatio),
           baseline: `the same consume with no alerts, ${count(unwatched.rps)} req/s`,
+        },
+        {
+          benchmark: "consume on a prepaid price (credit drawn in the counter) vs a HARD quota",
+          figure: `${count(consumePrepaid.rps)} vs ${count(consume.rps)} req/s; p50 ${consumePrepaid.p50} ms vs ${consume.p50} ms`,
+          ratio: times(prepaidRatio),
+          baseline: `HARD consume, ${count(consume.rps)} req/s`,
+          target: prepaidTarget,
         },
         {
           benchmark: `usage-alert check per consume, in process (${ALERTS} alerts)`,

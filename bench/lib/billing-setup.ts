@@ -108,3 +108,42 @@ export async function measuredPlan(base: string, admin: string, label: string) {
   });
   return { quota, metered, plan, price };
 }
+
+/**
+ * A prepaid plan (price of 0 with `prepaid: true`) with one METERED feature
+ * at 1 cent a unit and nothing included, and a tenant on it holding a
+ * promotional grant of 10^9 cents: every consume draws its cent from the
+ * balance in the counter and none runs out during a run.
+ */
+export async function prepaidTenant(base: string, admin: string, label: string) {
+  const feature = await send(base, "/features", {
+    token: admin,
+    body: { name: `${label} prepaid`, lookupKey: `${label}_prepaid`, type: "METERED", unit: "op" },
+  });
+  const plan = await send(base, "/plans", {
+    token: admin,
+    body: {
+      name: `${label} prepaid`,
+      slug: `${label}-prepaid`.replaceAll("_", "-"),
+      isPublic: false,
+    },
+  });
+  const price = await send(base, `/plans/${plan.id}/prices`, {
+    token: admin,
+    body: { interval: "MONTHLY", amount: 0, currency: "usd", prepaid: true },
+  });
+  await send(base, `/plans/${plan.id}/entitlements`, {
+    token: admin,
+    body: { featureId: feature.id, includedAmount: 0, overagePrice: 100, resetPeriod: "MONTHLY" },
+  });
+  const tenant = await subscribedTenantWithKey(base, `${label}-prepaid`.replaceAll("_", "-"), {
+    planId: plan.id,
+    priceId: price.id,
+  });
+  await send(base, "/credit-grants", {
+    token: admin,
+    tenant: tenant.tenantId,
+    body: { amount: 1_000_000_000, currency: "usd", category: "promotional" },
+  });
+  return { feature, tenant };
+}

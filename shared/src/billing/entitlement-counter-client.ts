@@ -1,6 +1,7 @@
 import type {
   CheckResult,
   ConsumeResult,
+  CreditsResult,
   EntitlementCounterRpc,
   FlushResult,
   KeyedConsumeInput,
@@ -45,6 +46,11 @@ export function entitlementCounter<T extends Rpc.DurableObjectBranded | undefine
     /** Call after any change to the tenant's subscriptions. */
     refresh: (): Promise<void> => stub.refreshEntitlements(),
     flush: (): Promise<FlushResult> => stub.flush({ tenantId }),
+    /** Call after any change to the tenant's credit grants in D1. */
+    refreshCredits: (): Promise<void> => stub.refreshCredits(),
+    credits: (nowMs?: number): Promise<CreditsResult> => stub.credits({ tenantId, nowMs }),
+    settleCreditGrant: (grantId: string, status: "VOIDED" | "EXPIRED"): Promise<number | null> =>
+      stub.settleCreditGrant({ tenantId, grantId, status }),
   };
 }
 

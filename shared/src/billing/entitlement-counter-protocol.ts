@@ -114,6 +114,21 @@ export type RecordInput = z.input<typeof recordInput>;
 export const flushInput = z.strictObject({ tenantId });
 export type FlushInput = z.input<typeof flushInput>;
 
+export const creditsInput = z.strictObject({ tenantId, nowMs });
+export type CreditsInput = z.input<typeof creditsInput>;
+
+export const settleGrantInput = z.strictObject({
+  tenantId,
+  grantId: z.uuid(),
+  status: z.enum(["VOIDED", "EXPIRED"]),
+});
+export type SettleGrantInput = z.input<typeof settleGrantInput>;
+
+/** Each grant the object knows, with the cents it has left (exact: the object draws them). */
+export interface CreditsResult {
+  grants: { id: string; remaining: number; status: string }[];
+}
+
 export type CheckResult = CheckOutcome;
 
 const featureType = z.enum(featureTypes);
@@ -140,6 +155,16 @@ export const consumeResult = z.discriminatedUnion("status", [
     requested: z.number(),
   }),
   z.object({ status: z.literal("counter_overflow"), feature: z.string(), used: z.number() }),
+  /** A prepaid subscription's credit balance cannot pay for the units: nothing taken or drawn. */
+  z.object({
+    status: z.literal("credits_exhausted"),
+    feature: z.string(),
+    requested: z.number(),
+    /** Cents the units would cost. */
+    cost: z.number(),
+    /** Cents of credit that apply to the feature. */
+    creditBalance: z.number(),
+  }),
 ]);
 export type ConsumeResult = z.infer<typeof consumeResult>;
 
@@ -168,4 +193,8 @@ export interface EntitlementCounterRpc {
   record(input: RecordInput): Promise<RecordResult>;
   refreshEntitlements(): void;
   flush(input: FlushInput): Promise<FlushResult>;
+  refreshCredits(): void;
+  credits(input: CreditsInput): Promise<CreditsResult>;
+  /** Ends a grant (void or expiry): the cents it held, to write off; null when the object never saw it. */
+  settleCreditGrant(input: SettleGrantInput): Promise<number | null>;
 }

@@ -89,6 +89,10 @@ export interface CheckOutcome {
   resetAt: string | null;
   /** Why `allowed` is false; null when allowed. */
   reason: string | null;
+  /** CREDITS_EXHAUSTED when a prepaid subscription's credit balance cannot pay for one more unit. */
+  code?: "CREDITS_EXHAUSTED";
+  /** Cents of credit that apply to the feature (priced features while the tenant has credits). */
+  creditBalance?: number;
 }
 
 export function deniedCheck(featureKey: string, reason: string): CheckOutcome {

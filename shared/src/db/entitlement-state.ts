@@ -22,6 +22,10 @@ export interface TenantEntitlementState {
     cycleOrigin?: Date | null;
     currentPeriodEnd: Date;
     cancelAtPeriodEnd: boolean;
+    /** The price's currency: credit grants in it pay for the usage. */
+    currency?: string;
+    /** A prepaid price: priced usage the credit balance cannot pay for is refused. */
+    prepaid?: boolean;
   } | null;
   snapshots: Map<string, SnapshotTerms>;
 }
@@ -46,6 +50,8 @@ export async function loadTenantEntitlementState(
         cancelAtPeriodEnd: subscriptions.cancelAtPeriodEnd,
       },
       interval: planPrices.interval,
+      currency: planPrices.currency,
+      prepaid: planPrices.prepaid,
       snapshot: {
         featureLookupKey: entitlementSnapshots.featureLookupKey,
         featureType: entitlementSnapshots.featureType,
@@ -86,6 +92,8 @@ export async function loadTenantEntitlementState(
         : null,
       currentPeriodEnd: new Date(first.subscription.currentPeriodEnd),
       cancelAtPeriodEnd: first.subscription.cancelAtPeriodEnd,
+      currency: first.currency,
+      prepaid: first.prepaid,
     },
     snapshots,
   };

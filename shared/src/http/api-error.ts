@@ -16,6 +16,8 @@ export interface ApiErrorOptions {
    * same answer rather than a new one.
    */
   firstAnswer?: FirstAnswer;
+  /** Fields a shape that allows them adds to its body (billing: `code`, `creditBalance`). */
+  fields?: Record<string, unknown>;
 }
 
 export interface FirstAnswer {
@@ -35,6 +37,7 @@ export class ApiError extends Error {
   readonly details: unknown;
   readonly headers: Record<string, string>;
   readonly firstAnswer: FirstAnswer | undefined;
+  readonly fields: Record<string, unknown> | undefined;
 
   constructor(status: ContentfulStatusCode, message: string, options: ApiErrorOptions = {}) {
     super(message, { cause: options.cause });
@@ -44,5 +47,6 @@ export class ApiError extends Error {
     this.details = options.details;
     this.headers = options.headers ?? {};
     this.firstAnswer = options.firstAnswer;
+    this.fields = options.fields;
   }
 }

@@ -19,6 +19,8 @@ export interface Problem {
   allowedMethods?: string[];
   /** A replayed answer's original correlation id and time (ApiError's `firstAnswer`). */
   firstAnswer?: FirstAnswer;
+  /** Extra body fields (ApiError's `fields`). */
+  fields?: Record<string, unknown>;
 }
 
 export type ProblemRenderer<E extends Env> = (c: Context<E>, problem: Problem) => Response;
@@ -47,6 +49,7 @@ export async function problemFromError(error: unknown, c: Context): Promise<Prob
       headers: error.headers,
       kind: error.code === "json_invalid" ? "malformed_json" : "api",
       ...(error.firstAnswer ? { firstAnswer: error.firstAnswer } : {}),
+      ...(error.fields ? { fields: error.fields } : {}),
     };
   }
   if (error instanceof HTTPException) {

@@ -15,6 +15,7 @@ import { billingRoutes } from "./routes/billing.ts";
 import { billingDetailsRoutes } from "./routes/billing-details.ts";
 import { inBackground } from "./routes/context.ts";
 import { couponRoutes } from "./routes/coupons.ts";
+import { creditRoutes } from "./routes/credits.ts";
 import { entitlementRoutes } from "./routes/entitlements.ts";
 import { featureRoutes } from "./routes/features.ts";
 import { healthRoutes } from "./routes/health.ts";
@@ -43,7 +44,12 @@ export const API_VERSION = "1.0.0";
 export const API_PREFIX = "/api/v1";
 
 /** Routes whose writes may add tenant events to the outbox (subscriptions, invoice settlement). */
-const TENANT_EVENT_ROUTES = [`${API_PREFIX}/subscriptions`, `${API_PREFIX}/invoices`];
+const TENANT_EVENT_ROUTES = [
+  `${API_PREFIX}/subscriptions`,
+  `${API_PREFIX}/invoices`,
+  `${API_PREFIX}/credit-grants`,
+  `${API_PREFIX}/credits`,
+];
 
 function writesTenantEvents(path: string): boolean {
   return TENANT_EVENT_ROUTES.some((prefix) => path === prefix || path.startsWith(`${prefix}/`));
@@ -126,6 +132,7 @@ export function createApp(options: AppOptions = {}) {
   app.route(API_PREFIX, subscriptionRoutes);
   app.route(API_PREFIX, entitlementRoutes);
   app.route(API_PREFIX, invoiceRoutes);
+  app.route(API_PREFIX, creditRoutes);
   app.route(API_PREFIX, billingRoutes);
   app.route(API_PREFIX, webhookRoutes);
   app.route(API_PREFIX, webhookEndpointRoutes);

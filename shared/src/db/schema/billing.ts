@@ -25,8 +25,10 @@ export type InvoiceStatus = (typeof invoiceStatuses)[number];
  * PERIOD: a closed (or, by manual generate, the current) billing period.
  * PRORATION: the final invoice of a subscription that ended inside a
  * billable period (plan change or immediate cancel).
+ * TOP_UP: the purchase of a paid credit grant (its period is the instant
+ * the grant was bought).
  */
-export const invoiceKinds = ["PERIOD", "PRORATION"] as const;
+export const invoiceKinds = ["PERIOD", "PRORATION", "TOP_UP"] as const;
 export type InvoiceKind = (typeof invoiceKinds)[number];
 
 /**
@@ -41,6 +43,8 @@ export const lineItemKinds = [
   "CREDIT_APPLIED",
   "DISCOUNT",
   "TAX",
+  "CREDIT_PURCHASE",
+  "CREDITS",
 ] as const;
 export type LineItemKind = (typeof lineItemKinds)[number];
 
@@ -65,7 +69,14 @@ export interface BilledCharge {
   packages?: { count: number; packageSize: number; packagePrice: number };
 }
 
-export const ledgerEntryTypes = ["CHARGE", "PAYMENT", "CREDIT", "REFUND", "ADJUSTMENT"] as const;
+export const ledgerEntryTypes = [
+  "CHARGE",
+  "PAYMENT",
+  "CREDIT",
+  "REFUND",
+  "ADJUSTMENT",
+  "CREDIT_WRITE_OFF",
+] as const;
 export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
 
 export const paymentAttemptStatuses = [
@@ -159,6 +170,8 @@ export const invoiceLineItems = sqliteTable(
     unitPriceMicroCents: integer("unit_price_micro_cents").notNull(),
     /** Cents; negative for a credit. */
     amount: integer("amount").notNull(),
+    /** CREDITS lines: the grant whose draws the line credits. */
+    creditGrantId: text("credit_grant_id"),
     /** USAGE lines of tiered or package pricing: what each tier (or the packages) billed. */
     pricing: text("pricing", { mode: "json" }).$type<BilledCharge>(),
     sortOrder: integer("sort_order").notNull().default(0),

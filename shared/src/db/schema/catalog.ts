@@ -86,6 +86,11 @@ export const planPrices = sqliteTable(
      * price, if it never had a trial (one per tenant, ever); null or 0: none.
      */
     trialDays: integer("trial_days"),
+    /**
+     * Prepaid: a consume of a priced feature is refused (402) when the
+     * tenant's credit balance does not cover its cost.
+     */
+    prepaid: integer("prepaid", { mode: "boolean" }).notNull().default(false),
     ...timestamps,
   },
   (table) => [

@@ -5,7 +5,8 @@ import { statusName } from "../status.ts";
 /**
  * Billing's error body: `{statusCode, message, error, correlationId,
  * timestamp, path}`, `error` being the HTTP status name and `message` a
- * string, or a string[] for validation failures.
+ * string, or a string[] for validation failures; a refusal may add fields
+ * of its own after them (402 CREDITS_EXHAUSTED: `code`, `creditBalance`).
  */
 export function renderBillingProblem(c: Context, problem: Problem): Response {
   const url = new URL(c.req.url);
@@ -32,6 +33,7 @@ export function renderBillingProblem(c: Context, problem: Problem): Response {
         "unknown",
       timestamp: problem.firstAnswer?.timestamp ?? new Date().toISOString(),
       path: url.pathname + url.search,
+      ...problem.fields,
     },
     status,
     problem.headers,

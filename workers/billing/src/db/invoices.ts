@@ -9,7 +9,12 @@ import {
 } from "@edge-platform/shared/db/schema/billing";
 import { usageAggregates } from "@edge-platform/shared/db/schema/usage-aggregates";
 import { and, asc, count, desc, eq, gte, inArray, lt, ne, sql } from "drizzle-orm";
-import type { InvoiceDraft, InvoiceLineDraft, UsageWindowReading } from "../domain/invoice.ts";
+import type {
+  CreditDrawReading,
+  InvoiceDraft,
+  InvoiceLineDraft,
+  UsageWindowReading,
+} from "../domain/invoice.ts";
 
 export type InvoiceRow = typeof invoices.$inferSelect;
 
@@ -188,8 +193,8 @@ export async function readUsageWindows(
 
 const INSERT_LINE_IF_DRAFT = `
 INSERT INTO invoice_line_items
-  (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, pricing, created_at)
-SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?12, ?11
+  (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, pricing, created_at, credit_grant_id)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?12, ?11, ?13
 WHERE EXISTS (SELECT 1 FROM invoices WHERE id = ?2 AND status = 'DRAFT')`;
 
 function lineStatements(d1: D1Database, invoiceId: string, lines: InvoiceLineDraft[], now: string) {
@@ -209,8 +214,44 @@ function lineStatements(d1: D1Database, invoiceId: string, lines: InvoiceLineDra
         line.sortOrder,
         now,
         line.pricing ? JSON.stringify(line.pricing) : null,
+        line.creditGrantId ?? null,
       ),
   );
+}
+
+/**
+ * Per credit grant, the cents it paid for the subscription's usage in
+ * windows that started before `before`, less what other billed invoices of
+ * the subscription already credited of it (CREDITS lines).
+ */
+export async function readCreditDraws(
+  d1: D1Database,
+  subscriptionId: string,
+  before: string,
+  excludeInvoiceId: string | null,
+): Promise<CreditDrawReading[]> {
+  const { results } = await d1
+    .prepare(
+      `SELECT d.grant_id AS grantId, g.category AS category, sum(d.amount) AS drawn,
+              coalesce((SELECT -sum(l.amount) FROM invoice_line_items l
+                          JOIN invoices i ON i.id = l.invoice_id
+                         WHERE i.subscription_id = ?1 AND l.kind = 'CREDITS'
+                           AND l.credit_grant_id = d.grant_id
+                           AND i.status IN ('OPEN', 'PAID', 'UNCOLLECTIBLE')
+                           AND i.id IS NOT ?3), 0) AS alreadyCredited
+         FROM credit_draws d JOIN credit_grants g ON g.id = d.grant_id
+        WHERE d.subscription_id = ?1 AND d.period_start < ?2
+        GROUP BY d.grant_id
+        ORDER BY min(g.priority), g.created_at, d.grant_id`,
+    )
+    .bind(subscriptionId, before, excludeInvoiceId)
+    .all<CreditDrawReading>();
+  return results.map((row) => ({
+    grantId: row.grantId,
+    category: row.category,
+    drawn: Number(row.drawn),
+    alreadyCredited: Number(row.alreadyCredited),
+  }));
 }
 
 /**
@@ -224,7 +265,18 @@ export async function insertDraftInvoice(
   draft: InvoiceDraft,
   now: string,
 ): Promise<boolean> {
-  const results = await d1.batch([
+  const results = await d1.batch(draftInvoiceStatements(d1, invoice, draft, now));
+  return (results[0]?.meta.changes ?? 0) === 1;
+}
+
+/** insertDraftInvoice's statements, for a caller that adds its own to the batch (the first is the insert). */
+export function draftInvoiceStatements(
+  d1: D1Database,
+  invoice: { id: string; tenantId: string; subscriptionId: string },
+  draft: InvoiceDraft,
+  now: string,
+): D1PreparedStatement[] {
+  return [
     d1
       .prepare(
         `INSERT INTO invoices
@@ -246,8 +298,7 @@ export async function insertDraftInvoice(
         now,
       ),
     ...lineStatements(d1, invoice.id, draft.lines, now),
-  ]);
-  return (results[0]?.meta.changes ?? 0) === 1;
+  ];
 }
 
 /** Rebuilds a DRAFT's lines and totals (the period closed after a manual generate). */
@@ -411,7 +462,7 @@ export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date,
          FROM invoices inv
            JOIN coupon_redemptions r ON r.tenant_id = inv.tenant_id AND r.ended_at IS NULL
            JOIN coupons c ON c.id = r.coupon_id
-         WHERE inv.id = ?2 AND inv.status = 'DRAFT'
+         WHERE inv.id = ?2 AND inv.status = 'DRAFT' AND inv.kind <> 'TOP_UP'
            AND (${COUPON_PERIODS} IS NULL OR r.invoices_discounted < ${COUPON_PERIODS})
            AND (c.percent_off IS NOT NULL OR c.currency = inv.currency)
            AND NOT EXISTS (SELECT 1 FROM invoice_line_items WHERE invoice_id = ?2 AND kind = 'DISCOUNT')`,
@@ -623,6 +674,14 @@ export function payStatements(
                AND other.status = 'OPEN' AND other.dunning_exhausted_at IS NOT NULL)`,
       )
       .bind(invoiceId, at),
+    // A paid TOP_UP invoice makes its credit grant usable.
+    d1
+      .prepare(
+        `UPDATE credit_grants SET status = 'ACTIVE', updated_at = ?2
+         WHERE invoice_id = ?1 AND status = 'PENDING'
+           AND EXISTS (SELECT 1 FROM invoices WHERE id = ?1 AND status = 'PAID')`,
+      )
+      .bind(invoiceId, at),
   ];
   if (payment.attemptId) {
     statements.push(
@@ -684,6 +743,14 @@ export function voidStatements(d1: D1Database, invoiceId: string, now: Date) {
       .prepare(
         `UPDATE payment_attempts SET next_retry_at = NULL, updated_at = ?2
          WHERE invoice_id = ?1 AND next_retry_at IS NOT NULL
+           AND EXISTS (SELECT 1 FROM invoices WHERE id = ?1 AND status = 'VOID')`,
+      )
+      .bind(invoiceId, at),
+    // A voided TOP_UP invoice voids the credit grant it would have paid for.
+    d1
+      .prepare(
+        `UPDATE credit_grants SET status = 'VOIDED', ended_at = ?2, updated_at = ?2
+         WHERE invoice_id = ?1 AND status = 'PENDING'
            AND EXISTS (SELECT 1 FROM invoices WHERE id = ?1 AND status = 'VOID')`,
       )
       .bind(invoiceId, at),

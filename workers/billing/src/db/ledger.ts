@@ -1,6 +1,6 @@
 import type { Database } from "@edge-platform/shared/db/client";
 import { type LedgerEntryType, ledgerEntries } from "@edge-platform/shared/db/schema/billing";
-import { and, count, desc, eq, sql } from "drizzle-orm";
+import { and, count, desc, eq, ne, sql } from "drizzle-orm";
 
 export type LedgerEntryRow = typeof ledgerEntries.$inferSelect;
 
@@ -44,7 +44,14 @@ export async function ledgerTotals(db: Database, tenantId: string, currency: str
         ELSE 0 END), 0)`,
     })
     .from(ledgerEntries)
-    .where(and(eq(ledgerEntries.tenantId, tenantId), eq(ledgerEntries.currency, currency)))
+    .where(
+      and(
+        eq(ledgerEntries.tenantId, tenantId),
+        eq(ledgerEntries.currency, currency),
+        // Prepaid credit written off is not money owed.
+        ne(ledgerEntries.type, "CREDIT_WRITE_OFF"),
+      ),
+    )
     .get();
   return {
     debit: Number(row?.debit ?? 0),

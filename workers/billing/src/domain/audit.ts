@@ -46,6 +46,9 @@ export const auditActions = [
   "coupon.created",
   "coupon.archived",
   "coupon.redeemed",
+  "credit_grant.created",
+  "credit_grant.voided",
+  "credit_grant.expired",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 

@@ -52,6 +52,18 @@ export interface InvoiceLineDraft {
   sortOrder: number;
   /** Tiered and package USAGE lines: how the units were priced. */
   pricing?: BilledCharge | null;
+  /** CREDITS lines: the grant whose draws the line credits. */
+  creditGrantId?: string | null;
+}
+
+/** What one credit grant paid for a subscription's usage, and what earlier invoices credited of it. */
+export interface CreditDrawReading {
+  grantId: string;
+  category: string;
+  /** Cents drawn from the grant for the subscription's usage in the invoice's windows and before. */
+  drawn: number;
+  /** Cents of it CREDITS lines of other billed invoices already took off. */
+  alreadyCredited: number;
 }
 
 /** Units counted in one usage window of one feature, and what earlier invoices billed of it. */
@@ -122,6 +134,8 @@ export interface InvoiceDraftInput {
   usage: readonly UsageWindowReading[];
   /** The subscription's billable span: shares allowances across plan changes (allowanceShare). */
   active?: ActiveSpan | undefined;
+  /** Prepaid credit drawn for the usage: one CREDITS line per grant (creditLines). */
+  credits?: readonly CreditDrawReading[] | undefined;
 }
 
 export interface InvoiceDraft {
@@ -306,6 +320,7 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
     });
   }
 
+  lines.push(...creditLines(input.credits ?? [], lines));
   const subtotal = sumCents(lines.map((line) => line.amount));
   return {
     kind: input.kind,
@@ -320,6 +335,38 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
     notes,
     lines,
   };
+}
+
+/**
+ * One negative CREDITS line per grant that paid for usage billed here: the
+ * cents it drew not yet credited on another invoice, after the usage lines
+ * and inside the subtotal (usage paid with credit is not billed, discounted
+ * or taxed again). Credits never take off more than the usage lines charge.
+ */
+export function creditLines(
+  credits: readonly CreditDrawReading[],
+  lines: readonly InvoiceLineDraft[],
+): InvoiceLineDraft[] {
+  let usage = sumCents(lines.filter((line) => line.kind === "USAGE").map((line) => line.amount));
+  const out: InvoiceLineDraft[] = [];
+  for (const credit of credits) {
+    const amount = Math.min(usage, credit.drawn - credit.alreadyCredited);
+    if (amount <= 0) continue;
+    usage -= amount;
+    out.push({
+      kind: "CREDITS",
+      description: `Prepaid credits: ${credit.category} grant ${credit.grantId.slice(0, 8)}`,
+      featureLookupKey: null,
+      usageWindowKey: null,
+      quantity: 1,
+      unitPriceMicroCents: centsToMicroCents(-amount),
+      amount: -amount,
+      sortOrder: lines.length + out.length,
+      pricing: null,
+      creditGrantId: credit.grantId,
+    });
+  }
+  return out;
 }
 
 const nextSortOrder = (draft: InvoiceDraft) =>

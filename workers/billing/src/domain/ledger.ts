@@ -10,6 +10,9 @@ import type { LedgerEntryType } from "@edge-platform/shared/db/schema/billing";
 //   CREDIT      credit  a finalized invoice was voided (the charge reversed)
 //   REFUND      debit   money went back to the tenant (a paid amount is owed again)
 //   ADJUSTMENT  either  a manual correction
+//   CREDIT_WRITE_OFF    the remainder of a credit grant that expired or was
+//                       voided (its amount in `debit`); prepaid credit is not
+//                       money owed, so it is left out of the balance
 
 export const LEDGER_SIDE: Record<LedgerEntryType, "debit" | "credit" | "either"> = {
   CHARGE: "debit",
@@ -17,9 +20,14 @@ export const LEDGER_SIDE: Record<LedgerEntryType, "debit" | "credit" | "either">
   CREDIT: "credit",
   REFUND: "debit",
   ADJUSTMENT: "either",
+  CREDIT_WRITE_OFF: "debit",
 };
 
+/** Entry types that record prepaid credit, not money owed: never in a balance. */
+export const OUTSIDE_BALANCE: readonly LedgerEntryType[] = ["CREDIT_WRITE_OFF"];
+
 export interface LedgerAmounts {
+  type?: string;
   currency: string;
   debit: number;
   credit: number;
@@ -38,6 +46,7 @@ export function balanceOf(entries: readonly LedgerAmounts[], currency: string): 
   let credit = 0n;
   for (const entry of entries) {
     if (entry.currency !== currency) continue;
+    if (entry.type && (OUTSIDE_BALANCE as readonly string[]).includes(entry.type)) continue;
     debit += BigInt(entry.debit);
     credit += BigInt(entry.credit);
   }

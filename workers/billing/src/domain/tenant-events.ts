@@ -14,6 +14,7 @@ export const TENANT_EVENT_TYPES = [
   "subscription.past_due",
   "usage.threshold_reached",
   "quota.exhausted",
+  "credits.expired",
 ] as const;
 
 export type TenantEventType = (typeof TENANT_EVENT_TYPES)[number];

@@ -6,8 +6,11 @@ import {
   CONSUME_REQUEST_RETENTION_MS,
   type ConsumeInput,
   type ConsumeResult,
+  type CreditsInput,
+  type CreditsResult,
   checkInput,
   consumeInput,
+  creditsInput,
   type EntitlementCounterRpc,
   type FlushInput,
   type FlushResult,
@@ -19,6 +22,8 @@ import {
   type RecordInput,
   type RecordResult,
   recordInput,
+  type SettleGrantInput,
+  settleGrantInput,
 } from "@edge-platform/shared/billing/entitlement-counter-protocol";
 import {
   checkOutcome,
@@ -41,6 +46,12 @@ import {
   type UsageFlushWindowDelta,
 } from "../db/usage-aggregates.ts";
 import type { CountedWindow } from "../domain/usage-alerts.ts";
+import {
+  CREDITS_EXHAUSTED,
+  CreditBalance,
+  type CreditTerms,
+  creditTermsOf,
+} from "./credit-balance.ts";
 import { SingleFlight } from "./single-flight.ts";
 import { TenantEventOutbox } from "./tenant-event-outbox.ts";
 import { UsageAlertWatch } from "./usage-alert-watch.ts";
@@ -201,6 +212,8 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   private readonly usageAlerts: UsageAlertWatch;
   /** Keyed consumes being decided (request id -> fingerprint); a repeat meanwhile is told so. */
   private readonly keyedInFlight = new Map<string, string>();
+  /** Prepaid credits: the balance and its grants, drawn in the count's step (see its module). */
+  private readonly creditGrants: CreditBalance;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -274,6 +287,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     }
     this.tenantEvents = new TenantEventOutbox(this.sql, () => this.env.TENANT_EVENTS_QUEUE);
     this.usageAlerts = new UsageAlertWatch(env, this.tenantEvents);
+    this.creditGrants = new CreditBalance(this.sql, () => this.env.DB);
   }
 
   /** The entitlement check: never changes a counter. */
@@ -293,7 +307,21 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     }
     const key = this.windowKey(state, found.snapshot, now);
     const used = this.usedIn(key) ?? (await this.seed(key));
-    return checkOutcome(found.snapshot, used, key.window.end?.toISOString() ?? null);
+    await this.creditGrants.ready(input.tenantId);
+    const outcome = checkOutcome(found.snapshot, used, key.window.end?.toISOString() ?? null);
+    const terms = creditTermsOf(state);
+    const credit =
+      terms && this.creditGrants.checked(terms, found.snapshot, this.attributedUsed(key), now);
+    if (!credit) return outcome;
+    if (!credit.exhausted || !outcome.allowed)
+      return { ...outcome, creditBalance: credit.creditBalance };
+    return {
+      ...outcome,
+      allowed: false,
+      reason: "Credit balance exhausted",
+      code: CREDITS_EXHAUSTED,
+      creditBalance: credit.creditBalance,
+    };
   }
 
   /** Check and take `amount` units in one step; refused units are not counted. */
@@ -309,7 +337,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     // From here to the return: no await. Read, decide and write are one step.
     const repeated = this.rememberedConsume(input.requestId);
     if (repeated) return repeated;
-    const result = this.decideConsume(input, prepared.snapshot, prepared.key, now);
+    const result = this.decideConsume(input, prepared, now);
     this.rememberConsume(input.requestId, result);
     return result;
   }
@@ -335,9 +363,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       const prepared = await this.prepareConsume(input.tenantId, input.featureKey, now);
       // From here to the return: no await.
       const result =
-        prepared.kind === "answered"
-          ? prepared.result
-          : this.decideConsume(input, prepared.snapshot, prepared.key, now);
+        prepared.kind === "answered" ? prepared.result : this.decideConsume(input, prepared, now);
       this.rememberKeyed(input, result);
       return {
         kind: "answered",
@@ -362,7 +388,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     now: Date,
   ): Promise<
     | { kind: "answered"; result: ConsumeResult }
-    | { kind: "counted"; snapshot: SnapshotTerms; key: WindowKey }
+    | { kind: "counted"; snapshot: SnapshotTerms; key: WindowKey; terms: CreditTerms | null }
   > {
     const state = await this.entitlements();
     const found = lookupEntitlement(
@@ -379,15 +405,19 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     }
     const key = this.windowKey(state, snapshot, now);
     await this.usageAlerts.ready(tenantId);
+    await this.creditGrants.ready(tenantId);
     if (this.usedIn(key) === undefined) await this.seed(key);
-    return { kind: "counted", snapshot, key };
+    return { kind: "counted", snapshot, key, terms: creditTermsOf(state) };
   }
 
   /** The synchronous part of `consume`: decide on the counter and take the units. */
   private decideConsume(
     input: { featureKey: string; amount: number },
-    snapshot: SnapshotTerms,
-    key: WindowKey,
+    {
+      snapshot,
+      key,
+      terms,
+    }: { snapshot: SnapshotTerms; key: WindowKey; terms: CreditTerms | null },
     now: Date,
   ): ConsumeResult {
     const feature = input.featureKey;
@@ -408,7 +438,18 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
         };
       case "counter_overflow":
         return { status: "counter_overflow", feature, used: decision.used };
-      case "consumed":
+      case "consumed": {
+        const refused =
+          terms &&
+          this.creditGrants.payForConsume(
+            terms,
+            snapshot,
+            drawTarget(key),
+            this.attributedUsed(key),
+            input.amount,
+            now,
+          );
+        if (refused) return refused;
         this.addUnits(key, input.amount, now.toISOString());
         this.noticeCount(snapshot, key, decision.used, now);
         this.scheduleFlush();
@@ -423,6 +464,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
           overage: decision.overage,
           resetAt: key.window.end?.toISOString() ?? null,
         };
+      }
     }
   }
 
@@ -524,6 +566,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
         .map((key) => this.seed(key)),
     );
     const watchedTerms = await this.watchedTerms(input.tenantId, distinct.values());
+    const creditState = await this.creditState(input.tenantId);
 
     // One synchronous step for the whole batch: dedupe, count, remember.
     // The ids are remembered by one statement (the ids it inserted are the
@@ -577,6 +620,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       recorded++;
     });
     for (const units of counted.values()) {
+      if (creditState) this.payForRecorded(creditState, units);
       if (units.claimed > 0) this.addClaimedUnits(units.key, units.claimed, units.lastAt);
       if (units.direct > 0) this.addUnits(units.key, units.direct, units.lastAt);
     }
@@ -604,7 +648,36 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   async flush(raw: FlushInput): Promise<FlushResult> {
     const input = flushInput.parse(raw);
     this.bindTenant(input.tenantId);
-    return this.flushPending();
+    const result = await this.flushPending();
+    await this.creditGrants.flush(input.tenantId);
+    return result;
+  }
+
+  /** Drops the cached credit grants; the credits service calls it after every change in D1. */
+  refreshCredits(): void {
+    this.creditGrants.refresh();
+  }
+
+  /** The grants this object draws from, with what each has left. */
+  async credits(raw: CreditsInput): Promise<CreditsResult> {
+    const input = creditsInput.parse(raw);
+    this.bindTenant(input.tenantId);
+    await this.creditGrants.ready(input.tenantId);
+    return {
+      grants: this.creditGrants
+        .grants()
+        .map(({ id, remaining, status }) => ({ id, remaining, status })),
+    };
+  }
+
+  /** Ends a grant and answers what it held (see CreditBalance.settle). */
+  async settleCreditGrant(raw: SettleGrantInput): Promise<number | null> {
+    const input = settleGrantInput.parse(raw);
+    this.bindTenant(input.tenantId);
+    await this.creditGrants.ready(input.tenantId);
+    const held = this.creditGrants.settle(input.grantId, input.status);
+    this.scheduleFlush();
+    return held;
   }
 
   override async alarm(): Promise<void> {
@@ -612,6 +685,8 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     await this.tenantEvents.send();
     try {
       await this.flushPending();
+      const tenantId = this.boundTenant();
+      if (tenantId) await this.creditGrants.flush(tenantId);
     } catch (error) {
       const attempts =
         this.sql.exec<{ attempts: number }>("SELECT max(attempts) AS attempts FROM flushes").one()
@@ -632,8 +707,60 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       this.prunedAtMs = Date.now();
     }
     this.tenantEvents.prune(Date.now());
-    if (this.hasPendingUnits()) this.scheduleFlush();
+    if (this.hasPendingUnits() || this.creditGrants.hasUnflushed()) this.scheduleFlush();
     else if (this.tenantEvents.hasUnsent()) this.scheduleFlush(this.tenantEvents.retryDelayMs());
+  }
+
+  // --- prepaid credits (rules in domain/credits.ts) ----------------------
+
+  /** Units the window's subscription used in it (what its invoice prices). */
+  private attributedUsed(key: WindowKey): number {
+    return (
+      this.sql
+        .exec<CounterRow>(
+          "SELECT used FROM counters WHERE subscription_id = ? AND feature_key = ? AND period_key = ?",
+          key.subscriptionId,
+          key.featureKey,
+          key.window.key,
+        )
+        .toArray()[0]?.used ?? 0
+    );
+  }
+
+  /**
+   * Before a record batch's synchronous step: the grants and the
+   * subscription's terms, or null when no grant can pay (or they cannot be
+   * read: pipeline usage is never refused, the invoice bills it in full).
+   */
+  private async creditState(tenantId: string): Promise<TenantEntitlementState | null> {
+    try {
+      await this.creditGrants.ready(tenantId);
+      return this.creditGrants.hasActiveGrants() ? await this.entitlements() : null;
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "credits skipped for a record batch",
+          error: String(error),
+        }),
+      );
+      return null;
+    }
+  }
+
+  /** Synchronous, before the units are added: the current subscription's priced usage draws the balance. */
+  private payForRecorded(state: TenantEntitlementState, units: CountedUnits): void {
+    const terms = creditTermsOf(state);
+    const snapshot = state.snapshots.get(units.key.featureKey);
+    if (!terms || !snapshot || state.subscription?.id !== units.key.subscriptionId) return;
+    this.creditGrants.payForRecorded(
+      terms,
+      snapshot,
+      drawTarget(units.key),
+      this.attributedUsed(units.key),
+      units.claimed + units.direct,
+      new Date(),
+    );
   }
 
   // --- tenant events (usage alerts, quota.exhausted) --------------------
@@ -1156,6 +1283,16 @@ function countedWindow(key: WindowKey): CountedWindow {
     windowKey: key.window.key,
     windowStart: key.window.end ? key.window.key : key.window.start.toISOString(),
     windowEnd: key.window.end?.toISOString() ?? null,
+  };
+}
+
+/** Where a draw for the window's usage is recorded. */
+function drawTarget(key: WindowKey) {
+  return {
+    subscriptionId: key.subscriptionId,
+    featureKey: key.featureKey,
+    periodKey: key.window.key,
+    periodStart: key.window.start.toISOString(),
   };
 }
 

@@ -1,11 +1,12 @@
 import { database } from "@edge-platform/shared/db/client";
 import { finishWebhookEvent } from "../db/webhook-events.ts";
+import { SYSTEM_AUDIT } from "../domain/audit.ts";
 import { pendingReconcileMinutes } from "../domain/payment.ts";
 import { type PaymentProviderSettings, paymentProviderFromEnv } from "../providers/index.ts";
 import type { PaymentProvider } from "../providers/payment-provider.ts";
 import { ProviderUnavailableError } from "../providers/payment-provider.ts";
 import { BillingCycle } from "../services/billing-cycle.ts";
-import { PaymentService } from "../services/payments.ts";
+import { PaymentService, refreshCreditsOf } from "../services/payments.ts";
 import { processWebhookEvent, type WebhookQueueMessage } from "../services/webhooks.ts";
 
 export const WEBHOOK_QUEUE = "payprovider-webhooks";
@@ -75,7 +76,7 @@ export async function consumeWebhookBatch(
     }
     return;
   }
-  const payments = new PaymentService(db, env.DB, provider);
+  const payments = new PaymentService(db, env.DB, provider, SYSTEM_AUDIT, refreshCreditsOf(env));
   for (const message of batch.messages) {
     try {
       await processWebhookEvent(db, env.DB, payments, message.body.webhookEventId, new Date());

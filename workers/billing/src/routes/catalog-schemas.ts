@@ -131,6 +131,10 @@ export const CreatePriceBody = z
       .optional()
       .default("usd"),
     trialDays: trialDaysField.optional(),
+    prepaid: z.boolean({ message: "prepaid must be a boolean" }).optional().openapi({
+      description:
+        "Prepaid: a consume of a priced feature whose cost the tenant's credit balance cannot pay for is refused (402 CREDITS_EXHAUSTED). Default false.",
+    }),
   })
   .strict();
 
@@ -338,6 +342,9 @@ export const PriceSchema = z
       description:
         "Free trial on a tenant's first subscription to this price (one trial per tenant, ever)",
     }),
+    prepaid: z.boolean().openapi({
+      description: "Priced usage must be paid for by the tenant's credit balance (402 otherwise)",
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -445,6 +452,14 @@ export const CheckSchema = z
     overage: z.number().int().nullable(),
     resetAt: z.string().nullable(),
     reason: z.string().nullable(),
+    code: z.literal("CREDITS_EXHAUSTED").optional().openapi({
+      description:
+        "Present when a prepaid subscription's credit balance cannot pay for one more unit (then `allowed` is false)",
+    }),
+    creditBalance: z.number().int().optional().openapi({
+      description:
+        "Cents of credit that apply to this priced feature (present while the tenant has credit grants, and always on a prepaid subscription)",
+    }),
   })
   .openapi("EntitlementCheck");
 

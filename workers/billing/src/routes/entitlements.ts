@@ -38,7 +38,7 @@ const consume = createRoute({
   summary:
     "Uses `amount` units of a QUOTA or METERED feature, atomically against the limit (tenant API key, or member JWT + x-tenant-id)",
   description:
-    "HARD quota: all or nothing, 403 when the units would pass the limit. SOFT quota and METERED: always taken, `overage` true beyond the limit or included amount. BOOLEAN: 400. No current subscription or feature not in the plan: 403.",
+    "HARD quota: all or nothing, 403 when the units would pass the limit. SOFT quota and METERED: always taken, `overage` true beyond the limit or included amount; priced units draw the tenant's credit balance. On a prepaid price, units whose cost the balance that applies cannot pay for are refused whole with 402 (`code: CREDITS_EXHAUSTED`, `creditBalance`): nothing taken, nothing drawn. BOOLEAN: 400. No current subscription or feature not in the plan: 403.",
   security,
   middleware: [memberOrApiKey()] as const,
   request: { params: FeatureKeyParam, body: jsonBody(ConsumeBody) },
@@ -46,6 +46,7 @@ const consume = createRoute({
     200: json(ConsumeSchema, "Consumed"),
     400: errors[400],
     401: errors[401],
+    402: errors[402],
     403: errors[403],
     404: errors[404],
     409: errors[409],

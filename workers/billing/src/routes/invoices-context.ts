@@ -5,7 +5,7 @@ import { configuredPaymentProvider } from "../jobs/billing-cycle.ts";
 import { auditContext } from "../middleware/audit-context.ts";
 import { InvoiceService } from "../services/invoices.ts";
 import { LedgerService } from "../services/ledger.ts";
-import { PaymentService } from "../services/payments.ts";
+import { PaymentService, refreshCreditsOf } from "../services/payments.ts";
 import { WebhookService } from "../services/webhooks.ts";
 
 export const paymentService = (c: Context<AppEnv>) =>
@@ -14,6 +14,7 @@ export const paymentService = (c: Context<AppEnv>) =>
     c.env.DB,
     configuredPaymentProvider(c.env),
     auditContext(c),
+    refreshCreditsOf(c.env),
   );
 export const invoiceService = (c: Context<AppEnv>) =>
   new InvoiceService(

@@ -74,6 +74,9 @@ export const LineItemSchema = z
     amount: cents,
     sortOrder: z.number().int(),
     pricing: BilledChargeSchema,
+    creditGrantId: z.string().nullable().openapi({
+      description: "CREDITS lines: the credit grant whose draws the line takes off",
+    }),
     createdAt: z.string(),
   })
   .openapi("InvoiceLineItem");

@@ -109,6 +109,14 @@ export const ErrorSchema = z
   })
   .openapi("Error");
 
+export const CreditsExhaustedSchema = ErrorSchema.extend({
+  code: z.literal("CREDITS_EXHAUSTED"),
+  creditBalance: z
+    .number()
+    .int()
+    .openapi({ description: "Cents of credit that apply to the feature" }),
+}).openapi("CreditsExhaustedError");
+
 const errorResponse = (description: string) => ({
   description,
   content: { "application/json": { schema: ErrorSchema } },
@@ -118,6 +126,11 @@ const errorResponse = (description: string) => ({
 export const errors = {
   400: errorResponse("Validation failed, malformed JSON, or a bad x-tenant-id header"),
   401: errorResponse("Missing, invalid or expired credentials"),
+  402: {
+    description:
+      "Prepaid: the credit balance that applies cannot pay for the units (`code: CREDITS_EXHAUSTED`); nothing was taken",
+    content: { "application/json": { schema: CreditsExhaustedSchema } },
+  },
   403: errorResponse("Not a member, role too low, or tenant not ACTIVE"),
   404: errorResponse("Not found"),
   409: errorResponse("Conflicts with the current state"),

@@ -21,7 +21,7 @@ import { SYSTEM_AUDIT } from "../domain/audit.ts";
 import { GRACE_PERIOD_DAYS, PENDING_RECONCILE_AFTER_MINUTES } from "../domain/payment.ts";
 import type { PaymentProvider } from "../providers/payment-provider.ts";
 import { draftInvoiceFor, finalizeInvoice, flushUsage, invoiceAudit } from "./invoices.ts";
-import { PaymentService } from "./payments.ts";
+import { PaymentService, refreshCreditsOf } from "./payments.ts";
 
 const BATCH = 100;
 const MAX_ROUNDS = 20;
@@ -78,7 +78,13 @@ export class BillingCycle {
     private readonly options: BillingCycleOptions = {},
   ) {
     this.db = database(env.DB);
-    this.payments = new PaymentService(this.db, env.DB, provider);
+    this.payments = new PaymentService(
+      this.db,
+      env.DB,
+      provider,
+      SYSTEM_AUDIT,
+      refreshCreditsOf(env),
+    );
   }
 
   get tenantScope(): TenantScope {
@@ -229,7 +235,7 @@ export class BillingCycle {
       kind,
     );
     if (!invoice) {
-      const draft = await draftInvoiceFor(this.db, found, kind, period, endedAt, null);
+      const draft = await draftInvoiceFor(this.db, this.env.DB, found, kind, period, endedAt, null);
       await insertDraftInvoice(
         this.env.DB,
         {
@@ -247,7 +253,15 @@ export class BillingCycle {
         kind,
       );
     } else if (invoice.status === "DRAFT") {
-      const draft = await draftInvoiceFor(this.db, found, kind, period, endedAt, invoice.id);
+      const draft = await draftInvoiceFor(
+        this.db,
+        this.env.DB,
+        found,
+        kind,
+        period,
+        endedAt,
+        invoice.id,
+      );
       await replaceDraftLines(this.env.DB, invoice.id, draft, at);
     }
     if (!invoice) throw new Error("invoice missing after insert");

@@ -21,6 +21,7 @@ export function priceView(price: PlanPriceRow) {
     currency: price.currency,
     isActive: price.isActive,
     trialDays: price.trialDays,
+    prepaid: price.prepaid,
     createdAt: price.createdAt,
     updatedAt: price.updatedAt,
   };

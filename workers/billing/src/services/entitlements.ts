@@ -11,6 +11,7 @@ import type { Database } from "@edge-platform/shared/db/client";
 import type { tenantStatuses } from "@edge-platform/shared/db/schema/identity";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { findFeatureByLookupKey } from "../db/catalog.ts";
+import { CREDITS_EXHAUSTED } from "../domain/credits.ts";
 import {
   IDEMPOTENCY_IN_FLIGHT,
   IDEMPOTENCY_KEY_REUSED,
@@ -112,6 +113,7 @@ export class EntitlementService {
       throw new ApiError(error.status, error.message, {
         code: error.code,
         details: error.details,
+        ...(error.fields ? { fields: error.fields } : {}),
         headers: {
           ...error.headers,
           ...(outcome.replayed ? { [IDEMPOTENT_REPLAYED_HEADER]: "true" } : {}),
@@ -153,6 +155,15 @@ export class EntitlementService {
           403,
           quotaExceededMessage(result.feature, result.limit, result.used, result.requested),
           { code: "quota_exceeded" },
+        );
+      case "credits_exhausted":
+        throw new ApiError(
+          402,
+          `The credit balance cannot pay for ${amount} more of "${result.feature}": they cost ${result.cost} cents, the balance that applies is ${result.creditBalance}`,
+          {
+            code: CREDITS_EXHAUSTED,
+            fields: { code: CREDITS_EXHAUSTED, creditBalance: result.creditBalance },
+          },
         );
       case "counter_overflow":
         throw new ApiError(

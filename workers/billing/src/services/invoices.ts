@@ -23,6 +23,7 @@ import {
   listInvoices,
   listLineItems,
   payStatements,
+  readCreditDraws,
   readUsageWindows,
   taxRateOf,
   voidStatements,
@@ -70,6 +71,7 @@ function lineContentView(line: InvoiceDraft["lines"][number]) {
     amount: line.amount,
     sortOrder: line.sortOrder,
     pricing: line.pricing ?? null,
+    creditGrantId: line.creditGrantId ?? null,
   };
 }
 
@@ -137,6 +139,7 @@ export function invoiceView(invoice: InvoiceRow, lines: InvoiceLineRow[]) {
 /** The draft of `kind` for a subscription's period, from its snapshots and stored usage. */
 export async function draftInvoiceFor(
   db: Database,
+  d1: D1Database,
   found: SubscriptionWithPlan,
   kind: InvoiceKind,
   period: { start: Date; end: Date },
@@ -147,7 +150,10 @@ export async function draftInvoiceFor(
   const snapshots = await listSnapshots(db, [subscription.id]);
   const billableFrom = subscription.trialEndsAt ?? subscription.startedAt;
   const before = (kind === "PRORATION" && endedAt ? endedAt : period.end).toISOString();
-  const usage = await readUsageWindows(db, subscription.id, billableFrom, before, excludeInvoiceId);
+  const [usage, credits] = await Promise.all([
+    readUsageWindows(db, subscription.id, billableFrom, before, excludeInvoiceId),
+    readCreditDraws(d1, subscription.id, before, excludeInvoiceId),
+  ]);
   return buildInvoiceDraft({
     kind,
     planName: found.plan.name,
@@ -159,6 +165,7 @@ export async function draftInvoiceFor(
     endedAt,
     snapshots,
     usage,
+    credits,
     active: {
       from: new Date(billableFrom),
       until: subscription.endedAt ? new Date(subscription.endedAt) : null,
@@ -290,7 +297,15 @@ export class InvoiceService {
       );
     }
     await flushUsage(this.counters, context.tenant.id);
-    const draft = await draftInvoiceFor(this.db, found, "PERIOD", period, null, issued?.id ?? null);
+    const draft = await draftInvoiceFor(
+      this.db,
+      this.d1,
+      found,
+      "PERIOD",
+      period,
+      null,
+      issued?.id ?? null,
+    );
     const discounted = withDiscount(draft, await activeRedemptionOf(this.d1, context.tenant.id));
     const taxed = withTax(discounted, await taxRateOf(this.d1, context.tenant.id));
     const credit = await availableCredit(this.d1, context.tenant.id, draft.currency);
@@ -374,7 +389,7 @@ export class InvoiceService {
     });
     if (existing) throw this.alreadyExists(existing);
     await flushUsage(this.counters, context.tenant.id);
-    const draft = await draftInvoiceFor(this.db, found, kind, period, endedAt, null);
+    const draft = await draftInvoiceFor(this.db, this.d1, found, kind, period, endedAt, null);
     const id = crypto.randomUUID();
     const created = await insertDraftInvoice(
       this.d1,
@@ -420,6 +435,7 @@ export class InvoiceService {
       invoiceEventStatement(this.d1, "invoice.voided", invoice.id, "VOID", now),
     ]);
     if ((results[0]?.meta.changes ?? 0) !== 1) throw await this.refused(context, id, "void");
+    if (invoice.kind === "TOP_UP") await this.refreshCredits(invoice.tenantId);
     return this.get(context, id);
   }
 
@@ -444,7 +460,13 @@ export class InvoiceService {
       invoiceEventStatement(this.d1, "invoice.paid", invoice.id, "PAID", now),
     ]);
     if ((results[0]?.meta.changes ?? 0) !== 1) throw await this.refused(context, id, "pay");
+    if (invoice.kind === "TOP_UP") await this.refreshCredits(invoice.tenantId);
     return this.get(context, id);
+  }
+
+  /** A TOP_UP invoice paid or voided changed its credit grant: the counter reloads the grants. */
+  private refreshCredits(tenantId: string): Promise<void> {
+    return entitlementCounter(this.counters, tenantId).refreshCredits();
   }
 
   private async require(context: TenantScoped, id: string) {

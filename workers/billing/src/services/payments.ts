@@ -1,3 +1,4 @@
+import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import type { Database } from "@edge-platform/shared/db/client";
 import type { AuditChanges } from "@edge-platform/shared/db/schema/audit";
 import type { PaymentAttemptStatus } from "@edge-platform/shared/db/schema/billing";
@@ -91,6 +92,8 @@ export class PaymentService {
     private readonly d1: D1Database,
     private readonly provider: PaymentProvider,
     private readonly audit: AuditContext = SYSTEM_AUDIT,
+    /** Told when a TOP_UP invoice is paid: its credit grant just became usable (the counter reloads). */
+    private readonly onTopUpPaid: (tenantId: string) => Promise<void> = async () => {},
   ) {}
 
   /**
@@ -425,6 +428,7 @@ export class PaymentService {
           invoiceEventStatement(this.d1, "invoice.paid", invoice.id, "PAID", now),
         ]);
         const paid = (results[0]?.meta.changes ?? 0) === 1;
+        if (paid && invoice.kind === "TOP_UP") await this.onTopUpPaid(invoice.tenantId);
         return {
           changed: paid,
           note: paid ? `invoice ${invoice.invoiceNumber} PAID` : "invoice changed meanwhile",
@@ -685,4 +689,10 @@ export class PaymentService {
       note: `attempt ${attempt.attemptNumber} ${status}; retry at ${retryAt?.toISOString()}`,
     };
   }
+}
+
+/** A PaymentService's onTopUpPaid: the tenant's counter reloads its credit grants. */
+export function refreshCreditsOf(env: Env) {
+  return (tenantId: string) =>
+    entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId).refreshCredits();
 }

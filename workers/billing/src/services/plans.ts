@@ -137,6 +137,7 @@ export class PlanService {
       amount: number;
       currency: string;
       trialDays?: number | undefined;
+      prepaid?: boolean | undefined;
     },
   ) {
     const plan = await this.require(planId);
@@ -155,6 +156,7 @@ export class PlanService {
       amount: input.amount,
       currency,
       trialDays: input.trialDays ?? null,
+      prepaid: input.prepaid ?? false,
       createdAt: now,
       updatedAt: now,
     };

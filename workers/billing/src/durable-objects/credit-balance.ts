@@ -1,0 +1,355 @@
+import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
+import type { TenantEntitlementState } from "@edge-platform/shared/db/entitlement-state";
+import {
+  applicableBalance,
+  CREDITS_EXHAUSTED,
+  type DrawContext,
+  type GrantBalance,
+  isPricedUsage,
+  planDraw,
+  type StoredGrantStatus,
+  usageCostCents,
+} from "../domain/credits.ts";
+
+/*
+ * The tenant's credit balance, inside its EntitlementCounter (one object per
+ * tenant), so that a consume is decided against the balance in the same
+ * synchronous step as the count: no extra round trip, and no overdraw
+ * however many consumes race. The rules (cost, burn-down order) are
+ * domain/credits.ts; this keeps the state.
+ *
+ * D1 is the record. `credit_grants` rows are written by the credits service
+ * (create, activation on payment, void, expiry); this object loads them
+ * (like the subscription state: cached, reloaded after `refresh` or
+ * GRANTS_TTL_MS) into its own `credit_grants` table, keeping its own
+ * `drawn` (it is the only one that draws). Draws wait in `credit_draws`
+ * until a flush moves them, in one synchronous step, into a
+ * `credit_flushes` row with a fresh id, and one D1 batch adds them to
+ * credit_draws and credit_grants.drawn, every statement conditional on the
+ * flush id being absent from D1's credit_flushes, which the batch records:
+ * a retry after a lost answer changes nothing, a failure is retried with
+ * the same id. So every cent drawn reaches D1 exactly once.
+ */
+
+const GRANTS_TTL_MS = 30_000;
+/** Settled grants are still loaded this long, so a void or expiry reaches the object. */
+const SETTLED_VISIBLE_MS = 2 * 86_400_000;
+
+interface GrantRow extends Record<string, SqlStorageValue> {
+  id: string;
+  currency: string;
+  priority: number;
+  expires_at: string | null;
+  created_at: string;
+  features: string | null;
+  status: string;
+  amount: number;
+  drawn: number;
+}
+
+/** Where a draw belongs: the subscription's usage window of a feature (what its invoice bills). */
+export interface DrawTarget {
+  subscriptionId: string;
+  featureKey: string;
+  periodKey: string;
+  periodStart: string;
+}
+
+/** The subscription terms a draw depends on. */
+export interface CreditTerms {
+  prepaid: boolean;
+  currency: string;
+}
+
+export interface CreditRefusal {
+  status: "credits_exhausted";
+  feature: string;
+  requested: number;
+  cost: number;
+  creditBalance: number;
+}
+
+export class CreditBalance {
+  private loadedAt = 0;
+  private loading: Promise<void> | null = null;
+  private generation = 0;
+
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly d1: () => D1Database,
+  ) {
+    sql.exec(`
+      CREATE TABLE IF NOT EXISTS credit_grants (
+        id TEXT PRIMARY KEY,
+        currency TEXT NOT NULL,
+        priority INTEGER NOT NULL,
+        expires_at TEXT,
+        created_at TEXT NOT NULL,
+        features TEXT,
+        status TEXT NOT NULL,
+        amount INTEGER NOT NULL,
+        drawn INTEGER NOT NULL
+      );
+      CREATE TABLE IF NOT EXISTS credit_draws (
+        grant_id TEXT NOT NULL,
+        subscription_id TEXT NOT NULL,
+        feature_key TEXT NOT NULL,
+        period_key TEXT NOT NULL,
+        period_start TEXT NOT NULL,
+        amount INTEGER NOT NULL,
+        PRIMARY KEY (grant_id, subscription_id, feature_key, period_key)
+      );
+      CREATE TABLE IF NOT EXISTS credit_flushes (id TEXT PRIMARY KEY, draws TEXT NOT NULL);
+    `);
+  }
+
+  /** Loads the grants from D1 when stale; resolves at once (no await needed) when fresh. */
+  ready(tenantId: string): void | Promise<void> {
+    if (Date.now() - this.loadedAt < GRANTS_TTL_MS) return;
+    if (this.loading) return this.loading;
+    const generation = this.generation;
+    const loading = this.load(tenantId, generation).finally(() => {
+      if (this.loading === loading) this.loading = null;
+    });
+    this.loading = loading;
+    return loading;
+  }
+
+  /** The grants changed in D1 (created, paid, voided, expired): reload before the next decision. */
+  refresh(): void {
+    this.generation++;
+    this.loadedAt = 0;
+    this.loading = null;
+  }
+
+  private async load(tenantId: string, generation: number): Promise<void> {
+    const since = new Date(Date.now() - SETTLED_VISIBLE_MS).toISOString();
+    const { results } = await this.d1()
+      .prepare(
+        `SELECT id, currency, priority, expires_at, created_at, features, status, amount, drawn
+           FROM credit_grants
+          WHERE tenant_id = ?1 AND (status IN ('PENDING', 'ACTIVE') OR ended_at > ?2)`,
+      )
+      .bind(tenantId, since)
+      .all<GrantRow>();
+    // Synchronous from here: the definitions and status follow D1; `drawn`
+    // is this object's own once it knows the grant.
+    this.sql.exec(
+      `INSERT INTO credit_grants (id, currency, priority, expires_at, created_at, features, status, amount, drawn)
+       SELECT json_extract(value, '$.id'), json_extract(value, '$.currency'),
+              json_extract(value, '$.priority'), json_extract(value, '$.expires_at'),
+              json_extract(value, '$.created_at'), json_extract(value, '$.features'),
+              json_extract(value, '$.status'), json_extract(value, '$.amount'),
+              json_extract(value, '$.drawn')
+         FROM json_each(?) WHERE true
+       ON CONFLICT (id) DO UPDATE SET
+         currency = excluded.currency, priority = excluded.priority,
+         expires_at = excluded.expires_at, features = excluded.features,
+         status = excluded.status, amount = excluded.amount`,
+      JSON.stringify(results),
+    );
+    if (generation === this.generation) this.loadedAt = Date.now();
+  }
+
+  grants(): GrantBalance[] {
+    return this.sql
+      .exec<GrantRow>("SELECT * FROM credit_grants")
+      .toArray()
+      .map((row) => ({
+        id: row.id,
+        currency: row.currency,
+        priority: row.priority,
+        expiresAt: row.expires_at,
+        createdAt: row.created_at,
+        features: row.features ? (JSON.parse(row.features) as string[]) : null,
+        status: row.status as StoredGrantStatus,
+        remaining: Math.max(0, row.amount - row.drawn),
+      }));
+  }
+
+  /** Whether any grant could pay for anything (the pipeline skips the work otherwise). */
+  hasActiveGrants(): boolean {
+    return (
+      this.sql
+        .exec("SELECT 1 FROM credit_grants WHERE status = 'ACTIVE' AND drawn < amount LIMIT 1")
+        .toArray().length > 0
+    );
+  }
+
+  balance(context: DrawContext): number {
+    return applicableBalance(this.grants(), context);
+  }
+
+  /**
+   * Synchronous, inside a consume's step, before its units are added: pays
+   * for them. On a prepaid subscription a cost the balance does not cover
+   * refuses the consume whole (nothing drawn); otherwise the balance pays
+   * what it can and the rest is billed on the invoice.
+   */
+  payForConsume(
+    terms: CreditTerms,
+    snapshot: SnapshotTerms,
+    target: DrawTarget,
+    usedBefore: number,
+    amount: number,
+    now: Date,
+  ): CreditRefusal | undefined {
+    if (!isPricedUsage(snapshot)) return undefined;
+    const cost = usageCostCents(snapshot, usedBefore, amount);
+    const context = { featureKey: target.featureKey, currency: terms.currency, now };
+    if (cost === 0) return undefined;
+    const plan = planDraw(this.grants(), cost, context);
+    if (terms.prepaid && plan.shortfall > 0) {
+      return {
+        status: "credits_exhausted",
+        feature: target.featureKey,
+        requested: amount,
+        cost,
+        creditBalance: plan.covered,
+      };
+    }
+    this.apply(target, plan.draws);
+    return undefined;
+  }
+
+  /** Synchronous, after the pipeline counted units: the balance pays what it can (never refused). */
+  payForRecorded(
+    terms: CreditTerms,
+    snapshot: SnapshotTerms,
+    target: DrawTarget,
+    usedBefore: number,
+    amount: number,
+    now: Date,
+  ): void {
+    if (!isPricedUsage(snapshot)) return;
+    const cost = usageCostCents(snapshot, usedBefore, amount);
+    if (cost === 0) return;
+    const context = { featureKey: target.featureKey, currency: terms.currency, now };
+    this.apply(target, planDraw(this.grants(), cost, context).draws);
+  }
+
+  /**
+   * What `check` adds for a priced feature while credits are in play: the
+   * balance that applies, and on a prepaid subscription a refusal when it
+   * cannot pay for one more unit.
+   */
+  checked(
+    terms: CreditTerms,
+    snapshot: SnapshotTerms,
+    usedBefore: number,
+    now: Date,
+  ): { creditBalance: number; exhausted: boolean } | undefined {
+    if (!isPricedUsage(snapshot)) return undefined;
+    const creditBalance = this.balance({
+      featureKey: snapshot.featureLookupKey,
+      currency: terms.currency,
+      now,
+    });
+    if (!terms.prepaid && creditBalance === 0 && !this.hasActiveGrants()) return undefined;
+    const cost = usageCostCents(snapshot, usedBefore, 1);
+    return { creditBalance, exhausted: terms.prepaid && cost > creditBalance };
+  }
+
+  private apply(target: DrawTarget, draws: { grantId: string; amount: number }[]): void {
+    for (const draw of draws) {
+      this.sql.exec(
+        "UPDATE credit_grants SET drawn = drawn + ? WHERE id = ?",
+        draw.amount,
+        draw.grantId,
+      );
+      this.sql.exec(
+        `INSERT INTO credit_draws (grant_id, subscription_id, feature_key, period_key, period_start, amount)
+         VALUES (?, ?, ?, ?, ?, ?)
+         ON CONFLICT DO UPDATE SET amount = amount + excluded.amount`,
+        draw.grantId,
+        target.subscriptionId,
+        target.featureKey,
+        target.periodKey,
+        target.periodStart,
+        draw.amount,
+      );
+    }
+  }
+
+  /**
+   * Synchronous: ends a grant (void or expiry) and answers the cents it
+   * still held, which the caller writes off in D1. Nothing more is drawn
+   * from it. Unknown to this object (never loaded): null.
+   */
+  settle(grantId: string, status: "VOIDED" | "EXPIRED"): number | null {
+    const row = this.sql
+      .exec<GrantRow>("SELECT * FROM credit_grants WHERE id = ?", grantId)
+      .toArray()[0];
+    if (!row) return null;
+    this.sql.exec("UPDATE credit_grants SET status = ? WHERE id = ?", status, grantId);
+    return Math.max(0, row.amount - row.drawn);
+  }
+
+  hasUnflushed(): boolean {
+    return (
+      this.sql.exec("SELECT 1 FROM credit_draws LIMIT 1").toArray().length > 0 ||
+      this.sql.exec("SELECT 1 FROM credit_flushes LIMIT 1").toArray().length > 0
+    );
+  }
+
+  /** Moves the draws to D1 (see the top of this module); throws when D1 fails (the alarm retries). */
+  async flush(tenantId: string): Promise<void> {
+    this.claim();
+    for (const pending of this.sql
+      .exec<{ id: string; draws: string }>("SELECT id, draws FROM credit_flushes")
+      .toArray()) {
+      const d1 = this.d1();
+      const unapplied = "NOT EXISTS (SELECT 1 FROM credit_flushes WHERE id = ?1)";
+      await d1.batch([
+        d1
+          .prepare(
+            `INSERT INTO credit_draws (grant_id, tenant_id, subscription_id, feature_lookup_key, period_key, period_start, amount)
+             SELECT json_extract(value, '$.grant_id'), ?2, json_extract(value, '$.subscription_id'),
+                    json_extract(value, '$.feature_key'), json_extract(value, '$.period_key'),
+                    json_extract(value, '$.period_start'), json_extract(value, '$.amount')
+               FROM json_each(?3) WHERE ${unapplied}
+             ON CONFLICT DO UPDATE SET amount = amount + excluded.amount`,
+          )
+          .bind(pending.id, tenantId, pending.draws),
+        d1
+          .prepare(
+            `UPDATE credit_grants SET
+               drawn = drawn + (SELECT sum(json_extract(value, '$.amount')) FROM json_each(?2)
+                                 WHERE json_extract(value, '$.grant_id') = credit_grants.id),
+               updated_at = ?3
+             WHERE id IN (SELECT json_extract(value, '$.grant_id') FROM json_each(?2))
+               AND ${unapplied}`,
+          )
+          .bind(pending.id, pending.draws, new Date().toISOString()),
+        d1
+          .prepare(
+            "INSERT INTO credit_flushes (id, tenant_id, applied_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
+          )
+          .bind(pending.id, tenantId, new Date().toISOString()),
+      ]);
+      this.sql.exec("DELETE FROM credit_flushes WHERE id = ?", pending.id);
+    }
+  }
+
+  /** Synchronous: the waiting draws into one flush row (only when none is pending: flushes apply in order). */
+  private claim(): void {
+    if (this.sql.exec("SELECT 1 FROM credit_flushes LIMIT 1").toArray().length > 0) return;
+    const draws = this.sql.exec("SELECT * FROM credit_draws").toArray();
+    if (draws.length === 0) return;
+    this.sql.exec(
+      "INSERT INTO credit_flushes (id, draws) VALUES (?, ?)",
+      crypto.randomUUID(),
+      JSON.stringify(draws),
+    );
+    this.sql.exec("DELETE FROM credit_draws");
+  }
+}
+
+/** The subscription's terms a draw depends on (null without a subscription). */
+export function creditTermsOf(state: TenantEntitlementState): CreditTerms | null {
+  const subscription = state.subscription;
+  if (!subscription) return null;
+  return { prepaid: subscription.prepaid ?? false, currency: subscription.currency ?? "usd" };
+}
+
+export { CREDITS_EXHAUSTED };

@@ -1,0 +1,404 @@
+import { env } from "cloudflare:workers";
+import { addMonthsClamped, MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
+import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
+import { invoiceContent } from "@edge-platform/shared/testing/invoice-content";
+import { beforeAll, describe, expect, it } from "vitest";
+import { asTenant, runCycle, steerableProvider } from "./billing-helpers.ts";
+import {
+  createFeature,
+  createPlan,
+  createPrice,
+  grant,
+  platformAdmin,
+  subscribe,
+} from "./catalog-helpers.ts";
+import { type Account, expectError, type Json, register } from "./helpers.ts";
+
+// Prepaid credits: grants, the balance the tenant's counter draws down, the
+// 402 of a prepaid price, and the CREDITS lines on the period's invoice.
+
+const MINUTE = 60_000;
+let admin: Account;
+
+beforeAll(async () => {
+  admin = await platformAdmin();
+});
+
+/**
+ * A monthly price of `amount` (prepaid or not) with METERED features, nothing
+ * included, 100 cents a unit (overagePrice 10,000 micro-cents).
+ */
+async function creditPlan(options: { prepaid: boolean; features?: number; amount?: number }) {
+  const plan = await createPlan(admin, { name: "Prepaid" });
+  const price = await createPrice(admin, plan.id, {
+    amount: options.amount ?? 0,
+    prepaid: options.prepaid,
+  });
+  const keys: string[] = [];
+  for (let index = 0; index < (options.features ?? 1); index++) {
+    const feature = await createFeature(admin, "METERED");
+    await grant(admin, plan.id, feature.id, {
+      includedAmount: 0,
+      overagePrice: 10_000,
+      resetPeriod: "MONTHLY",
+    });
+    keys.push(feature.lookupKey);
+  }
+  return { planId: plan.id, priceId: price.id, keys };
+}
+
+async function subscribedTenant(plan: { planId: string; priceId: string }) {
+  const owner = await register();
+  const subscription = await subscribe(owner, plan.planId, plan.priceId);
+  return { owner, tenantId: owner.tenant.id as string, subscription };
+}
+
+const asAdmin = (tenantId: string) => asTenant(admin, tenantId);
+
+async function createGrant(tenantId: string, body: Record<string, unknown>) {
+  const result = await asAdmin(tenantId)("/api/v1/credit-grants", {
+    body: { currency: "usd", ...body },
+  });
+  expect(result.status, JSON.stringify(result.body)).toBe(201);
+  return result.body;
+}
+
+/** A consume as the tenant's OWNER would make it. */
+const consume = (owner: Account, key: string, amount: number) =>
+  asTenant(owner, owner.tenant.id)(`/api/v1/entitlements/${key}/consume`, { body: { amount } });
+
+/** 402 in the billing error shape plus `code` and `creditBalance`. */
+function expectCreditsExhausted(result: { status: number; body: Json }, creditBalance: number) {
+  expect(result.status, JSON.stringify(result.body)).toBe(402);
+  expect(Object.keys(result.body).sort()).toEqual([
+    "code",
+    "correlationId",
+    "creditBalance",
+    "error",
+    "message",
+    "path",
+    "statusCode",
+    "timestamp",
+  ]);
+  expect(result.body).toMatchObject({
+    statusCode: 402,
+    error: "Payment Required",
+    code: "CREDITS_EXHAUSTED",
+    creditBalance,
+  });
+}
+
+const credits = async (tenantId: string) => (await asAdmin(tenantId)("/api/v1/credits")).body;
+
+const remainingOf = (balance: Json, id: string) =>
+  balance.grants.find((g: Json) => g.id === id)?.remaining;
+
+describe("the worked example: a prepaid price with a promotional and a paid grant", () => {
+  it("draws 5,000 then 7,000, refuses 31 units whole, lets exactly 30 of 40 racing units through, and invoices usage minus credits", async () => {
+    const plan = await creditPlan({ prepaid: true });
+    const [calls] = plan.keys as [string];
+    const { owner, tenantId, subscription } = await subscribedTenant(plan);
+
+    const promotional = await createGrant(tenantId, {
+      amount: 5_000,
+      category: "promotional",
+      priority: 10,
+    });
+    expect(promotional).toMatchObject({
+      amount: 5_000,
+      remaining: 5_000,
+      status: "ACTIVE",
+      priority: 10,
+      invoiceId: null,
+    });
+    const paid = await createGrant(tenantId, { amount: 10_000, category: "paid" });
+    expect(paid).toMatchObject({ status: "PENDING", priority: 50, paidAmount: 10_000 });
+    // The paid grant is a TOP_UP invoice of 10,000, finalized and charged like any other.
+    const topUp = (await asAdmin(tenantId)(`/api/v1/invoices/${paid.invoiceId}`)).body;
+    expect(topUp).toMatchObject({ kind: "TOP_UP", status: "OPEN", total: 10_000 });
+    expect(topUp.lineItems.map((line: Json) => [line.kind, line.amount])).toEqual([
+      ["CREDIT_PURCHASE", 10_000],
+    ]);
+    // Not usable before it is paid: 5,000 covers 50 units, not 51.
+    expect((await credits(tenantId)).balance).toBe(5_000);
+    expectCreditsExhausted(await consume(owner, calls, 51), 5_000);
+
+    const markPaid = await asAdmin(tenantId)(`/api/v1/invoices/${paid.invoiceId}/mark-paid`, {
+      body: {},
+    });
+    expect(markPaid.body.status, JSON.stringify(markPaid.body)).toBe("PAID");
+    const before = await credits(tenantId);
+    expect(before.balance).toBe(15_000);
+    expect(before.grants.map((g: Json) => [g.id, g.status])).toEqual([
+      [promotional.id, "ACTIVE"],
+      [paid.id, "ACTIVE"],
+    ]);
+
+    // 120 units x 100 cents = 12,000: all 5,000 of the promotional grant, 7,000 of the paid one.
+    const first = await consume(owner, calls, 120);
+    expect(first.status, JSON.stringify(first.body)).toBe(200);
+    const afterFirst = await credits(tenantId);
+    expect(afterFirst.balance).toBe(3_000);
+    expect(afterFirst.grants.map((g: Json) => [g.remaining, g.status])).toEqual([
+      [0, "EXHAUSTED"],
+      [3_000, "ACTIVE"],
+    ]);
+
+    // 31 units cost 3,100 > 3,000: refused whole, nothing counted or drawn.
+    expectCreditsExhausted(await consume(owner, calls, 31), 3_000);
+    expect((await credits(tenantId)).balance).toBe(3_000);
+    const check = await asTenant(owner, tenantId)(`/api/v1/entitlements/${calls}/check`);
+    expect(check.body).toMatchObject({ allowed: true, used: 120, creditBalance: 3_000 });
+
+    // 40 racing consumes of 1 unit (100 cents each) against 3,000: exactly 30 succeed.
+    const racing = await Promise.all(Array.from({ length: 40 }, () => consume(owner, calls, 1)));
+    const statuses = racing.map((result) => result.status);
+    expect(statuses.filter((status) => status === 200)).toHaveLength(30);
+    expect(statuses.filter((status) => status === 402)).toHaveLength(10);
+    expect((await credits(tenantId)).balance).toBe(0);
+    const exhausted = await asTenant(owner, tenantId)(`/api/v1/entitlements/${calls}/check`);
+    expect(exhausted.body).toMatchObject({
+      allowed: false,
+      used: 150,
+      code: "CREDITS_EXHAUSTED",
+      creditBalance: 0,
+    });
+
+    // The period's invoice: usage 150 x 100 = 15,000; CREDITS -5,000 and -10,000; total 0.
+    const upcoming = (await asTenant(owner, tenantId)("/api/v1/invoices/upcoming")).body;
+    expect(upcoming.lineItems.map((line: Json) => [line.kind, line.amount])).toEqual([
+      ["BASE", 0],
+      ["USAGE", 15_000],
+      ["CREDITS", -5_000],
+      ["CREDITS", -10_000],
+    ]);
+    expect(
+      upcoming.lineItems
+        .filter((l: Json) => l.kind === "CREDITS")
+        .map((l: Json) => l.creditGrantId),
+    ).toEqual([promotional.id, paid.id]);
+    expect(upcoming).toMatchObject({ subtotal: 0, total: 0 });
+
+    const periodEnd = addMonthsClamped(new Date(subscription.startedAt), 1);
+    await runCycle(new Date(periodEnd.getTime() + MINUTE), steerableProvider("pending").provider, [
+      tenantId,
+    ]);
+    const invoices = (await asTenant(owner, tenantId)("/api/v1/invoices")).body.data;
+    const period = invoices.find((invoice: Json) => invoice.kind === "PERIOD");
+    expect(period).toMatchObject({ status: "PAID", subtotal: 0, total: 0 });
+    expect(invoiceContent(upcoming)).toEqual(invoiceContent(period));
+  });
+});
+
+describe("prepaid exactness", () => {
+  it("300 racing consumes against a balance that covers 100 units succeed exactly 100 times", async () => {
+    const plan = await creditPlan({ prepaid: true });
+    const [calls] = plan.keys as [string];
+    const { tenantId } = await subscribedTenant(plan);
+    await createGrant(tenantId, { amount: 10_000, category: "promotional" });
+    const results = await Promise.all(
+      Array.from({ length: 300 }, () =>
+        entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId).consume(calls, 1),
+      ),
+    );
+    expect(results.filter((result) => result.status === "consumed")).toHaveLength(100);
+    expect(results.filter((result) => result.status === "credits_exhausted")).toHaveLength(200);
+    expect((await credits(tenantId)).balance).toBe(0);
+    const check = await entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId).check(calls);
+    expect(check).toMatchObject({ used: 100, allowed: false, code: "CREDITS_EXHAUSTED" });
+  });
+});
+
+describe("burn-down rules", () => {
+  it("draws three grants by priority, then soonest expiry, then age", async () => {
+    const plan = await creditPlan({ prepaid: false });
+    const [calls] = plan.keys as [string];
+    const { owner, tenantId } = await subscribedTenant(plan);
+    const later = new Date(Date.now() + 20 * MS_PER_DAY).toISOString();
+    const sooner = new Date(Date.now() + 10 * MS_PER_DAY).toISOString();
+    const noExpiry = await createGrant(tenantId, { amount: 1_000, category: "promotional" });
+    const expiresLater = await createGrant(tenantId, {
+      amount: 1_000,
+      category: "promotional",
+      expiresAt: later,
+    });
+    const expiresSooner = await createGrant(tenantId, {
+      amount: 1_000,
+      category: "promotional",
+      expiresAt: sooner,
+    });
+    // 15 units = 1,500 cents: the sooner-expiring grant, then half of the later one.
+    expect((await consume(owner, calls, 15)).status).toBe(200);
+    let balance = await credits(tenantId);
+    expect(remainingOf(balance, expiresSooner.id)).toBe(0);
+    expect(remainingOf(balance, expiresLater.id)).toBe(500);
+    expect(remainingOf(balance, noExpiry.id)).toBe(1_000);
+    // A grant with a lower priority number comes before all of them.
+    const first = await createGrant(tenantId, {
+      amount: 300,
+      category: "promotional",
+      priority: 0,
+    });
+    expect((await consume(owner, calls, 5)).status).toBe(200);
+    balance = await credits(tenantId);
+    expect(remainingOf(balance, first.id)).toBe(0);
+    expect(remainingOf(balance, expiresLater.id)).toBe(300);
+    expect(balance.grants.map((g: Json) => g.id)).toEqual([
+      first.id,
+      expiresSooner.id,
+      expiresLater.id,
+      noExpiry.id,
+    ]);
+    // Not prepaid: usage beyond the balance is taken and billed on the invoice.
+    expect((await consume(owner, calls, 20)).status).toBe(200);
+    expect((await credits(tenantId)).balance).toBe(0);
+  });
+
+  it("a grant limited to one feature pays only for that feature", async () => {
+    const plan = await creditPlan({ prepaid: true, features: 2 });
+    const [calls, storage] = plan.keys as [string, string];
+    const { owner, tenantId } = await subscribedTenant(plan);
+    const limited = await createGrant(tenantId, {
+      amount: 1_000,
+      category: "promotional",
+      features: [calls],
+    });
+    expect(limited.features).toEqual([calls]);
+    expectCreditsExhausted(await consume(owner, storage, 1), 0);
+    expect((await consume(owner, calls, 10)).status).toBe(200);
+    expect((await credits(tenantId)).balance).toBe(0);
+  });
+});
+
+describe("paid grants", () => {
+  it("a tenant tops up itself; the grant is VOIDED with its unpaid TOP_UP invoice", async () => {
+    const plan = await creditPlan({ prepaid: true });
+    const [calls] = plan.keys as [string];
+    const { owner, tenantId } = await subscribedTenant(plan);
+    const bought = await asTenant(owner, tenantId)("/api/v1/credits/top-up", {
+      body: { amount: 2_500 },
+    });
+    expect(bought.status, JSON.stringify(bought.body)).toBe(201);
+    expect(bought.body).toMatchObject({ category: "paid", status: "PENDING", currency: "usd" });
+    const voided = await asAdmin(tenantId)(`/api/v1/invoices/${bought.body.invoiceId}/void`, {
+      body: {},
+    });
+    expect(voided.status, JSON.stringify(voided.body)).toBeLessThan(300);
+    const grants = (await asTenant(owner, tenantId)("/api/v1/credit-grants")).body.data;
+    expect(grants[0]).toMatchObject({ id: bought.body.id, status: "VOIDED", remaining: 0 });
+    expectCreditsExhausted(await consume(owner, calls, 1), 0);
+  });
+
+  it("only administrators grant credit; bad grants get clear 400s", async () => {
+    const { owner, tenantId } = await subscribedTenant(await creditPlan({ prepaid: false }));
+    expectError(
+      await asTenant(owner, tenantId)("/api/v1/credit-grants", {
+        body: { amount: 100, currency: "usd", category: "promotional" },
+      }),
+      403,
+    );
+    const bad = async (body: Record<string, unknown>, message: RegExp) => {
+      const result = await asAdmin(tenantId)("/api/v1/credit-grants", { body });
+      expectError(result, 400);
+      expect(JSON.stringify(result.body.message)).toMatch(message);
+    };
+    await bad({ amount: 0, currency: "usd", category: "paid" }, /from 1 to 1,000,000,000/);
+    await bad({ amount: 10, currency: "usd", category: "gift" }, /promotional.*paid/);
+    await bad({ amount: 10, currency: "usd", category: "paid", priority: 101 }, /0 to 100/);
+    await bad(
+      { amount: 10, currency: "usd", category: "promotional", paidAmount: 5 },
+      /paid grants only/,
+    );
+    await bad(
+      { amount: 10, currency: "usd", category: "promotional", expiresAt: "2020-01-01T00:00:00Z" },
+      /in the future/,
+    );
+  });
+});
+
+describe("expiry and void", () => {
+  it("writes off what an expired or voided grant held, with a ledger entry, and the balance drops", async () => {
+    const plan = await creditPlan({ prepaid: true });
+    const [calls] = plan.keys as [string];
+    const { owner, tenantId } = await subscribedTenant(plan);
+    const expiresAt = new Date(Date.now() + 60 * MINUTE);
+    const expiring = await createGrant(tenantId, {
+      amount: 2_000,
+      category: "promotional",
+      expiresAt: expiresAt.toISOString(),
+    });
+    const lasting = await createGrant(tenantId, { amount: 1_000, category: "promotional" });
+    // 5 units before the expiry come from the expiring grant (soonest expiry first).
+    expect((await consume(owner, calls, 5)).status).toBe(200);
+    // After its expiry, inside the same period, it no longer pays.
+    const counter = entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId);
+    const afterExpiry = expiresAt.getTime() + MINUTE;
+    expect(await counter.consume(calls, 11, afterExpiry)).toMatchObject({
+      status: "credits_exhausted",
+      creditBalance: 1_000,
+    });
+
+    const { expireCreditGrants } = await import("../src/jobs/credit-expiry.ts");
+    expect(await expireCreditGrants(env, new Date(afterExpiry))).toBeGreaterThanOrEqual(1);
+    const grants = (await asAdmin(tenantId)("/api/v1/credit-grants")).body.data;
+    expect(grants.find((g: Json) => g.id === expiring.id)).toMatchObject({
+      status: "EXPIRED",
+      remaining: 0,
+      writtenOff: 1_500,
+    });
+    const voided = await asAdmin(tenantId)(`/api/v1/credit-grants/${lasting.id}/void`, {
+      body: {},
+    });
+    expect(voided.body).toMatchObject({ status: "VOIDED", writtenOff: 1_000, remaining: 0 });
+    expectError(
+      await asAdmin(tenantId)(`/api/v1/credit-grants/${lasting.id}/void`, { body: {} }),
+      409,
+    );
+    expect((await credits(tenantId)).balance).toBe(0);
+
+    const ledger = (await asTenant(owner, tenantId)("/api/v1/billing/ledger?type=CREDIT_WRITE_OFF"))
+      .body.data;
+    expect(ledger.map((entry: Json) => entry.debit).sort()).toEqual([1_000, 1_500]);
+    const owed = (await asTenant(owner, tenantId)("/api/v1/billing/balance?currency=usd")).body;
+    expect(owed.balance).toBe(0);
+    const event = await env.DB.prepare("SELECT type FROM tenant_events WHERE id = ?")
+      .bind(`evt_credits_expired_${expiring.id}`)
+      .first<{ type: string }>();
+    expect(event?.type).toBe("credits.expired");
+  });
+});
+
+describe("usage from the pipeline", () => {
+  it("is counted beyond the balance, draws what the balance holds, and the shortfall is billed", async () => {
+    const plan = await creditPlan({ prepaid: true });
+    const [calls] = plan.keys as [string];
+    const { owner, tenantId, subscription } = await subscribedTenant(plan);
+    await createGrant(tenantId, { amount: 1_000, category: "promotional" });
+    const now = new Date();
+    const started = new Date(subscription.startedAt);
+    const windowEnd = addMonthsClamped(started, 1);
+    const counter = entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId);
+    const recorded = await counter.record([
+      {
+        eventId: crypto.randomUUID(),
+        subscriptionId: subscription.id,
+        featureKey: calls,
+        periodKey: started.toISOString(),
+        periodStart: started.toISOString(),
+        periodEnd: windowEnd.toISOString(),
+        amount: 25,
+        occurredAt: now.toISOString(),
+      },
+    ]);
+    expect(recorded).toEqual({ recorded: 1, duplicates: 0 });
+    expect((await credits(tenantId)).balance).toBe(0);
+    // 25 units = 2,500 cents: 1,000 from credit, a shortfall of 1,500 billed.
+    const upcoming = (await asTenant(owner, tenantId)("/api/v1/invoices/upcoming")).body;
+    expect(upcoming.lineItems.map((line: Json) => [line.kind, line.amount])).toEqual([
+      ["BASE", 0],
+      ["USAGE", 2_500],
+      ["CREDITS", -1_000],
+    ]);
+    expect(upcoming.total).toBe(1_500);
+  });
+});
