@@ -17,6 +17,7 @@ CREATE TABLE `credit_grants` (
 	`paid_amount` integer,
 	`status` text NOT NULL,
 	`invoice_id` text,
+	`auto_top_up` integer DEFAULT 0 NOT NULL,
 	`created_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) NOT NULL,
 	`updated_at` text DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')) NOT NULL,
 	`ended_at` text,
@@ -49,4 +50,14 @@ CREATE TABLE `credit_flushes` (
 	`id` text PRIMARY KEY NOT NULL,
 	`tenant_id` text NOT NULL,
 	`applied_at` text NOT NULL
+);;--> statement-breakpoint
+CREATE TABLE `credit_auto_top_ups` (
+	`tenant_id` text PRIMARY KEY NOT NULL,
+	`enabled` integer NOT NULL,
+	`threshold` integer NOT NULL,
+	`amount` integer NOT NULL,
+	`disabled_reason` text,
+	`updated_at` text NOT NULL,
+	FOREIGN KEY (`tenant_id`) REFERENCES `tenants`(`id`) ON UPDATE no action ON DELETE restrict,
+	CONSTRAINT "credit_auto_top_ups_amounts" CHECK(threshold BETWEEN 0 AND 1000000000 AND amount BETWEEN 1 AND 1000000000)
 );

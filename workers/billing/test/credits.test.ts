@@ -2,8 +2,15 @@ import { env } from "cloudflare:workers";
 import { addMonthsClamped, MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { invoiceContent } from "@edge-platform/shared/testing/invoice-content";
-import { beforeAll, describe, expect, it } from "vitest";
-import { asTenant, runCycle, steerableProvider } from "./billing-helpers.ts";
+import { beforeAll, describe, expect, it, vi } from "vitest";
+import {
+  asTenant,
+  paymentIntentEvent,
+  runCycle,
+  signedWebhook,
+  steerableProvider,
+  waitForWebhook,
+} from "./billing-helpers.ts";
 import {
   createFeature,
   createPlan,
@@ -400,5 +407,79 @@ describe("usage from the pipeline", () => {
       ["CREDITS", -1_000],
     ]);
     expect(upcoming.total).toBe(1_500);
+  });
+});
+
+describe("automatic top-up", () => {
+  const autoGrants = (tenantId: string) =>
+    env.DB.prepare(
+      "SELECT id, amount, status, invoice_id FROM credit_grants WHERE tenant_id = ? AND auto_top_up = 1",
+    )
+      .bind(tenantId)
+      .all<{ id: string; amount: number; status: string; invoice_id: string }>();
+
+  it("fires once under 50 concurrent consumes, and a declined charge turns the rule off", async () => {
+    const plan = await creditPlan({ prepaid: true });
+    const [calls] = plan.keys as [string];
+    const { owner, tenantId } = await subscribedTenant(plan);
+    await createGrant(tenantId, { amount: 6_000, category: "promotional" });
+    const rule = await asTenant(owner, tenantId)("/api/v1/credits/auto-top-up", {
+      method: "PUT",
+      body: { enabled: true, threshold: 2_000, amount: 10_000 },
+    });
+    expect(rule.status, JSON.stringify(rule.body)).toBe(200);
+    expect(rule.body).toMatchObject({ enabled: true, threshold: 2_000, amount: 10_000 });
+
+    // 50 consumes of 1 unit (100 cents) take the balance from 6,000 to 1,000, below 2,000.
+    const racing = await Promise.all(Array.from({ length: 50 }, () => consume(owner, calls, 1)));
+    expect(racing.every((result) => result.status === 200)).toBe(true);
+    const created = await vi.waitFor(
+      async () => {
+        const { results } = await autoGrants(tenantId);
+        if (results.length === 0) throw new Error("no automatic top-up yet");
+        return results;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    // Still one after more consumes below the threshold while it is pending.
+    expect((await consume(owner, calls, 1)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await autoGrants(tenantId)).results).toHaveLength(1);
+    expect(created[0]).toMatchObject({ amount: 10_000, status: "PENDING" });
+    const lowEvents = await env.DB.prepare(
+      "SELECT count(*) AS n FROM tenant_events WHERE tenant_id = ? AND type = 'credits.balance_low'",
+    )
+      .bind(tenantId)
+      .first<{ n: number }>();
+    expect(lowEvents?.n).toBe(1);
+
+    // The top-up's charge is declined: the rule turns itself off.
+    const attempt = await env.DB.prepare(
+      "SELECT provider_payment_id AS providerPaymentId FROM payment_attempts WHERE invoice_id = ?",
+    )
+      .bind(created[0]?.invoice_id)
+      .first<{ providerPaymentId: string }>();
+    const declined = paymentIntentEvent(
+      "payment_intent.payment_failed",
+      attempt?.providerPaymentId ?? "",
+      { last_payment_error: { message: "Card declined" } },
+    );
+    await signedWebhook(declined);
+    await waitForWebhook(declined.id);
+    const balance = await credits(tenantId);
+    expect(balance.autoTopUp).toMatchObject({
+      enabled: false,
+      disabledReason: "The top-up charge was declined: Card declined",
+    });
+    const failed = await env.DB.prepare(
+      "SELECT count(*) AS n FROM tenant_events WHERE tenant_id = ? AND type = 'credits.top_up_failed'",
+    )
+      .bind(tenantId)
+      .first<{ n: number }>();
+    expect(failed?.n).toBe(1);
+    // Off: spending further starts no other top-up.
+    expect((await consume(owner, calls, 5)).status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect((await autoGrants(tenantId)).results).toHaveLength(1);
   });
 });

@@ -35,6 +35,8 @@ export interface NewCreditGrant {
   paidAmount: number | null;
   status: StoredGrantStatus;
   invoiceId: string | null;
+  /** Created by the tenant's automatic top-up rule. */
+  autoTopUp?: boolean;
   now: string;
 }
 
@@ -42,8 +44,8 @@ export function insertGrantStatement(d1: D1Database, grant: NewCreditGrant): D1P
   return d1
     .prepare(
       `INSERT INTO credit_grants
-         (id, tenant_id, amount, currency, category, priority, expires_at, features, paid_amount, status, invoice_id, created_at, updated_at)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12)`,
+         (id, tenant_id, amount, currency, category, priority, expires_at, features, paid_amount, status, invoice_id, created_at, updated_at, auto_top_up)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)`,
     )
     .bind(
       grant.id,
@@ -58,7 +60,62 @@ export function insertGrantStatement(d1: D1Database, grant: NewCreditGrant): D1P
       grant.status,
       grant.invoiceId,
       grant.now,
+      grant.autoTopUp ? 1 : 0,
     );
+}
+
+export interface AutoTopUpRow {
+  tenant_id: string;
+  enabled: number;
+  threshold: number;
+  amount: number;
+  disabled_reason: string | null;
+  updated_at: string;
+}
+
+export function findAutoTopUp(d1: D1Database, tenantId: string) {
+  return d1
+    .prepare("SELECT * FROM credit_auto_top_ups WHERE tenant_id = ?1")
+    .bind(tenantId)
+    .first<AutoTopUpRow>();
+}
+
+export function upsertAutoTopUpStatement(
+  d1: D1Database,
+  tenantId: string,
+  rule: { enabled: boolean; threshold: number; amount: number },
+  now: Date,
+): D1PreparedStatement {
+  return d1
+    .prepare(
+      `INSERT INTO credit_auto_top_ups (tenant_id, enabled, threshold, amount, disabled_reason, updated_at)
+       VALUES (?1, ?2, ?3, ?4, NULL, ?5)
+       ON CONFLICT (tenant_id) DO UPDATE SET enabled = excluded.enabled, threshold = excluded.threshold,
+         amount = excluded.amount, disabled_reason = NULL, updated_at = excluded.updated_at`,
+    )
+    .bind(tenantId, rule.enabled ? 1 : 0, rule.threshold, rule.amount, now.toISOString());
+}
+
+/**
+ * A declined (or cancelled) charge of an automatic top-up's invoice turns
+ * the rule off, with the reason; only when `when` holds (the attempt's
+ * failure was recorded by this batch).
+ */
+export function declinedTopUpStatement(
+  d1: D1Database,
+  invoiceId: string,
+  reason: string,
+  now: Date,
+  when: { sql: string; params: unknown[] },
+): D1PreparedStatement {
+  return d1
+    .prepare(
+      `UPDATE credit_auto_top_ups SET enabled = 0, disabled_reason = ?1, updated_at = ?2
+        WHERE enabled = 1
+          AND tenant_id = (SELECT tenant_id FROM credit_grants WHERE invoice_id = ?3 AND auto_top_up = 1)
+          AND ${when.sql}`,
+    )
+    .bind(reason, now.toISOString(), invoiceId, ...when.params);
 }
 
 export function findGrant(d1: D1Database, tenantId: string, id: string) {

@@ -49,6 +49,7 @@ export const auditActions = [
   "credit_grant.created",
   "credit_grant.voided",
   "credit_grant.expired",
+  "credit_auto_top_up.updated",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 

@@ -15,6 +15,8 @@ export const TENANT_EVENT_TYPES = [
   "usage.threshold_reached",
   "quota.exhausted",
   "credits.expired",
+  "credits.balance_low",
+  "credits.top_up_failed",
 ] as const;
 
 export type TenantEventType = (typeof TENANT_EVENT_TYPES)[number];

@@ -29,6 +29,15 @@ import {
  * flush id being absent from D1's credit_flushes, which the batch records:
  * a retry after a lost answer changes nothing, a failure is retried with
  * the same id. So every cent drawn reaches D1 exactly once.
+ *
+ * Automatic top-up. The tenant's rule (credit_auto_top_ups) is loaded with
+ * the grants. When a draw leaves the balance below its threshold, the same
+ * synchronous step records a pending top-up with a fresh grant id, unless
+ * one is already pending: so however many consumes cross the threshold
+ * together, one top-up starts. The counter's alarm then creates that paid
+ * grant (`startTopUp`, idempotent on the id). The pending top-up ends when
+ * its grant is no longer PENDING (paid, or voided with its invoice) or the
+ * rule is turned off (a declined charge does that).
  */
 
 const GRANTS_TTL_MS = 30_000;
@@ -55,6 +64,22 @@ export interface DrawTarget {
   periodStart: string;
 }
 
+/** A paid grant the automatic top-up asks for. */
+export interface TopUpRequest {
+  grantId: string;
+  amount: number;
+  currency: string;
+}
+
+interface RuleRow extends Record<string, SqlStorageValue> {
+  enabled: number;
+  threshold: number;
+  amount: number;
+  pending_grant_id: string | null;
+  pending_currency: string | null;
+  pending_started: number;
+}
+
 /** The subscription terms a draw depends on. */
 export interface CreditTerms {
   prepaid: boolean;
@@ -77,6 +102,10 @@ export class CreditBalance {
   constructor(
     private readonly sql: SqlStorage,
     private readonly d1: () => D1Database,
+    /** Creates the paid grant of an automatic top-up (idempotent on its id). */
+    private readonly startTopUp: (tenantId: string, request: TopUpRequest) => Promise<void>,
+    /** Asks for the alarm, which starts a pending top-up. */
+    private readonly wake: () => void,
   ) {
     sql.exec(`
       CREATE TABLE IF NOT EXISTS credit_grants (
@@ -100,6 +129,15 @@ export class CreditBalance {
         PRIMARY KEY (grant_id, subscription_id, feature_key, period_key)
       );
       CREATE TABLE IF NOT EXISTS credit_flushes (id TEXT PRIMARY KEY, draws TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS credit_rule (
+        id INTEGER PRIMARY KEY CHECK (id = 1),
+        enabled INTEGER NOT NULL,
+        threshold INTEGER NOT NULL,
+        amount INTEGER NOT NULL,
+        pending_grant_id TEXT,
+        pending_currency TEXT,
+        pending_started INTEGER NOT NULL DEFAULT 0
+      );
     `);
   }
 
@@ -124,14 +162,23 @@ export class CreditBalance {
 
   private async load(tenantId: string, generation: number): Promise<void> {
     const since = new Date(Date.now() - SETTLED_VISIBLE_MS).toISOString();
-    const { results } = await this.d1()
-      .prepare(
-        `SELECT id, currency, priority, expires_at, created_at, features, status, amount, drawn
-           FROM credit_grants
-          WHERE tenant_id = ?1 AND (status IN ('PENDING', 'ACTIVE') OR ended_at > ?2)`,
-      )
-      .bind(tenantId, since)
-      .all<GrantRow>();
+    const d1 = this.d1();
+    const [grants, rules] = await d1.batch<Record<string, unknown>>([
+      d1
+        .prepare(
+          `SELECT id, currency, priority, expires_at, created_at, features, status, amount, drawn
+             FROM credit_grants
+            WHERE tenant_id = ?1 AND (status IN ('PENDING', 'ACTIVE') OR ended_at > ?2)`,
+        )
+        .bind(tenantId, since),
+      d1
+        .prepare("SELECT enabled, threshold, amount FROM credit_auto_top_ups WHERE tenant_id = ?1")
+        .bind(tenantId),
+    ]);
+    const results = (grants?.results ?? []) as GrantRow[];
+    const rule = rules?.results[0] as
+      | { enabled: number; threshold: number; amount: number }
+      | undefined;
     // Synchronous from here: the definitions and status follow D1; `drawn`
     // is this object's own once it knows the grant.
     this.sql.exec(
@@ -148,7 +195,73 @@ export class CreditBalance {
          status = excluded.status, amount = excluded.amount`,
       JSON.stringify(results),
     );
+    this.sql.exec(
+      `INSERT INTO credit_rule (id, enabled, threshold, amount) VALUES (1, ?, ?, ?)
+       ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled,
+         threshold = excluded.threshold, amount = excluded.amount`,
+      rule?.enabled ?? 0,
+      rule?.threshold ?? 0,
+      rule?.amount ?? 1,
+    );
+    // A pending top-up ends once its grant is settled either way, or the rule is off.
+    const pending = this.rule()?.pending_grant_id;
+    const settled = results.some((row) => row.id === pending && row.status !== "PENDING");
+    if (pending && (settled || !rule?.enabled)) {
+      this.sql.exec(
+        "UPDATE credit_rule SET pending_grant_id = NULL, pending_currency = NULL, pending_started = 0",
+      );
+    }
     if (generation === this.generation) this.loadedAt = Date.now();
+  }
+
+  private rule(): RuleRow | undefined {
+    return this.sql.exec<RuleRow>("SELECT * FROM credit_rule WHERE id = 1").toArray()[0];
+  }
+
+  /**
+   * Synchronous, after a draw: when the balance in the currency (every
+   * ACTIVE, unexpired grant) is below the rule's threshold and no top-up is
+   * pending, one becomes pending and the alarm is asked for.
+   */
+  private noticeBalance(currency: string, now: Date): void {
+    const rule = this.rule();
+    if (!rule?.enabled || rule.pending_grant_id) return;
+    const balance = this.grants()
+      .filter(
+        (grant) =>
+          grant.status === "ACTIVE" &&
+          grant.currency === currency &&
+          (grant.expiresAt === null || Date.parse(grant.expiresAt) > now.getTime()),
+      )
+      .reduce((sum, grant) => sum + grant.remaining, 0);
+    if (balance >= rule.threshold) return;
+    this.sql.exec(
+      "UPDATE credit_rule SET pending_grant_id = ?, pending_currency = ?, pending_started = 0",
+      crypto.randomUUID(),
+      currency,
+    );
+    this.wake();
+  }
+
+  /** From the alarm: creates the pending top-up's grant, once (a failure is retried by the next alarm). */
+  async runTopUp(tenantId: string): Promise<void> {
+    const rule = this.rule();
+    if (!rule?.pending_grant_id || rule.pending_started || !rule.pending_currency) return;
+    await this.startTopUp(tenantId, {
+      grantId: rule.pending_grant_id,
+      amount: rule.amount,
+      currency: rule.pending_currency,
+    });
+    this.sql.exec(
+      "UPDATE credit_rule SET pending_started = 1 WHERE pending_grant_id = ?",
+      rule.pending_grant_id,
+    );
+  }
+
+  /** Whether the alarm still has work here: draws to flush, a top-up to start. */
+  hasWork(): boolean {
+    const rule = this.rule();
+    return this.hasUnflushed() || Boolean(rule?.pending_grant_id && !rule.pending_started);
   }
 
   grants(): GrantBalance[] {
@@ -209,6 +322,7 @@ export class CreditBalance {
       };
     }
     this.apply(target, plan.draws);
+    this.noticeBalance(terms.currency, now);
     return undefined;
   }
 
@@ -226,6 +340,7 @@ export class CreditBalance {
     if (cost === 0) return;
     const context = { featureKey: target.featureKey, currency: terms.currency, now };
     this.apply(target, planDraw(this.grants(), cost, context).draws);
+    this.noticeBalance(terms.currency, now);
   }
 
   /**

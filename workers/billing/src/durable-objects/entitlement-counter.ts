@@ -46,6 +46,7 @@ import {
   type UsageFlushWindowDelta,
 } from "../db/usage-aggregates.ts";
 import type { CountedWindow } from "../domain/usage-alerts.ts";
+import { startAutoTopUp } from "../services/credits.ts";
 import {
   CREDITS_EXHAUSTED,
   CreditBalance,
@@ -287,7 +288,12 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     }
     this.tenantEvents = new TenantEventOutbox(this.sql, () => this.env.TENANT_EVENTS_QUEUE);
     this.usageAlerts = new UsageAlertWatch(env, this.tenantEvents);
-    this.creditGrants = new CreditBalance(this.sql, () => this.env.DB);
+    this.creditGrants = new CreditBalance(
+      this.sql,
+      () => this.env.DB,
+      (tenantId, request) => startAutoTopUp(this.env, tenantId, request),
+      () => this.scheduleFlush(),
+    );
   }
 
   /** The entitlement check: never changes a counter. */
@@ -686,7 +692,10 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     try {
       await this.flushPending();
       const tenantId = this.boundTenant();
-      if (tenantId) await this.creditGrants.flush(tenantId);
+      if (tenantId) {
+        await this.creditGrants.flush(tenantId);
+        await this.creditGrants.runTopUp(tenantId);
+      }
     } catch (error) {
       const attempts =
         this.sql.exec<{ attempts: number }>("SELECT max(attempts) AS attempts FROM flushes").one()
@@ -707,7 +716,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       this.prunedAtMs = Date.now();
     }
     this.tenantEvents.prune(Date.now());
-    if (this.hasPendingUnits() || this.creditGrants.hasUnflushed()) this.scheduleFlush();
+    if (this.hasPendingUnits() || this.creditGrants.hasWork()) this.scheduleFlush();
     else if (this.tenantEvents.hasUnsent()) this.scheduleFlush(this.tenantEvents.retryDelayMs());
   }
 

@@ -85,6 +85,32 @@ const CreateGrantBody = z
   })
   .openapi("CreateCreditGrantRequest");
 
+const AutoTopUpBody = z
+  .object({
+    enabled: z.boolean({ message: "enabled must be a boolean" }),
+    threshold: z
+      .number({ message: "threshold must be a whole number of cents" })
+      .int("threshold must be a whole number of cents")
+      .min(0, "threshold must be from 0 to 1,000,000,000 cents")
+      .max(MAX_GRANT_AMOUNT, "threshold must be from 0 to 1,000,000,000 cents")
+      .openapi({ description: "A top-up starts when the balance falls below this many cents" }),
+    amount: cents("amount").openapi({ description: "Cents of credit each top-up buys" }),
+  })
+  .strict()
+  .openapi("AutoTopUpRequest");
+
+const AutoTopUpSchema = z
+  .object({
+    enabled: z.boolean(),
+    threshold: z.number().int(),
+    amount: z.number().int(),
+    disabledReason: z.string().nullable().openapi({
+      description: "Why the rule turned itself off (a declined top-up charge)",
+    }),
+    updatedAt: z.string(),
+  })
+  .openapi("AutoTopUp");
+
 const TopUpBody = z
   .object({ amount: cents("amount") })
   .strict()
@@ -116,6 +142,7 @@ const CreditBalanceSchema = z
     }),
     currency: z.string(),
     grants: z.array(CreditGrantSchema),
+    autoTopUp: AutoTopUpSchema.nullable(),
   })
   .openapi("CreditBalance");
 
@@ -207,6 +234,23 @@ const topUp = createRoute({
   },
 });
 
+const autoTopUp = createRoute({
+  method: "put",
+  path: "/credits/auto-top-up",
+  tags: ["credits"],
+  summary:
+    "Sets the automatic top-up: when the balance falls below `threshold`, one paid grant of `amount` is bought and charged (one at a time; a declined charge turns the rule off) (OWNER, ADMIN, BILLING)",
+  security: bearerSecurity,
+  middleware: readers,
+  request: { headers: TenantHeaderSchema, body: jsonBody(AutoTopUpBody) },
+  responses: {
+    200: json(AutoTopUpSchema, "The rule"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+  },
+});
+
 export const creditRoutes = createRouter()
   .openapi(create, async (c) =>
     c.json(await service(c).create(c.var.billingContext, c.req.valid("json")), 201),
@@ -221,4 +265,7 @@ export const creditRoutes = createRouter()
   .openapi(balance, async (c) => c.json(await service(c).balance(c.var.billingContext), 200))
   .openapi(topUp, async (c) =>
     c.json(await service(c).topUp(c.var.billingContext, c.req.valid("json").amount), 201),
+  )
+  .openapi(autoTopUp, async (c) =>
+    c.json(await service(c).setAutoTopUp(c.var.billingContext, c.req.valid("json")), 200),
   );

@@ -1,28 +1,34 @@
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
-import type { Database } from "@edge-platform/shared/db/client";
+import { type Database, database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantScoped } from "../app-env.ts";
 import { auditStatement } from "../db/audit-events.ts";
 import {
+  type AutoTopUpRow,
   type CreditGrantRow,
   expiredActiveGrants,
+  findAutoTopUp,
   findGrant,
   insertGrantStatement,
   listGrants,
   liveGrants,
   settleGrantStatements,
+  upsertAutoTopUpStatement,
 } from "../db/credits.ts";
 import { draftInvoiceStatements } from "../db/invoices.ts";
 import { findCurrentSubscription } from "../db/subscriptions.ts";
 import { tenantEventStatement } from "../db/tenant-events.ts";
+import { findTenantById } from "../db/tenants.ts";
 import { type AuditContext, SYSTEM_AUDIT } from "../domain/audit.ts";
 import { type CreditCategory, DEFAULT_GRANT_PRIORITY, displayedStatus } from "../domain/credits.ts";
 import type { InvoiceDraft } from "../domain/invoice.ts";
 import { centsToMicroCents, formatCents } from "../domain/money.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
+import type { TopUpRequest } from "../durable-objects/credit-balance.ts";
 import type { EntitlementCounter } from "../durable-objects/entitlement-counter.ts";
+import { configuredPaymentProvider } from "../jobs/billing-cycle.ts";
 import { finalizeInvoice } from "./invoices.ts";
-import type { PaymentService } from "./payments.ts";
+import { PaymentService, refreshCreditsOf } from "./payments.ts";
 
 export interface NewGrantInput {
   amount: number;
@@ -84,9 +90,14 @@ export class CreditService {
    * finalized and charged like any other invoice: the grant turns ACTIVE
    * when that invoice is paid, VOIDED when it is voided.
    */
-  async create(context: TenantScoped, input: NewGrantInput, now: Date = new Date()) {
+  async create(
+    context: TenantScoped,
+    input: NewGrantInput,
+    now: Date = new Date(),
+    automatic?: { grantId: string },
+  ) {
     const tenantId = context.tenant.id;
-    const id = crypto.randomUUID();
+    const id = automatic?.grantId ?? crypto.randomUUID();
     const currency = input.currency.toLowerCase();
     const grant = {
       id,
@@ -100,6 +111,7 @@ export class CreditService {
       paidAmount: input.category === "paid" ? (input.paidAmount ?? input.amount) : null,
       status: input.category === "paid" ? ("PENDING" as const) : ("ACTIVE" as const),
       invoiceId: null as string | null,
+      autoTopUp: automatic !== undefined,
       now: now.toISOString(),
     };
     if (grant.expiresAt && Date.parse(grant.expiresAt) <= now.getTime()) {
@@ -147,6 +159,19 @@ export class CreditService {
         ),
         insertGrantStatement(this.d1, grant),
         audited,
+        ...(automatic
+          ? [
+              tenantEventStatement(
+                this.d1,
+                {
+                  type: "credits.balance_low",
+                  tenantId,
+                  data: { grantId: id, topUpAmount: grant.amount, currency, invoiceId },
+                },
+                { now, id: `evt_credits_balance_low_${id}` },
+              ),
+            ]
+          : []),
       ]);
       await finalizeInvoice(this.d1, invoice, now, this.audit);
       try {
@@ -164,6 +189,56 @@ export class CreditService {
     }
     await this.refresh(tenantId);
     return this.get(context, id);
+  }
+
+  /**
+   * The automatic top-up the tenant's counter asked for (one at a time): a
+   * paid grant of the rule's amount with the id the counter chose, so a
+   * retry after a failure creates it once.
+   */
+  async autoTopUp(tenantId: string, request: TopUpRequest, now: Date = new Date()) {
+    if (await findGrant(this.d1, tenantId, request.grantId)) return;
+    const tenant = await findTenantById(this.db, tenantId);
+    if (!tenant) return;
+    await this.create(
+      { tenant },
+      { amount: request.amount, currency: request.currency, category: "paid" },
+      now,
+      { grantId: request.grantId },
+    );
+  }
+
+  /** Sets the tenant's automatic top-up rule (turning it on clears a decline's reason). */
+  async setAutoTopUp(
+    context: TenantScoped,
+    rule: { enabled: boolean; threshold: number; amount: number },
+    now: Date = new Date(),
+  ) {
+    const tenantId = context.tenant.id;
+    const before = await findAutoTopUp(this.d1, tenantId);
+    await this.d1.batch([
+      upsertAutoTopUpStatement(this.d1, tenantId, rule, now),
+      auditStatement(
+        this.d1,
+        this.audit,
+        {
+          tenantId,
+          action: "credit_auto_top_up.updated",
+          targetType: "tenant",
+          targetId: tenantId,
+          changes: {
+            enabled: { before: before ? before.enabled === 1 : null, after: rule.enabled },
+            threshold: { before: before?.threshold ?? null, after: rule.threshold },
+            amount: { before: before?.amount ?? null, after: rule.amount },
+          },
+        },
+        { now },
+      ),
+    ]);
+    await this.refresh(tenantId);
+    const stored = autoTopUpView(await findAutoTopUp(this.d1, tenantId));
+    if (!stored) throw new Error("the automatic top-up rule was not stored");
+    return stored;
   }
 
   /** A tenant buying credit itself: a paid grant of `amount` in its subscription's currency. */
@@ -210,10 +285,11 @@ export class CreditService {
    */
   async balance(context: TenantScoped, now: Date = new Date()) {
     const tenantId = context.tenant.id;
-    const [found, rows, remaining] = await Promise.all([
+    const [found, rows, remaining, rule] = await Promise.all([
       findCurrentSubscription(this.db, tenantId),
       liveGrants(this.d1, tenantId),
       this.remainingByGrant(tenantId),
+      findAutoTopUp(this.d1, tenantId),
     ]);
     const currency = found?.price.currency ?? rows[0]?.currency ?? "usd";
     const grants = rows
@@ -226,7 +302,7 @@ export class CreditService {
           (grant.expiresAt === null || Date.parse(grant.expiresAt) > now.getTime()),
       )
       .reduce((sum, grant) => sum + grant.remaining, 0);
-    return { balance, currency, grants };
+    return { balance, currency, grants, autoTopUp: autoTopUpView(rule) };
   }
 
   /** Ends an ACTIVE grant; what it still held is written off (a CREDIT_WRITE_OFF ledger entry). */
@@ -325,6 +401,33 @@ export class CreditService {
   private refresh(tenantId: string): Promise<void> {
     return entitlementCounter(this.counters, tenantId).refreshCredits();
   }
+}
+
+export function autoTopUpView(rule: AutoTopUpRow | null) {
+  if (!rule) return null;
+  return {
+    enabled: rule.enabled === 1,
+    threshold: rule.threshold,
+    amount: rule.amount,
+    disabledReason: rule.disabled_reason,
+    updatedAt: rule.updated_at,
+  };
+}
+
+/** The counter's way to start an automatic top-up (see CreditBalance). */
+export function startAutoTopUp(env: Env, tenantId: string, request: TopUpRequest): Promise<void> {
+  const db = database(env.DB);
+  const payments = new PaymentService(
+    db,
+    env.DB,
+    configuredPaymentProvider(env),
+    SYSTEM_AUDIT,
+    refreshCreditsOf(env),
+  );
+  return new CreditService(db, env.DB, env.ENTITLEMENT_COUNTER, payments).autoTopUp(
+    tenantId,
+    request,
+  );
 }
 
 /** The TOP_UP invoice's draft: one CREDIT_PURCHASE line for what the tenant pays. */

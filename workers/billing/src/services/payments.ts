@@ -6,6 +6,7 @@ import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { TenantScoped } from "../app-env.ts";
 import { auditStatement, type RawCondition, whenInvoiceReached } from "../db/audit-events.ts";
 import type { TenantScope } from "../db/billing-cycle.ts";
+import { declinedTopUpStatement } from "../db/credits.ts";
 import {
   findInvoiceById,
   type InvoiceRow,
@@ -92,7 +93,7 @@ export class PaymentService {
     private readonly d1: D1Database,
     private readonly provider: PaymentProvider,
     private readonly audit: AuditContext = SYSTEM_AUDIT,
-    /** Told when a TOP_UP invoice is paid: its credit grant just became usable (the counter reloads). */
+    /** Told when a TOP_UP invoice is paid or declined: its grant or the top-up rule changed (the counter reloads). */
     private readonly onTopUpPaid: (tenantId: string) => Promise<void> = async () => {},
   ) {}
 
@@ -644,6 +645,40 @@ export class PaymentService {
         },
         { now, when: attemptReached },
       ),
+      // An automatic top-up whose charge is declined turns the rule off.
+      ...(invoice.kind === "TOP_UP"
+        ? [
+            declinedTopUpStatement(
+              this.d1,
+              invoice.id,
+              `The top-up charge was declined: ${reason}`,
+              now,
+              attemptReached,
+            ),
+            tenantEventStatement(
+              this.d1,
+              {
+                type: "credits.top_up_failed",
+                tenantId: attempt.tenantId,
+                data: {
+                  invoiceId: invoice.id,
+                  amount: attempt.amount,
+                  currency: attempt.currency,
+                  failureReason: reason,
+                  autoTopUpDisabled: true,
+                },
+              },
+              {
+                now,
+                id: `evt_credits_top_up_failed_${attempt.id}`,
+                when: {
+                  sql: `EXISTS (SELECT 1 FROM credit_grants WHERE invoice_id = ? AND auto_top_up = 1) AND ${attemptReached.sql}`,
+                  params: [invoice.id, ...attemptReached.params],
+                },
+              },
+            ),
+          ]
+        : []),
       ...(last
         ? [
             tenantEventStatement(
@@ -672,6 +707,7 @@ export class PaymentService {
         : []),
     ]);
     const changed = (results[0]?.meta.changes ?? 0) === 1;
+    if (changed && invoice.kind === "TOP_UP") await this.onTopUpPaid(invoice.tenantId);
     if (!changed) return { changed: false, note: `attempt is already ${attempt.status}` };
     if (!open)
       return { changed, note: `attempt ${status}; invoice is ${invoice.status}, no retry` };
