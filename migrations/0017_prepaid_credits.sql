@@ -1,7 +1,9 @@
 -- Prepaid credits: grants of credit a tenant's priced usage draws down, the
--- draws per grant and usage window (what CREDITS invoice lines credit), and
--- the ids of the counter's credit flushes (each applied once).
+-- draws per grant and usage window (what CREDITS invoice lines credit), the
+-- ids of the counter's credit flushes (each applied once) and the automatic
+-- top-up rule; prices that are prepaid or bill usage progressively.
 ALTER TABLE `plan_prices` ADD `prepaid` integer DEFAULT 0 NOT NULL;--> statement-breakpoint
+ALTER TABLE `plan_prices` ADD `usage_thresholds` text;--> statement-breakpoint
 ALTER TABLE `invoice_line_items` ADD `credit_grant_id` text;--> statement-breakpoint
 CREATE TABLE `credit_grants` (
 	`id` text PRIMARY KEY NOT NULL,

@@ -1,7 +1,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import type { SnapshotTerms } from "../billing/entitlement-snapshot.ts";
 import type { Database } from "./client.ts";
-import type { BillingInterval } from "./schema/catalog.ts";
+import type { BillingInterval, UsageThreshold } from "./schema/catalog.ts";
 import { planPrices } from "./schema/catalog.ts";
 import {
   currentSubscriptionStatuses,
@@ -26,6 +26,8 @@ export interface TenantEntitlementState {
     currency?: string;
     /** A prepaid price: priced usage the credit balance cannot pay for is refused. */
     prepaid?: boolean;
+    /** Progressive billing thresholds of the price (cents of priced usage in a period). */
+    usageThresholds?: UsageThreshold[] | null;
   } | null;
   snapshots: Map<string, SnapshotTerms>;
 }
@@ -52,6 +54,7 @@ export async function loadTenantEntitlementState(
       interval: planPrices.interval,
       currency: planPrices.currency,
       prepaid: planPrices.prepaid,
+      usageThresholds: planPrices.usageThresholds,
       snapshot: {
         featureLookupKey: entitlementSnapshots.featureLookupKey,
         featureType: entitlementSnapshots.featureType,
@@ -94,6 +97,7 @@ export async function loadTenantEntitlementState(
       cancelAtPeriodEnd: first.subscription.cancelAtPeriodEnd,
       currency: first.currency,
       prepaid: first.prepaid,
+      usageThresholds: first.usageThresholds,
     },
     snapshots,
   };

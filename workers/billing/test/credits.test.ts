@@ -35,11 +35,17 @@ beforeAll(async () => {
  * A monthly price of `amount` (prepaid or not) with METERED features, nothing
  * included, 100 cents a unit (overagePrice 10,000 micro-cents).
  */
-async function creditPlan(options: { prepaid: boolean; features?: number; amount?: number }) {
+async function creditPlan(options: {
+  prepaid: boolean;
+  features?: number;
+  amount?: number;
+  usageThresholds?: { amount: number; recurring?: boolean }[];
+}) {
   const plan = await createPlan(admin, { name: "Prepaid" });
   const price = await createPrice(admin, plan.id, {
     amount: options.amount ?? 0,
     prepaid: options.prepaid,
+    ...(options.usageThresholds ? { usageThresholds: options.usageThresholds } : {}),
   });
   const keys: string[] = [];
   for (let index = 0; index < (options.features ?? 1); index++) {
@@ -481,5 +487,89 @@ describe("automatic top-up", () => {
     expect((await consume(owner, calls, 5)).status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect((await autoGrants(tenantId)).results).toHaveLength(1);
+  });
+});
+
+describe("progressive billing", () => {
+  const progressiveInvoices = (tenantId: string) =>
+    env.DB.prepare(
+      "SELECT id, status, subtotal, total FROM invoices WHERE tenant_id = ? AND kind = 'PROGRESSIVE'",
+    )
+      .bind(tenantId)
+      .all<{ id: string; status: string; subtotal: number; total: number }>();
+
+  it("50 concurrent consumes crossing a threshold issue one PROGRESSIVE invoice; the period's invoice is usage minus progressive minus credits", async () => {
+    const plan = await creditPlan({
+      prepaid: false,
+      amount: 2_900,
+      usageThresholds: [{ amount: 2_000 }, { amount: 100_000, recurring: true }],
+    });
+    const [calls] = plan.keys as [string];
+    const { owner, tenantId, subscription } = await subscribedTenant(plan);
+    const promotional = await createGrant(tenantId, { amount: 500, category: "promotional" });
+
+    // 50 x 100 cents = 5,000 of priced usage passes 2,000 (once).
+    const racing = await Promise.all(Array.from({ length: 50 }, () => consume(owner, calls, 1)));
+    expect(racing.every((result) => result.status === 200)).toBe(true);
+    const [progressive] = await vi.waitFor(
+      async () => {
+        const { results } = await progressiveInvoices(tenantId);
+        if (results.length === 0) throw new Error("no progressive invoice yet");
+        return results;
+      },
+      { timeout: 10_000, interval: 100 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect((await progressiveInvoices(tenantId)).results).toHaveLength(1);
+    if (!progressive) throw new Error("unreachable");
+    expect(progressive.status).toBe("OPEN");
+    // It bills the usage counted when it was issued (at least the 2,000 that passed the
+    // threshold), less the 500 of credit drawn first, and no base fee.
+    const issued = (await asTenant(owner, tenantId)(`/api/v1/invoices/${progressive.id}`)).body;
+    const usageOn = (invoice: Json) =>
+      invoice.lineItems
+        .filter((line: Json) => line.kind === "USAGE")
+        .reduce((sum: number, line: Json) => sum + line.amount, 0);
+    const progressiveUsage = usageOn(issued);
+    expect(progressiveUsage).toBeGreaterThanOrEqual(2_000);
+    expect(issued.lineItems.some((line: Json) => line.kind === "BASE")).toBe(false);
+    expect(issued.lineItems.find((line: Json) => line.kind === "CREDITS")).toMatchObject({
+      amount: -500,
+      creditGrantId: promotional.id,
+    });
+    expect(issued.subtotal).toBe(progressiveUsage - 500);
+    const event = await env.DB.prepare("SELECT type FROM tenant_events WHERE id = ?")
+      .bind(`evt_progressive_${progressive.id}`)
+      .first<{ type: string }>();
+    expect(event?.type).toBe("invoice.progressive_issued");
+
+    // 10 more units after it.
+    expect((await consume(owner, calls, 10)).status).toBe(200);
+    const periodEnd = addMonthsClamped(new Date(subscription.startedAt), 1);
+    await runCycle(new Date(periodEnd.getTime() + MINUTE), steerableProvider("pending").provider, [
+      tenantId,
+    ]);
+    const invoices = (await asTenant(owner, tenantId)("/api/v1/invoices")).body.data;
+    const period = invoices.find((invoice: Json) => invoice.kind === "PERIOD");
+    // Usage 60 x 100 = 6,000 in full, credits 500, progressive what the PROGRESSIVE invoice billed.
+    expect(period.lineItems.map((line: Json) => [line.kind, line.amount])).toEqual([
+      ["BASE", 2_900],
+      ["USAGE", 6_000],
+      ["CREDITS", -500],
+      ["PROGRESSIVE_BILLED", -issued.subtotal],
+    ]);
+    expect(period.total).toBe(2_900 + 6_000 - issued.subtotal - 500);
+    // Every unit billed once: what the two invoices bill for usage is 6,000 less the credit.
+    expect(issued.subtotal + (period.total - 2_900)).toBe(6_000 - 500);
+  });
+
+  it("refuses thresholds that do not increase", async () => {
+    const plan = await createPlan(admin, { name: "Thresholds" });
+    const result = await asAdmin("00000000-0000-4000-8000-000000000000")(
+      `/api/v1/plans/${plan.id}/prices`,
+      { body: { interval: "MONTHLY", amount: 0, usageThresholds: [{ amount: 5 }, { amount: 5 }] } },
+    );
+    expectError(result, 400);
+    expect(JSON.stringify(result.body.message)).toMatch(/strictly increase/);
   });
 });

@@ -27,8 +27,11 @@ export type InvoiceStatus = (typeof invoiceStatuses)[number];
  * billable period (plan change or immediate cancel).
  * TOP_UP: the purchase of a paid credit grant (its period is the instant
  * the grant was bought).
+ * PROGRESSIVE: usage billed before the period's end, when the period's
+ * priced usage passed one of the price's usageThresholds (its period is
+ * the instant it was issued).
  */
-export const invoiceKinds = ["PERIOD", "PRORATION", "TOP_UP"] as const;
+export const invoiceKinds = ["PERIOD", "PRORATION", "TOP_UP", "PROGRESSIVE"] as const;
 export type InvoiceKind = (typeof invoiceKinds)[number];
 
 /**
@@ -45,6 +48,7 @@ export const lineItemKinds = [
   "TAX",
   "CREDIT_PURCHASE",
   "CREDITS",
+  "PROGRESSIVE_BILLED",
 ] as const;
 export type LineItemKind = (typeof lineItemKinds)[number];
 

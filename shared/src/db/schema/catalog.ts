@@ -68,6 +68,13 @@ export const plans = sqliteTable(
   (table) => [index("plans_status_order_idx").on(table.status, table.displayOrder)],
 );
 
+/** A progressive-billing threshold: cents of priced usage in the period. */
+export interface UsageThreshold {
+  amount: number;
+  /** Repeats every `amount` after the last fixed threshold. */
+  recurring?: boolean;
+}
+
 export const planPrices = sqliteTable(
   "plan_prices",
   {
@@ -91,6 +98,11 @@ export const planPrices = sqliteTable(
      * tenant's credit balance does not cover its cost.
      */
     prepaid: integer("prepaid", { mode: "boolean" }).notNull().default(false),
+    /**
+     * Progressive billing: cents of priced usage in a period at which a
+     * PROGRESSIVE invoice bills the usage so far (at most one recurring, last).
+     */
+    usageThresholds: text("usage_thresholds", { mode: "json" }).$type<UsageThreshold[]>(),
     ...timestamps,
   },
   (table) => [

@@ -118,6 +118,8 @@ export async function readUsageWindows(
   billableFrom: string,
   before: string,
   excludeInvoiceId: string | null,
+  /** A period's own invoice bills its usage in full and subtracts its PROGRESSIVE invoices in one line. */
+  excludeProgressive = false,
 ): Promise<UsageWindowReading[]> {
   const [windows, billed] = await Promise.all([
     db
@@ -163,6 +165,7 @@ export async function readUsageWindows(
           eq(invoiceLineItems.kind, "USAGE"),
           inArray(invoices.status, [...BILLED_STATUSES]),
           excludeInvoiceId ? ne(invoices.id, excludeInvoiceId) : undefined,
+          excludeProgressive ? ne(invoices.kind, "PROGRESSIVE") : undefined,
         ),
       )
       .groupBy(invoiceLineItems.featureLookupKey, invoiceLineItems.usageWindowKey)
@@ -219,6 +222,26 @@ function lineStatements(d1: D1Database, invoiceId: string, lines: InvoiceLineDra
   );
 }
 
+/** What the subscription's billed PROGRESSIVE invoices issued in [from, before) billed (their subtotals). */
+export async function progressiveBilledIn(
+  d1: D1Database,
+  subscriptionId: string,
+  from: string,
+  before: string,
+  excludeInvoiceId: string | null,
+): Promise<number> {
+  const row = await d1
+    .prepare(
+      `SELECT coalesce(sum(subtotal), 0) AS billed FROM invoices
+        WHERE subscription_id = ?1 AND kind = 'PROGRESSIVE'
+          AND status IN ('OPEN', 'PAID', 'UNCOLLECTIBLE')
+          AND period_start >= ?2 AND period_start < ?3 AND id IS NOT ?4`,
+    )
+    .bind(subscriptionId, from, before, excludeInvoiceId)
+    .first<{ billed: number }>();
+  return Number(row?.billed ?? 0);
+}
+
 /**
  * Per credit grant, the cents it paid for the subscription's usage in
  * windows that started before `before`, less what other billed invoices of
@@ -229,6 +252,7 @@ export async function readCreditDraws(
   subscriptionId: string,
   before: string,
   excludeInvoiceId: string | null,
+  excludeProgressive = false,
 ): Promise<CreditDrawReading[]> {
   const { results } = await d1
     .prepare(
@@ -238,13 +262,13 @@ export async function readCreditDraws(
                          WHERE i.subscription_id = ?1 AND l.kind = 'CREDITS'
                            AND l.credit_grant_id = d.grant_id
                            AND i.status IN ('OPEN', 'PAID', 'UNCOLLECTIBLE')
-                           AND i.id IS NOT ?3), 0) AS alreadyCredited
+                           AND i.id IS NOT ?3 AND (?4 = 0 OR i.kind <> 'PROGRESSIVE')), 0) AS alreadyCredited
          FROM credit_draws d JOIN credit_grants g ON g.id = d.grant_id
         WHERE d.subscription_id = ?1 AND d.period_start < ?2
         GROUP BY d.grant_id
         ORDER BY min(g.priority), g.created_at, d.grant_id`,
     )
-    .bind(subscriptionId, before, excludeInvoiceId)
+    .bind(subscriptionId, before, excludeInvoiceId, excludeProgressive ? 1 : 0)
     .all<CreditDrawReading>();
   return results.map((row) => ({
     grantId: row.grantId,
@@ -462,7 +486,7 @@ export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date,
          FROM invoices inv
            JOIN coupon_redemptions r ON r.tenant_id = inv.tenant_id AND r.ended_at IS NULL
            JOIN coupons c ON c.id = r.coupon_id
-         WHERE inv.id = ?2 AND inv.status = 'DRAFT' AND inv.kind <> 'TOP_UP'
+         WHERE inv.id = ?2 AND inv.status = 'DRAFT' AND inv.kind NOT IN ('TOP_UP', 'PROGRESSIVE')
            AND (${COUPON_PERIODS} IS NULL OR r.invoices_discounted < ${COUPON_PERIODS})
            AND (c.percent_off IS NOT NULL OR c.currency = inv.currency)
            AND NOT EXISTS (SELECT 1 FROM invoice_line_items WHERE invoice_id = ?2 AND kind = 'DISCOUNT')`,

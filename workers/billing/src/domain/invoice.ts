@@ -136,6 +136,8 @@ export interface InvoiceDraftInput {
   active?: ActiveSpan | undefined;
   /** Prepaid credit drawn for the usage: one CREDITS line per grant (creditLines). */
   credits?: readonly CreditDrawReading[] | undefined;
+  /** Cents the period's PROGRESSIVE invoices billed: one negative PROGRESSIVE_BILLED line. */
+  progressiveBilled?: number | undefined;
 }
 
 export interface InvoiceDraft {
@@ -232,7 +234,8 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
   const cycle = input.cycle ?? period;
   const base = baseFeeLine(input.planName, price, period, cycle);
   const cycleMs = cycle.end.getTime() - cycle.start.getTime();
-  const lines: InvoiceLineDraft[] = [base];
+  // A PROGRESSIVE invoice bills usage only; the base fee stays with the period's invoice.
+  const lines: InvoiceLineDraft[] = input.kind === "PROGRESSIVE" ? [] : [base];
 
   let notes: string | null =
     cycle.start.getTime() < period.start.getTime()
@@ -321,6 +324,20 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
   }
 
   lines.push(...creditLines(input.credits ?? [], lines));
+  const progressive = input.progressiveBilled ?? 0;
+  if (progressive > 0) {
+    lines.push({
+      kind: "PROGRESSIVE_BILLED",
+      description: "Usage already billed on this period's progressive invoices",
+      featureLookupKey: null,
+      usageWindowKey: null,
+      quantity: 1,
+      unitPriceMicroCents: centsToMicroCents(-progressive),
+      amount: -progressive,
+      sortOrder: lines.length,
+      pricing: null,
+    });
+  }
   const subtotal = sumCents(lines.map((line) => line.amount));
   return {
     kind: input.kind,

@@ -17,6 +17,7 @@ export const TENANT_EVENT_TYPES = [
   "credits.expired",
   "credits.balance_low",
   "credits.top_up_failed",
+  "invoice.progressive_issued",
 ] as const;
 
 export type TenantEventType = (typeof TENANT_EVENT_TYPES)[number];

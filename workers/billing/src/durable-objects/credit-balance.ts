@@ -1,5 +1,6 @@
 import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
 import type { TenantEntitlementState } from "@edge-platform/shared/db/entitlement-state";
+import type { UsageThreshold } from "@edge-platform/shared/db/schema/catalog";
 import {
   applicableBalance,
   CREDITS_EXHAUSTED,
@@ -84,6 +85,10 @@ interface RuleRow extends Record<string, SqlStorageValue> {
 export interface CreditTerms {
   prepaid: boolean;
   currency: string;
+  /** The current subscription and its period's end: what progressive billing counts by. */
+  subscriptionId?: string;
+  periodEnd?: string;
+  usageThresholds?: UsageThreshold[] | null;
 }
 
 export interface CreditRefusal {
@@ -106,6 +111,8 @@ export class CreditBalance {
     private readonly startTopUp: (tenantId: string, request: TopUpRequest) => Promise<void>,
     /** Asks for the alarm, which starts a pending top-up. */
     private readonly wake: () => void,
+    /** Told the cost of priced units that were counted (progressive billing). */
+    private readonly onPricedUsage: (terms: CreditTerms, cost: number) => void = () => {},
   ) {
     sql.exec(`
       CREATE TABLE IF NOT EXISTS credit_grants (
@@ -323,6 +330,7 @@ export class CreditBalance {
     }
     this.apply(target, plan.draws);
     this.noticeBalance(terms.currency, now);
+    this.onPricedUsage(terms, cost);
     return undefined;
   }
 
@@ -341,6 +349,7 @@ export class CreditBalance {
     const context = { featureKey: target.featureKey, currency: terms.currency, now };
     this.apply(target, planDraw(this.grants(), cost, context).draws);
     this.noticeBalance(terms.currency, now);
+    this.onPricedUsage(terms, cost);
   }
 
   /**
@@ -464,7 +473,13 @@ export class CreditBalance {
 export function creditTermsOf(state: TenantEntitlementState): CreditTerms | null {
   const subscription = state.subscription;
   if (!subscription) return null;
-  return { prepaid: subscription.prepaid ?? false, currency: subscription.currency ?? "usd" };
+  return {
+    prepaid: subscription.prepaid ?? false,
+    currency: subscription.currency ?? "usd",
+    subscriptionId: subscription.id,
+    periodEnd: subscription.currentPeriodEnd.toISOString(),
+    usageThresholds: subscription.usageThresholds ?? null,
+  };
 }
 
 export { CREDITS_EXHAUSTED };

@@ -47,12 +47,14 @@ import {
 } from "../db/usage-aggregates.ts";
 import type { CountedWindow } from "../domain/usage-alerts.ts";
 import { startAutoTopUp } from "../services/credits.ts";
+import { issueProgressiveInvoice } from "../services/progressive-invoices.ts";
 import {
   CREDITS_EXHAUSTED,
   CreditBalance,
   type CreditTerms,
   creditTermsOf,
 } from "./credit-balance.ts";
+import { ProgressiveWatch } from "./progressive-watch.ts";
 import { SingleFlight } from "./single-flight.ts";
 import { TenantEventOutbox } from "./tenant-event-outbox.ts";
 import { UsageAlertWatch } from "./usage-alert-watch.ts";
@@ -215,6 +217,8 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   private readonly keyedInFlight = new Map<string, string>();
   /** Prepaid credits: the balance and its grants, drawn in the count's step (see its module). */
   private readonly creditGrants: CreditBalance;
+  /** Progressive billing: invoices issued when the period's priced usage passes a threshold. */
+  private readonly progressive: ProgressiveWatch;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -288,11 +292,17 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     }
     this.tenantEvents = new TenantEventOutbox(this.sql, () => this.env.TENANT_EVENTS_QUEUE);
     this.usageAlerts = new UsageAlertWatch(env, this.tenantEvents);
+    this.progressive = new ProgressiveWatch(
+      this.sql,
+      (tenantId, request) => issueProgressiveInvoice(this.env, tenantId, request),
+      () => this.scheduleFlush(),
+    );
     this.creditGrants = new CreditBalance(
       this.sql,
       () => this.env.DB,
       (tenantId, request) => startAutoTopUp(this.env, tenantId, request),
       () => this.scheduleFlush(),
+      (terms, cost) => this.progressive.counted(terms, cost),
     );
   }
 
@@ -695,6 +705,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       if (tenantId) {
         await this.creditGrants.flush(tenantId);
         await this.creditGrants.runTopUp(tenantId);
+        await this.progressive.run(tenantId);
       }
     } catch (error) {
       const attempts =
@@ -716,8 +727,9 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       this.prunedAtMs = Date.now();
     }
     this.tenantEvents.prune(Date.now());
-    if (this.hasPendingUnits() || this.creditGrants.hasWork()) this.scheduleFlush();
-    else if (this.tenantEvents.hasUnsent()) this.scheduleFlush(this.tenantEvents.retryDelayMs());
+    if (this.hasPendingUnits() || this.creditGrants.hasWork() || this.progressive.hasWork()) {
+      this.scheduleFlush();
+    } else if (this.tenantEvents.hasUnsent()) this.scheduleFlush(this.tenantEvents.retryDelayMs());
   }
 
   // --- prepaid credits (rules in domain/credits.ts) ----------------------
@@ -738,13 +750,13 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
 
   /**
    * Before a record batch's synchronous step: the grants and the
-   * subscription's terms, or null when no grant can pay (or they cannot be
-   * read: pipeline usage is never refused, the invoice bills it in full).
+   * subscription's terms (cached), or null when they cannot be read:
+   * pipeline usage is never refused, the invoice bills it in full.
    */
   private async creditState(tenantId: string): Promise<TenantEntitlementState | null> {
     try {
       await this.creditGrants.ready(tenantId);
-      return this.creditGrants.hasActiveGrants() ? await this.entitlements() : null;
+      return await this.entitlements();
     } catch (error) {
       console.error(
         JSON.stringify({

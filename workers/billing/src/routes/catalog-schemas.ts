@@ -10,6 +10,7 @@ import {
 import { subscriptionStatuses } from "@edge-platform/shared/db/schema/subscriptions";
 import { z } from "@hono/zod-openapi";
 import { MAX_PRICING_TIERS, pricingProblem } from "../domain/charge-models.ts";
+import { usageThresholdsProblem } from "../domain/progressive.ts";
 
 // Request and response schemas of the catalog, subscription and
 // entitlement routes.
@@ -131,6 +132,33 @@ export const CreatePriceBody = z
       .optional()
       .default("usd"),
     trialDays: trialDaysField.optional(),
+    usageThresholds: z
+      .array(
+        z
+          .object({
+            amount: z
+              .number({ message: "usageThresholds[].amount must be a whole number of cents" })
+              .int("usageThresholds[].amount must be a whole number of cents")
+              .min(1, "usageThresholds[].amount must be at least 1 cent")
+              .max(1_000_000_000_000, "usageThresholds[].amount must be at most 10^12 cents"),
+            recurring: z
+              .boolean({ message: "usageThresholds[].recurring must be a boolean" })
+              .optional(),
+          })
+          .strict(),
+        { message: "usageThresholds must be a list of {amount, recurring?}" },
+      )
+      .min(1, "usageThresholds must list at least one threshold")
+      .max(20, "usageThresholds may list at most 20 thresholds")
+      .superRefine((thresholds, context) => {
+        const problem = usageThresholdsProblem(thresholds);
+        if (problem) context.addIssue({ code: "custom", message: problem });
+      })
+      .optional()
+      .openapi({
+        description:
+          "Progressive billing: cents of priced usage in a period at which the usage so far is invoiced at once (a PROGRESSIVE invoice). Fixed amounts strictly increase; at most one `recurring`, the last, repeating every `amount` after the last fixed one.",
+      }),
     prepaid: z.boolean({ message: "prepaid must be a boolean" }).optional().openapi({
       description:
         "Prepaid: a consume of a priced feature whose cost the tenant's credit balance cannot pay for is refused (402 CREDITS_EXHAUSTED). Default false.",
@@ -345,6 +373,10 @@ export const PriceSchema = z
     prepaid: z.boolean().openapi({
       description: "Priced usage must be paid for by the tenant's credit balance (402 otherwise)",
     }),
+    usageThresholds: z
+      .array(z.object({ amount: z.number().int(), recurring: z.boolean().optional() }))
+      .nullable()
+      .openapi({ description: "Progressive billing thresholds (cents of priced usage)" }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })

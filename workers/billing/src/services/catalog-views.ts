@@ -22,6 +22,7 @@ export function priceView(price: PlanPriceRow) {
     isActive: price.isActive,
     trialDays: price.trialDays,
     prepaid: price.prepaid,
+    usageThresholds: price.usageThresholds ?? null,
     createdAt: price.createdAt,
     updatedAt: price.updatedAt,
   };

@@ -23,6 +23,7 @@ import {
   listInvoices,
   listLineItems,
   payStatements,
+  progressiveBilledIn,
   readCreditDraws,
   readUsageWindows,
   taxRateOf,
@@ -150,9 +151,21 @@ export async function draftInvoiceFor(
   const snapshots = await listSnapshots(db, [subscription.id]);
   const billableFrom = subscription.trialEndsAt ?? subscription.startedAt;
   const before = (kind === "PRORATION" && endedAt ? endedAt : period.end).toISOString();
-  const [usage, credits] = await Promise.all([
-    readUsageWindows(db, subscription.id, billableFrom, before, excludeInvoiceId),
-    readCreditDraws(d1, subscription.id, before, excludeInvoiceId),
+  // A period's own invoice bills its usage in full, less its PROGRESSIVE
+  // invoices in one line; a PROGRESSIVE invoice bills what nothing billed yet.
+  const own = kind !== "PROGRESSIVE";
+  const [usage, credits, progressiveBilled] = await Promise.all([
+    readUsageWindows(db, subscription.id, billableFrom, before, excludeInvoiceId, own),
+    readCreditDraws(d1, subscription.id, before, excludeInvoiceId, own),
+    own
+      ? progressiveBilledIn(
+          d1,
+          subscription.id,
+          period.start.toISOString(),
+          before,
+          excludeInvoiceId,
+        )
+      : 0,
   ]);
   return buildInvoiceDraft({
     kind,
@@ -166,6 +179,7 @@ export async function draftInvoiceFor(
     snapshots,
     usage,
     credits,
+    progressiveBilled,
     active: {
       from: new Date(billableFrom),
       until: subscription.endedAt ? new Date(subscription.endedAt) : null,

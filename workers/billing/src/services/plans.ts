@@ -1,6 +1,10 @@
 import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db/client";
 import type { AuditChanges } from "@edge-platform/shared/db/schema/audit";
-import type { BillingInterval, CatalogStatus } from "@edge-platform/shared/db/schema/catalog";
+import type {
+  BillingInterval,
+  CatalogStatus,
+  UsageThreshold,
+} from "@edge-platform/shared/db/schema/catalog";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { SQL } from "drizzle-orm";
 import { auditEntry, ROW_CHANGED } from "../db/audit-events.ts";
@@ -138,6 +142,7 @@ export class PlanService {
       currency: string;
       trialDays?: number | undefined;
       prepaid?: boolean | undefined;
+      usageThresholds?: UsageThreshold[] | undefined;
     },
   ) {
     const plan = await this.require(planId);
@@ -157,6 +162,7 @@ export class PlanService {
       currency,
       trialDays: input.trialDays ?? null,
       prepaid: input.prepaid ?? false,
+      usageThresholds: input.usageThresholds ?? null,
       createdAt: now,
       updatedAt: now,
     };
