@@ -1,3 +1,4 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { addMonthsClamped, MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
@@ -103,6 +104,17 @@ function expectCreditsExhausted(result: { status: number; body: Json }, creditBa
 
 const credits = async (tenantId: string) => (await asAdmin(tenantId)("/api/v1/credits")).body;
 
+/** Events of `type` the tenant's counter stored in its outbox (credits.depleted comes from there). */
+const counterEvents = (tenantId: string, type: string) =>
+  runInDurableObject(
+    env.ENTITLEMENT_COUNTER.get(env.ENTITLEMENT_COUNTER.idFromName(tenantId)),
+    (_instance, state) =>
+      state.storage.sql
+        .exec<{ id: string }>("SELECT id FROM tenant_event_outbox WHERE type = ?", type)
+        .toArray()
+        .map((row) => row.id),
+  );
+
 const remainingOf = (balance: Json, id: string) =>
   balance.grants.find((g: Json) => g.id === id)?.remaining;
 
@@ -169,6 +181,10 @@ describe("the worked example: a prepaid price with a promotional and a paid gran
     expect(statuses.filter((status) => status === 200)).toHaveLength(30);
     expect(statuses.filter((status) => status === 402)).toHaveLength(10);
     expect((await credits(tenantId)).balance).toBe(0);
+    // The draw that took the balance to 0 stored one credits.depleted, named by the paid grant.
+    expect(await counterEvents(tenantId, "credits.depleted")).toEqual([
+      `evt_credits_depleted_${paid.id}`,
+    ]);
     const exhausted = await asTenant(owner, tenantId)(`/api/v1/entitlements/${calls}/check`);
     expect(exhausted.body).toMatchObject({
       allowed: false,

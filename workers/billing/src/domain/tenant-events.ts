@@ -15,6 +15,7 @@ export const TENANT_EVENT_TYPES = [
   "usage.threshold_reached",
   "quota.exhausted",
   "credits.expired",
+  "credits.depleted",
   "credits.balance_low",
   "credits.top_up_failed",
   "invoice.progressive_issued",

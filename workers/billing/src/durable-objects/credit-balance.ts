@@ -11,6 +11,7 @@ import {
   type StoredGrantStatus,
   usageCostCents,
 } from "../domain/credits.ts";
+import type { NewTenantEvent } from "../domain/tenant-events.ts";
 
 /*
  * The tenant's credit balance, inside its EntitlementCounter (one object per
@@ -85,6 +86,7 @@ interface RuleRow extends Record<string, SqlStorageValue> {
 export interface CreditTerms {
   prepaid: boolean;
   currency: string;
+  tenantId?: string;
   /** The current subscription and its period's end: what progressive billing counts by. */
   subscriptionId?: string;
   periodEnd?: string;
@@ -113,6 +115,8 @@ export class CreditBalance {
     private readonly wake: () => void,
     /** Told the cost of priced units that were counted (progressive billing). */
     private readonly onPricedUsage: (terms: CreditTerms, cost: number) => void = () => {},
+    /** Stores a tenant event in the counter's outbox (credits.depleted), in the same step. */
+    private readonly emit: (event: NewTenantEvent & { id: string }) => void = () => {},
   ) {
     sql.exec(`
       CREATE TABLE IF NOT EXISTS credit_grants (
@@ -230,9 +234,13 @@ export class CreditBalance {
    * ACTIVE, unexpired grant) is below the rule's threshold and no top-up is
    * pending, one becomes pending and the alarm is asked for.
    */
-  private noticeBalance(currency: string, now: Date): void {
-    const rule = this.rule();
-    if (!rule?.enabled || rule.pending_grant_id) return;
+  private noticeBalance(
+    tenantId: string | undefined,
+    currency: string,
+    draws: readonly { grantId: string }[],
+    now: Date,
+  ): void {
+    if (draws.length === 0) return;
     const balance = this.grants()
       .filter(
         (grant) =>
@@ -241,6 +249,18 @@ export class CreditBalance {
           (grant.expiresAt === null || Date.parse(grant.expiresAt) > now.getTime()),
       )
       .reduce((sum, grant) => sum + grant.remaining, 0);
+    const last = draws.at(-1)?.grantId;
+    if (balance === 0 && tenantId && last) {
+      // The grant that drew the balance to 0 can do so once: its id names the occurrence.
+      this.emit({
+        id: `evt_credits_depleted_${last}`,
+        type: "credits.depleted",
+        tenantId,
+        data: { currency, lastGrantId: last, balance: 0 },
+      });
+    }
+    const rule = this.rule();
+    if (!rule?.enabled || rule.pending_grant_id) return;
     if (balance >= rule.threshold) return;
     this.sql.exec(
       "UPDATE credit_rule SET pending_grant_id = ?, pending_currency = ?, pending_started = 0",
@@ -329,7 +349,7 @@ export class CreditBalance {
       };
     }
     this.apply(target, plan.draws);
-    this.noticeBalance(terms.currency, now);
+    this.noticeBalance(terms.tenantId, terms.currency, plan.draws, now);
     this.onPricedUsage(terms, cost);
     return undefined;
   }
@@ -347,8 +367,9 @@ export class CreditBalance {
     const cost = usageCostCents(snapshot, usedBefore, amount);
     if (cost === 0) return;
     const context = { featureKey: target.featureKey, currency: terms.currency, now };
-    this.apply(target, planDraw(this.grants(), cost, context).draws);
-    this.noticeBalance(terms.currency, now);
+    const { draws } = planDraw(this.grants(), cost, context);
+    this.apply(target, draws);
+    this.noticeBalance(terms.tenantId, terms.currency, draws, now);
     this.onPricedUsage(terms, cost);
   }
 
@@ -470,10 +491,14 @@ export class CreditBalance {
 }
 
 /** The subscription's terms a draw depends on (null without a subscription). */
-export function creditTermsOf(state: TenantEntitlementState): CreditTerms | null {
+export function creditTermsOf(
+  state: TenantEntitlementState,
+  tenantId?: string,
+): CreditTerms | null {
   const subscription = state.subscription;
   if (!subscription) return null;
   return {
+    ...(tenantId ? { tenantId } : {}),
     prepaid: subscription.prepaid ?? false,
     currency: subscription.currency ?? "usd",
     subscriptionId: subscription.id,

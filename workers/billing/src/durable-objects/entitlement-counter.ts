@@ -303,6 +303,9 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       (tenantId, request) => startAutoTopUp(this.env, tenantId, request),
       () => this.scheduleFlush(),
       (terms, cost) => this.progressive.counted(terms, cost),
+      (event) => {
+        if (this.tenantEvents.add([event], new Date().toISOString()) > 0) this.sendTenantEvents();
+      },
     );
   }
 
@@ -325,7 +328,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     const used = this.usedIn(key) ?? (await this.seed(key));
     await this.creditGrants.ready(input.tenantId);
     const outcome = checkOutcome(found.snapshot, used, key.window.end?.toISOString() ?? null);
-    const terms = creditTermsOf(state);
+    const terms = creditTermsOf(state, this.boundTenant());
     const credit =
       terms && this.creditGrants.checked(terms, found.snapshot, this.attributedUsed(key), now);
     if (!credit) return outcome;
@@ -423,7 +426,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     await this.usageAlerts.ready(tenantId);
     await this.creditGrants.ready(tenantId);
     if (this.usedIn(key) === undefined) await this.seed(key);
-    return { kind: "counted", snapshot, key, terms: creditTermsOf(state) };
+    return { kind: "counted", snapshot, key, terms: creditTermsOf(state, this.boundTenant()) };
   }
 
   /** The synchronous part of `consume`: decide on the counter and take the units. */
@@ -771,7 +774,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
 
   /** Synchronous, before the units are added: the current subscription's priced usage draws the balance. */
   private payForRecorded(state: TenantEntitlementState, units: CountedUnits): void {
-    const terms = creditTermsOf(state);
+    const terms = creditTermsOf(state, this.boundTenant());
     const snapshot = state.snapshots.get(units.key.featureKey);
     if (!terms || !snapshot || state.subscription?.id !== units.key.subscriptionId) return;
     this.creditGrants.payForRecorded(
