@@ -4,6 +4,7 @@ import { addMonthsClamped, MS_PER_DAY } from "@edge-platform/shared/billing/bill
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { invoiceContent } from "@edge-platform/shared/testing/invoice-content";
 import { beforeAll, describe, expect, it, vi } from "vitest";
+import { auditRowsFor } from "./audit-helpers.ts";
 import {
   asTenant,
   paymentIntentEvent,
@@ -20,7 +21,7 @@ import {
   platformAdmin,
   subscribe,
 } from "./catalog-helpers.ts";
-import { type Account, expectError, type Json, register } from "./helpers.ts";
+import { type Account, addMember, call, expectError, type Json, register } from "./helpers.ts";
 
 // Prepaid credits: grants, the balance the tenant's counter draws down, the
 // 402 of a prepaid price, and the CREDITS lines on the period's invoice.
@@ -587,5 +588,61 @@ describe("progressive billing", () => {
     );
     expectError(result, 400);
     expect(JSON.stringify(result.body.message)).toMatch(/strictly increase/);
+  });
+});
+
+describe("keys, audit and the API document", () => {
+  it("replays a grant with its Idempotency-Key, audits every write, and documents the routes", async () => {
+    const { owner, tenantId } = await subscribedTenant(await creditPlan({ prepaid: false }));
+    const grantOnce = () =>
+      asAdmin(tenantId)("/api/v1/credit-grants", {
+        body: { amount: 700, currency: "usd", category: "promotional" },
+        headers: { "idempotency-key": `grant-${tenantId}` },
+      });
+    const first = await grantOnce();
+    const again = await grantOnce();
+    expect(first.status).toBe(201);
+    expect(again.status).toBe(201);
+    expect(again.headers.get("idempotent-replayed")).toBe("true");
+    expect(again.body.id).toBe(first.body.id);
+    expect((await asAdmin(tenantId)("/api/v1/credit-grants")).body.data).toHaveLength(1);
+
+    const created = await auditRowsFor(first.body.id, "credit_grant.created");
+    expect(created).toHaveLength(1);
+    expect(JSON.parse(created[0]?.changes ?? "{}")).toMatchObject({
+      amount: { after: 700 },
+      category: { after: "promotional" },
+    });
+    await asAdmin(tenantId)(`/api/v1/credit-grants/${first.body.id}/void`, { body: {} });
+    expect(await auditRowsFor(first.body.id, "credit_grant.voided")).toHaveLength(1);
+    await asTenant(owner, tenantId)("/api/v1/credits/auto-top-up", {
+      method: "PUT",
+      body: { enabled: true, threshold: 100, amount: 1_000 },
+    });
+    expect(await auditRowsFor(tenantId, "credit_auto_top_up.updated")).toHaveLength(1);
+
+    const doc = (await call("/api/docs-json")).body;
+    for (const path of [
+      "/api/v1/credit-grants",
+      "/api/v1/credit-grants/{id}/void",
+      "/api/v1/credits",
+      "/api/v1/credits/top-up",
+      "/api/v1/credits/auto-top-up",
+    ]) {
+      expect(doc.paths[path], path).toBeDefined();
+    }
+    expect(
+      doc.paths["/api/v1/entitlements/{featureKey}/consume"].post.responses["402"],
+    ).toBeDefined();
+  });
+
+  it("a DEVELOPER reads no credits and buys none", async () => {
+    const { owner, tenantId } = await subscribedTenant(await creditPlan({ prepaid: false }));
+    const developer = await addMember(owner, "DEVELOPER");
+    expectError(await asTenant(developer, tenantId)("/api/v1/credits"), 403);
+    expectError(
+      await asTenant(developer, tenantId)("/api/v1/credits/top-up", { body: { amount: 100 } }),
+      403,
+    );
   });
 });
