@@ -200,12 +200,25 @@ export class CreditService {
     if (await findGrant(this.d1, tenantId, request.grantId)) return;
     const tenant = await findTenantById(this.db, tenantId);
     if (!tenant) return;
-    await this.create(
-      { tenant },
-      { amount: request.amount, currency: request.currency, category: "paid" },
-      now,
-      { grantId: request.grantId },
-    );
+    try {
+      await this.create(
+        { tenant },
+        { amount: request.amount, currency: request.currency, category: "paid" },
+        now,
+        { grantId: request.grantId },
+      );
+    } catch (error) {
+      // A refusal (no subscription to invoice any more) is final: retrying cannot help.
+      if (!(error instanceof ApiError)) throw error;
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "automatic top-up refused",
+          tenantId,
+          error: error.message,
+        }),
+      );
+    }
   }
 
   /** Sets the tenant's automatic top-up rule (turning it on clears a decline's reason). */
