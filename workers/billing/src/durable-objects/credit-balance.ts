@@ -214,10 +214,14 @@ export class CreditBalance {
       rule?.threshold ?? 0,
       rule?.amount ?? 1,
     );
-    // A pending top-up ends once its grant is settled either way, or the rule is off.
-    const pending = this.rule()?.pending_grant_id;
-    const settled = results.some((row) => row.id === pending && row.status !== "PENDING");
-    if (pending && (settled || !rule?.enabled)) {
+    // A pending top-up ends once its grant is settled either way, once it
+    // was started and no grant came of it (refused), or when the rule is off.
+    const current = this.rule();
+    const pending = current?.pending_grant_id;
+    const grant = results.find((row) => row.id === pending);
+    const settled = grant !== undefined && grant.status !== "PENDING";
+    const refused = grant === undefined && current?.pending_started === 1;
+    if (pending && (settled || refused || !rule?.enabled)) {
       this.sql.exec(
         "UPDATE credit_rule SET pending_grant_id = NULL, pending_currency = NULL, pending_started = 0",
       );
