@@ -4,6 +4,7 @@ import { subscriptions } from "@edge-platform/shared/db/schema/subscriptions";
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { describe, expect, it } from "vitest";
+import { createApiKey } from "./catalog-helpers.ts";
 import { insertSubscription, monthlyWindowAt, snapshot } from "./entitlement-fixtures.ts";
 import { call, expectError, register } from "./helpers.ts";
 
@@ -202,5 +203,55 @@ describe("GET /usage/timeseries", () => {
       expect.arrayContaining(["feature", "from", "to", "granularity"]),
     );
     expect(operation.responses["200"]).toBeDefined();
+  });
+});
+
+describe("GET /usage/events", () => {
+  it("lists the tenant's latest events with their status, newest first", async () => {
+    const owner = await register();
+    await insertSubscription({
+      tenantId: owner.tenant.id,
+      snapshots: [snapshot.metered("api_calls", 0)],
+    });
+    const key = await createApiKey(owner);
+    const ids = [crypto.randomUUID(), crypto.randomUUID()];
+    for (const eventId of ids) {
+      const sent = await call("/api/v1/usage/events", {
+        token: key,
+        body: {
+          events: [
+            { eventId, feature: "api_calls", amount: 2, timestamp: new Date().toISOString() },
+          ],
+        },
+      });
+      expect(sent.status).toBe(202);
+    }
+    const listed = await call("/api/v1/usage/events?limit=5", {
+      token: owner.accessToken,
+      tenant: owner.tenant.id,
+    });
+    expect(listed.status).toBe(200);
+    expect(listed.body.data.map((event: { eventId: string }) => event.eventId)).toEqual(
+      expect.arrayContaining(ids),
+    );
+    expect(listed.body.data[0]).toMatchObject({
+      feature: "api_calls",
+      amount: 2,
+      status: expect.any(String),
+    });
+    const other = await register();
+    const theirs = await call("/api/v1/usage/events", {
+      token: other.accessToken,
+      tenant: other.tenant.id,
+    });
+    expect(theirs.body.data).toEqual([]);
+    expectError(
+      await call("/api/v1/usage/events?limit=500", {
+        token: owner.accessToken,
+        tenant: owner.tenant.id,
+      }),
+      400,
+      /limit must be at most 100/,
+    );
   });
 });
