@@ -1,4 +1,4 @@
-import { exports } from "cloudflare:workers";
+import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { platformAdmin } from "./catalog-helpers.ts";
 import { call, PASSWORD, register, uniqueIp } from "./helpers.ts";
@@ -124,7 +124,7 @@ describe("console session", () => {
     const browser = new Browser();
     await browser.signIn(owner.email);
     const csrf = browser.cookies.get("console_csrf") ?? "";
-    const attempts = [
+    const attempts: { headers: Record<string, string>; form: Record<string, string> }[] = [
       { headers: { origin: "http://evil.example" }, form: { _csrf: csrf, name: "x" } },
       { headers: {}, form: { _csrf: csrf, name: "x" } },
       { headers: { origin: ORIGIN }, form: { name: "x" } },
@@ -226,5 +226,39 @@ describe("console session", () => {
     );
     expect(tenants.response.status).toBe(200);
     expect(tenants.text).toContain("Second Tenant");
+  });
+});
+
+describe("console operator actions", () => {
+  it("retries and discards dead letters through the admin routes", async () => {
+    const admin = await platformAdmin();
+    const browser = new Browser();
+    await browser.signIn(admin.email, admin.password);
+    const ids = [crypto.randomUUID(), crypto.randomUUID()];
+    for (const id of ids) {
+      await env.DB.prepare(
+        `INSERT INTO dead_letter_events (id, topic, failure_stage, failure_reason, original_payload)
+         VALUES (?, 'usage-raw', 'VALIDATION', 'console test', '{"not":"an event"}')`,
+      )
+        .bind(id)
+        .run();
+    }
+    const listed = await browser.fetch("/console/admin/dead-letters");
+    expect(listed.text).toContain(`/console/admin/dead-letters/${ids[0]}/discard`);
+    const discarded = await browser.post(`/console/admin/dead-letters/${ids[0]}/discard`);
+    expect(discarded.response.headers.get("location")).toBe(
+      "/console/admin/dead-letters?notice=dead-letter-discarded",
+    );
+    const again = await browser.post(`/console/admin/dead-letters/${ids[0]}/discard`);
+    expect(again.response.status).toBe(400);
+    expect(again.text).toContain("already discarded");
+    const retried = await browser.post(`/console/admin/dead-letters/${ids[1]}/retry`);
+    // A payload that is not an event cannot be sent again: said in words.
+    expect([303, 400, 409]).toContain(retried.response.status);
+    if (retried.response.status !== 303) expect(retried.text).toMatch(/class="error"/);
+    const row = await env.DB.prepare("SELECT status FROM dead_letter_events WHERE id = ?")
+      .bind(ids[0])
+      .first<{ status: string }>();
+    expect(row?.status).toBe("DISCARDED");
   });
 });

@@ -22,7 +22,7 @@ h1{font-size:1.5rem;margin:.2rem 0 1rem}h2{font-size:1.15rem;margin:1.5rem 0 .6r
 .panel{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:1rem;margin:0 0 1rem}
 .cards{display:grid;grid-template-columns:repeat(auto-fill,minmax(14rem,1fr));gap:1rem;margin-bottom:1rem}
 .card{background:var(--panel);border:1px solid var(--line);border-radius:6px;padding:.8rem 1rem}.card .label{color:var(--muted);font-size:.85rem}.card .value{font-size:1.3rem;font-weight:600}
-.table-wrap{overflow-x:auto;background:var(--panel);border:1px solid var(--line);border-radius:6px;margin-bottom:1rem}
+.table-wrap{position:relative;overflow-x:auto;background:var(--panel);border:1px solid var(--line);border-radius:6px;margin-bottom:1rem}
 table{border-collapse:collapse;width:100%;font-size:.92rem}caption{text-align:left;padding:.6rem .8rem;font-weight:600}
 th,td{padding:.45rem .8rem;border-top:1px solid var(--line);text-align:left;vertical-align:top}th{background:#eef0f4}td.num,th.num{text-align:right;font-variant-numeric:tabular-nums}
 form.inline{display:inline}
@@ -41,8 +41,7 @@ button[aria-busy=true]{opacity:.7;cursor:progress}
 .badge-active,.badge-paid,.badge-delivered,.badge-aggregated,.badge-resolved,.badge-trialing{background:#dff3e6;color:var(--good)}
 .badge-void,.badge-revoked,.badge-failed,.badge-rejected,.badge-disabled,.badge-dead,.badge-past-due,.badge-cancelled{background:#fbe3e1;color:var(--bad)}
 .badge-open,.badge-pending,.badge-draft,.badge-paused,.badge-retrying{background:#fff1d6;color:var(--warn)}
-.meter{height:.7rem;background:#e4e7ec;border-radius:999px;overflow:hidden;margin:.3rem 0}.meter>span{display:block;height:100%;background:var(--accent)}
-.meter.over>span{background:var(--bad)}
+.usage-meter{display:block;width:100%;height:.9rem;margin:.3rem 0}ul.plain{list-style:none;padding:0}
 .chart{width:100%;height:auto;max-height:22rem;background:var(--panel);border:1px solid var(--line);border-radius:6px}
 .chart .bar{fill:var(--accent)}.chart text{fill:var(--muted);font-size:11px}.chart .axis{stroke:var(--line)}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem;margin:0}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}

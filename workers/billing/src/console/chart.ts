@@ -9,7 +9,7 @@ export interface ChartBucket {
 
 const WIDTH = 760;
 const HEIGHT = 240;
-const PAD = { left: 48, right: 10, top: 12, bottom: 34 };
+const PAD = { left: 48, right: 32, top: 12, bottom: 34 };
 
 /** A round upper bound for the axis (1, 2 or 5 times a power of ten). */
 export function niceCeiling(value: number): number {

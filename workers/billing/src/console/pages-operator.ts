@@ -1,3 +1,4 @@
+import { deadLetterStatuses } from "@edge-platform/shared/db/schema/usage";
 import type { Context, Hono } from "hono";
 import { html } from "hono/html";
 import { type ApiFetch, errorText } from "./api-client.ts";
@@ -107,7 +108,7 @@ ${
 }
 <form method="post" action="/console/admin/catalog/plans" class="row panel">${formGuard(view.csrfToken)}
   <div class="field"><label for="plan-name">Plan name</label><input id="plan-name" name="name" required /></div>
-  <div class="field"><label for="plan-slug">Slug</label><input id="plan-slug" name="slug" required pattern="[a-z][a-z0-9-]*" /></div>
+  <div class="field"><label for="plan-slug">Slug</label><input id="plan-slug" name="slug" required pattern="[a-z][a-z0-9\\-]*" /></div>
   <div class="field"><label for="plan-description">Description</label><input id="plan-description" name="description" /></div>
   <button type="submit">Create plan</button>
 </form>
@@ -278,7 +279,8 @@ ${table(
             )
           : ""
       }${invoice.status === "VOID" ? action(invoice.id, "reissue", "Reissue") : ""}`,
-  ).map((row) => row),
+    `?tenantId=${tenantId}`,
+  ),
   "This tenant has no invoice yet.",
 )}`;
   }
@@ -302,7 +304,7 @@ ${section}`,
 // ------------------------------------------------------------ dead letters
 
 async function deadLettersPage(c: Context<ConsoleEnv>, view: ConsoleView, extra: Extra = {}) {
-  const status = c.req.query("status") || "PENDING";
+  const status = c.req.query("status") || "FAILED";
   const list = await view.api.get(
     `/admin/dead-letter?limit=50${status === "ALL" ? "" : `&status=${encodeURIComponent(status)}`}`,
     { tenantId: null },
@@ -313,13 +315,7 @@ async function deadLettersPage(c: Context<ConsoleEnv>, view: ConsoleView, extra:
     error: extra.error,
     status: extra.status,
     body: html`<form method="get" action="/console/admin/dead-letters" class="row panel">
-  <div class="field"><label for="dl-status">Status</label><select id="dl-status" name="status">${[
-    "PENDING",
-    "RETRYING",
-    "RESOLVED",
-    "DISCARDED",
-    "ALL",
-  ].map((s) => html`<option${s === status ? html` selected` : ""}>${s}</option>`)}</select></div>
+  <div class="field"><label for="dl-status">Status</label><select id="dl-status" name="status">${[...deadLetterStatuses, "ALL"].map((s) => html`<option${s === status ? html` selected` : ""}>${s}</option>`)}</select></div>
   <button type="submit">Show</button>
 </form>
 ${
@@ -341,7 +337,7 @@ ${
         ).map(
           (d) =>
             html`<tr><td>${when(d.firstFailedAt)}</td><td>${d.failureStage}</td><td>${d.failureReason}</td><td><code class="hint">${d.tenantId ?? "-"}</code></td><td class="num">${d.retryCount}</td><td>${badge(d.status)}</td><td>${
-              d.status === "PENDING" || d.status === "RETRYING"
+              d.status === "FAILED" || d.status === "RETRYING"
                 ? html`<form method="post" action="/console/admin/dead-letters/${d.id}/retry" class="inline">${formGuard(view.csrfToken)}<button type="submit" class="secondary">Retry</button></form> <form method="post" action="/console/admin/dead-letters/${d.id}/discard" class="inline" data-confirm="Discard this message for good?">${formGuard(view.csrfToken)}<button type="submit" class="danger">Discard</button></form>`
                 : ""
             }</td></tr>`,

@@ -90,13 +90,12 @@ const overview: PageHandler = async (c, view) => {
     const cap = feature.featureType === "METERED" ? feature.includedAmount : feature.limit;
     const capLabel =
       feature.featureType === "METERED" ? "included" : `limit (${feature.limitBehavior ?? "HARD"})`;
-    const ratio = cap && used !== null ? used / cap : 0;
     return html`<li class="panel">
       <strong>${feature.featureLookupKey}</strong> <span class="hint">${feature.featureType}</span>
       ${
         used === null
           ? html`<p class="error">The usage could not be read: ${check ? errorText(check) : ""}</p>`
-          : html`<div class="meter${ratio > 1 ? " over" : ""}" role="meter" aria-label="${feature.featureLookupKey} usage" aria-valuemin="0" aria-valuemax="${cap ?? used}" aria-valuenow="${Math.min(used, cap ?? used)}"><span style="width:${Math.min(100, Math.round(ratio * 100))}%"></span></div>
+          : html`<meter class="usage-meter" min="0" max="${cap ?? Math.max(used, 1)}" low="${Math.round((cap ?? used) * 0.8)}" high="${cap ?? Math.max(used, 1)}" optimum="0" value="${used}" aria-label="${feature.featureLookupKey}: ${count(used)} used${cap !== null && cap !== undefined ? ` of ${count(cap)}` : ""}">${count(used)}</meter>
       <p>${count(used)} used${cap !== null && cap !== undefined ? html` of ${count(cap)} ${capLabel}` : " (no limit)"}${
         check?.body.resetAt ? html` · resets ${when(check.body.resetAt)}` : ""
       }</p>`
@@ -150,7 +149,7 @@ const overview: PageHandler = async (c, view) => {
   <div class="card"><div class="label">Credit balance</div><div class="value" data-testid="credit-balance">${balanceText}</div></div>
 </div>
 <h2>Usage this period</h2>
-${features.length === 0 ? html`<p class="empty">The plan has no counted features.</p>` : html`<ul class="cards" style="list-style:none;padding:0">${meters}</ul>`}
+${features.length === 0 ? html`<p class="empty">The plan has no counted features.</p>` : html`<ul class="cards plain">${meters}</ul>`}
 <h2>Alerts fired this period</h2>
 ${
   !alerts.ok
@@ -196,7 +195,7 @@ const usage: PageHandler = async (c, view) => {
   return render(c, view, {
     title: "Usage",
     current: "/console/usage",
-    body: html`<form method="get" action="/console/usage" class="row panel">
+    body: html`<form method="get" action="/console/usage" class="row panel" autocomplete="off">
   <div class="field"><label for="feature">Feature</label><select id="feature" name="feature">${featureOptions.map(
     (key) => html`<option value="${key}"${key === feature ? html` selected` : ""}>${key}</option>`,
   )}</select></div>
@@ -278,14 +277,19 @@ type Invoice = {
   lineItems: { id: string; kind: string; description: string; quantity: number; amount: number }[];
 };
 
-export function invoiceRows(invoices: Invoice[], actions?: (invoice: Invoice) => Html): Html[] {
+export function invoiceRows(
+  invoices: Invoice[],
+  actions?: (invoice: Invoice) => Html,
+  /** Operators' links to another tenant's invoice: `?tenantId=...`. */
+  tenantQuery = "",
+): Html[] {
   return invoices.map(
     (invoice) => html`<tr>
-  <td><a href="/console/invoices/${invoice.id}">${invoice.invoiceNumber ?? "Draft"}</a></td>
+  <td><a href="/console/invoices/${invoice.id}${tenantQuery}">${invoice.invoiceNumber ?? "Draft"}</a></td>
   <td>${badge(invoice.status)}</td>
   <td>${day(invoice.periodStart)} to ${day(invoice.periodEnd)}</td>
   <td class="num">${money(invoice.total, invoice.currency)}</td>
-  <td><a href="/console/invoices/${invoice.id}/pdf" download>PDF<span class="visually-hidden"> of ${invoice.invoiceNumber ?? "the draft"}</span></a></td>
+  <td><a href="/console/invoices/${invoice.id}/pdf${tenantQuery}" download>PDF<span class="visually-hidden"> of ${invoice.invoiceNumber ?? "the draft"}</span></a></td>
   ${actions ? html`<td>${actions(invoice)}</td>` : ""}
 </tr>`,
   );
@@ -315,9 +319,19 @@ export function pager(base: string, meta: { page: number; totalPages: number } |
   }${meta.page < meta.totalPages ? html` <a href="${base}page=${meta.page + 1}">Next</a>` : ""}</nav>`;
 }
 
+/** An operator looking at another tenant's invoice from settlement names the tenant. */
+function operatorTenant(c: Context<ConsoleEnv>, view: ConsoleView): string | undefined {
+  const tenantId = c.req.query("tenantId");
+  return tenantId && view.user.isPlatformAdmin ? tenantId : undefined;
+}
+
 const invoiceDetail: PageHandler = async (c, view) => {
   const id = c.req.param("id") as string;
-  const found = await view.api.get(`/invoices/${encodeURIComponent(id)}`);
+  const otherTenant = operatorTenant(c, view);
+  const tenantQuery = otherTenant ? `?tenantId=${otherTenant}` : "";
+  const found = await view.api.get(`/invoices/${encodeURIComponent(id)}`, {
+    tenantId: otherTenant,
+  });
   if (!found.ok) {
     return render(c, view, {
       title: "Invoice",
@@ -336,7 +350,7 @@ const invoiceDetail: PageHandler = async (c, view) => {
   return render(c, view, {
     title: invoice.invoiceNumber ? `Invoice ${invoice.invoiceNumber}` : "Draft invoice",
     current: "/console/invoices",
-    body: html`<p><a href="/console/invoices">All invoices</a> · <a href="/console/invoices/${invoice.id}/pdf" download>Download as PDF</a></p>
+    body: html`<p><a href="${otherTenant ? `/console/admin/settlement${tenantQuery}` : "/console/invoices"}">All invoices</a> · <a href="/console/invoices/${invoice.id}/pdf${tenantQuery}" download>Download as PDF</a></p>
 <div class="panel"><dl class="facts">
   <dt>Status</dt><dd>${badge(invoice.status)}</dd>
   <dt>Kind</dt><dd>${invoice.kind}</dd>
@@ -367,10 +381,9 @@ ${table(
 
 async function invoicePdf(c: Context<ConsoleEnv>, view: ConsoleView) {
   const id = c.req.param("id") as string;
-  const tenantId = c.req.query("tenantId");
   // Operators download any tenant's invoice from settlement.
   const response = await view.api.raw(`/invoices/${encodeURIComponent(id)}/pdf`, {
-    tenantId: tenantId && view.user.isPlatformAdmin ? tenantId : undefined,
+    tenantId: operatorTenant(c, view),
   });
   if (!response.ok) {
     const body = (await response.json().catch(() => ({}))) as { message?: string };
@@ -762,11 +775,18 @@ export function registerTenantPages(app: Hono<ConsoleEnv>, fetchApi: ApiFetch) {
   app.get("/overview", page("/console/overview", "Overview", overview));
   app.get("/usage", page("/console/usage", "Usage", usage));
   app.get("/invoices", page("/console/invoices", "Invoices", invoices));
-  app.get("/invoices/:id", page("/console/invoices", "Invoices", invoiceDetail));
+  app.get(
+    "/invoices/:id",
+    signedIn(fetchApi, async (c, view) =>
+      operatorTenant(c, view)
+        ? invoiceDetail(c, view)
+        : tenantPage("/console/invoices", "Invoices", invoiceDetail)(c, view),
+    ),
+  );
   app.get(
     "/invoices/:id/pdf",
     signedIn(fetchApi, async (c, view) =>
-      view.user.isPlatformAdmin && c.req.query("tenantId")
+      operatorTenant(c, view)
         ? invoicePdf(c, view)
         : tenantPage("/console/invoices", "Invoices", invoicePdf)(c, view),
     ),
