@@ -244,7 +244,7 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
     // ---- overview
     await page.getByText("Pro", { exact: true }).waitFor();
     await page.getByText("api_calls").first().waitFor();
-    await checkScreen(page, "overview");
+    await checkScreen(page, "overview-new", false);
 
     // Keyboard: the skip link comes first, then the header's controls and the navigation.
     await page.keyboard.press("Tab");
@@ -329,6 +329,7 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
     await go(page, "Overview", "Overview");
     await page.getByText(/10 used of 100,000 included/).waitFor();
     await page.getByText(/reached 5 units/).waitFor();
+    await checkScreen(page, "overview");
 
     // ---- the webhook delivery of usage.threshold_reached, resent; secret rotated
     await until("the receiver to get the threshold event", async () =>

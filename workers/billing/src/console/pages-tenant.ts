@@ -125,7 +125,9 @@ const overview: PageHandler = async (c, view) => {
         ? `Paused since ${when(sub.pausedAt)}`
         : sub.cancelAtPeriodEnd
           ? `Ends at the period's end (${when(sub.currentPeriodEnd)})`
-          : status;
+          : status === "ACTIVE"
+            ? `Renews ${day(sub.currentPeriodEnd)}`
+            : `Status ${status}`;
   const upcomingText = upcoming.ok
     ? money(upcoming.body.total, upcoming.body.currency)
     : upcoming.status === 409

@@ -247,5 +247,3 @@ export function consoleRoutes(fetchApi: ApiFetch) {
 
   return app;
 }
-
-export { errorText, formGuard };
