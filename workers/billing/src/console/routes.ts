@@ -1,10 +1,10 @@
 import type { Context } from "hono";
 import { Hono } from "hono";
 import { html } from "hono/html";
-import { type ApiFetch, errorText } from "./api-client.ts";
+import type { ApiFetch } from "./api-client.ts";
 import { CONSOLE_CSS, CONSOLE_JS } from "./assets.ts";
 import { checkCsrf, sameOriginRequest } from "./csrf.ts";
-import { formGuard, shell } from "./layout.ts";
+import { shell } from "./layout.ts";
 import { registerOperatorPages } from "./pages-operator.ts";
 import { registerTenantPages } from "./pages-tenant.ts";
 import { type ConsoleEnv, chooseTenant, endSession, readSession, startSession } from "./session.ts";
