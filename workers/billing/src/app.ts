@@ -4,10 +4,12 @@ import { bufferRequestBody, installErrorHandling } from "@edge-platform/shared/h
 import { renderBillingProblem } from "@edge-platform/shared/http/error-shapes/billing";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
+import { consoleRoutes } from "./console/routes.ts";
 import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "./domain/idempotency.ts";
 import { LoggingMailSender, type MailSender } from "./mail/mail-sender.ts";
 import { idempotencyKeys } from "./middleware/idempotency.ts";
 import { D1_BOOKMARK_HEADER } from "./middleware/replica-reads.ts";
+import { adminTenantRoutes } from "./routes/admin-tenants.ts";
 import { apiKeyRoutes } from "./routes/api-keys.ts";
 import { auditEventRoutes } from "./routes/audit-events.ts";
 import { authRoutes } from "./routes/auth.ts";
@@ -140,6 +142,13 @@ export function createApp(options: AppOptions = {}) {
   app.route(API_PREFIX, usageAlertRoutes);
   app.route(API_PREFIX, usageDeadLetterRoutes);
   app.route(API_PREFIX, auditEventRoutes);
+  app.route(API_PREFIX, adminTenantRoutes);
+  // The browser console calls the routes above in-process, with the
+  // session's access token, so every write keeps the API's rules.
+  app.route(
+    "/console",
+    consoleRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
+  );
 
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",

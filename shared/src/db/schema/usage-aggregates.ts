@@ -1,5 +1,13 @@
 import { sql } from "drizzle-orm";
-import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import {
+  check,
+  index,
+  integer,
+  primaryKey,
+  sqliteTable,
+  text,
+  uniqueIndex,
+} from "drizzle-orm/sqlite-core";
 import { tenants } from "./identity.ts";
 import { subscriptions } from "./subscriptions.ts";
 
@@ -77,3 +85,37 @@ export interface UsageFlushDelta {
   periodKey: string;
   amount: number;
 }
+
+/**
+ * The same units as `usage_aggregates`, per clock hour (UTC) of use: what
+ * usage charts read. Written by the same flush, in the same D1 batch and
+ * under the same flush-id guard, so for any subscription and feature the
+ * hours add up to the windows exactly. A unit's hour is the hour of its
+ * event's timestamp (pipeline events) or of the consume that took it.
+ */
+export const usageHourly = sqliteTable(
+  "usage_hourly",
+  {
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    subscriptionId: text("subscription_id")
+      .notNull()
+      .references(() => subscriptions.id, { onDelete: "cascade" }),
+    featureLookupKey: text("feature_lookup_key").notNull(),
+    /** Start of the hour, ISO-8601 UTC (`2026-11-01T13:00:00.000Z`). */
+    hourStart: text("hour_start").notNull(),
+    amount: integer("amount").notNull().default(0),
+  },
+  (table) => [
+    primaryKey({
+      columns: [table.subscriptionId, table.featureLookupKey, table.hourStart],
+    }),
+    index("usage_hourly_tenant_feature_hour_idx").on(
+      table.tenantId,
+      table.featureLookupKey,
+      table.hourStart,
+    ),
+    check("usage_hourly_amount_non_negative", sql`amount >= 0`),
+  ],
+);

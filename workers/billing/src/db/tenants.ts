@@ -149,3 +149,27 @@ export function removeMember(db: Database, tenantId: string, userId: string) {
     )
     .returning();
 }
+
+/** Every tenant, newest first, optionally those whose name or slug contains `search`. */
+export async function listAllTenants(
+  db: Database,
+  search: string | undefined,
+  offset: number,
+  limit: number,
+) {
+  const pattern = search ? `%${search.replace(/[\\%_]/g, (c) => `\\${c}`)}%` : undefined;
+  const where = pattern
+    ? sql`(${tenants.name} LIKE ${pattern} ESCAPE '\\' OR ${tenants.slug} LIKE ${pattern} ESCAPE '\\')`
+    : undefined;
+  const [rows, totals] = await db.batch([
+    db
+      .select()
+      .from(tenants)
+      .where(where)
+      .orderBy(desc(tenants.createdAt), desc(tenants.id))
+      .limit(limit)
+      .offset(offset),
+    db.select({ total: count() }).from(tenants).where(where),
+  ]);
+  return { rows, total: totals[0]?.total ?? 0 };
+}

@@ -5,6 +5,7 @@ import {
   usageAggregates,
 } from "@edge-platform/shared/db/schema/usage-aggregates";
 import { and, eq, gte, lt, ne, or, sql } from "drizzle-orm";
+import { hourlyFlushStatements, type UsageFlushHourDelta } from "./usage-hourly.ts";
 
 /** A flush's units for one window, with the window's bounds for a first insert. */
 export interface UsageFlushWindowDelta extends UsageFlushDelta {
@@ -31,6 +32,8 @@ export interface UsageFlush {
   deltas: UsageFlushWindowDelta[];
   /** Event rows to claim; their units are added only if this flush claims them. */
   claims?: UsageFlushEventClaim[];
+  /** The direct units (`amount` of the deltas) per hour of use, for usage_hourly. */
+  hours?: UsageFlushHourDelta[];
 }
 
 export interface UsageFlushOutcome {
@@ -224,6 +227,7 @@ export async function applyUsageFlushWithClaims(
       amount,
     }),
   );
+  statements.push(...hourlyFlushStatements(d1, { ...flush, claimsEvents: claims.length > 0 }));
   const directUnits = planned.reduce((sum, delta) => sum + delta.amount, 0);
   statements.push(
     d1.prepare(RECORD_FLUSH).bind(flush.id, flush.tenantId, directUnits, JSON.stringify(planned)),

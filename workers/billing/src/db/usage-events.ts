@@ -76,6 +76,17 @@ export function findUsageEvent(db: Database, tenantId: string, eventId: string) 
     .get();
 }
 
+/** Newest received first; the received-at index keeps this a short backward walk. */
+export function listLatestUsageEvents(db: Database, tenantId: string, limit: number) {
+  return db
+    .select()
+    .from(usageEvents)
+    .where(eq(usageEvents.tenantId, tenantId))
+    .orderBy(desc(usageEvents.receivedAt), desc(usageEvents.id))
+    .limit(limit)
+    .all();
+}
+
 export function findUsageEventById(db: Database, id: string) {
   return db.select().from(usageEvents).where(eq(usageEvents.id, id)).get();
 }

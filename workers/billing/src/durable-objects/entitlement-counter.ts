@@ -58,6 +58,7 @@ import { ProgressiveWatch } from "./progressive-watch.ts";
 import { SingleFlight } from "./single-flight.ts";
 import { TenantEventOutbox } from "./tenant-event-outbox.ts";
 import { UsageAlertWatch } from "./usage-alert-watch.ts";
+import { UnflushedUsageHours } from "./usage-hours.ts";
 
 /*
  * EntitlementCounter: one object per tenant, the single owner of the
@@ -213,6 +214,8 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   /** usage.threshold_reached and quota.exhausted: decided here, sent from here (see its module). */
   private readonly tenantEvents: TenantEventOutbox;
   private readonly usageAlerts: UsageAlertWatch;
+  /** The hour of each unflushed direct unit, for usage_hourly (see its module). */
+  private readonly unflushedHours: UnflushedUsageHours;
   /** Keyed consumes being decided (request id -> fingerprint); a repeat meanwhile is told so. */
   private readonly keyedInFlight = new Map<string, string>();
   /** Prepaid credits: the balance and its grants, drawn in the count's step (see its module). */
@@ -307,6 +310,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
         if (this.tenantEvents.add([event], new Date().toISOString()) > 0) this.sendTenantEvents();
       },
     );
+    this.unflushedHours = new UnflushedUsageHours(this.sql);
   }
 
   /** The entitlement check: never changes a counter. */
@@ -470,6 +474,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
           );
         if (refused) return refused;
         this.addUnits(key, input.amount, now.toISOString());
+        this.unflushedHours.add(key, input.amount, now.toISOString());
         this.noticeCount(snapshot, key, decision.used, now);
         this.scheduleFlush();
         return {
@@ -610,6 +615,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     let duplicates = 0;
     const counted = new Map<string, CountedUnits>();
     const pendingRows: PendingEventInsert[] = [];
+    const directHours: { key: WindowKey; units: number; at: string }[] = [];
     input.entries.forEach((entry, index) => {
       // The first entry of an id takes it; a repeat inside the batch is a duplicate too.
       if (!fresh.delete(entry.eventId)) {
@@ -633,6 +639,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
         });
       } else {
         units.direct += entry.amount;
+        directHours.push({ key, units: entry.amount, at: entry.occurredAt });
       }
       if (entry.occurredAt > units.lastAt) units.lastAt = entry.occurredAt;
       counted.set(id, units);
@@ -643,6 +650,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       if (units.claimed > 0) this.addClaimedUnits(units.key, units.claimed, units.lastAt);
       if (units.direct > 0) this.addUnits(units.key, units.direct, units.lastAt);
     }
+    this.unflushedHours.addAll(directHours);
     this.queuePendingEvents(pendingRows);
     this.noticeRecorded(watchedTerms, distinct.values());
     // A repeat may be a re-drive of an event whose flush this object still
@@ -1111,6 +1119,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
             tenantId,
             deltas,
             claims,
+            hours: this.unflushedHours.ofFlush(next.id),
           }));
         } catch (error) {
           this.sql.exec(
@@ -1148,6 +1157,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
         }
         this.sql.exec("DELETE FROM pending_events WHERE flush_id = ?", next.id);
         this.sql.exec("DELETE FROM flushes WHERE id = ?", next.id);
+        this.unflushedHours.settle(next.id);
         flushes++;
         units += deltas.reduce((sum, delta) => sum + delta.amount, 0) + eventUnits;
       }
@@ -1260,6 +1270,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
         row.period_key,
       );
     }
+    this.unflushedHours.claim(flushId, directTaken);
     if (claims.length > 0) {
       this.sql.exec(
         "UPDATE pending_events SET flush_id = ? WHERE usage_event_id IN (SELECT value FROM json_each(?))",

@@ -1,3 +1,4 @@
+import { database } from "@edge-platform/shared/db/client";
 import { createRoute, z } from "@hono/zod-openapi";
 import { authenticate } from "../middleware/auth.ts";
 import { enforceLimit } from "../middleware/rate-limits.ts";
@@ -6,6 +7,7 @@ import {
   requireMoneyReader,
   requireSettlementActor,
 } from "../middleware/tenant.ts";
+import { configuredSeller, invoicePdf } from "../services/invoice-documents.ts";
 import { invoiceService } from "./invoices-context.ts";
 import {
   GenerateInvoiceBody,
@@ -125,6 +127,27 @@ const lineItems = createRoute({
   },
 });
 
+const pdf = createRoute({
+  method: "get",
+  path: "/invoices/{id}/pdf",
+  tags: ["invoices"],
+  summary:
+    "One invoice as a PDF: seller and tenant, number, dates, lines, subtotal, discount, tax, credit applied, total, currency and status (a VOID invoice says so on its face) (OWNER, ADMIN, BILLING)",
+  security: bearerSecurity,
+  middleware: reader,
+  request: { headers: TenantHeaderSchema, params: IdParams },
+  responses: {
+    200: {
+      description: "The invoice as application/pdf (attachment named after its number)",
+      content: { "application/pdf": { schema: z.string().openapi({ format: "binary" }) } },
+    },
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+    404: errors[404],
+  },
+});
+
 const action = (path: string, summary: string) =>
   createRoute({
     method: "post",
@@ -185,6 +208,20 @@ export const invoiceRoutes = createRouter()
   .openapi(lineItems, async (c) =>
     c.json(await invoiceService(c).lineItems(c.var.billingContext, c.req.valid("param").id), 200),
   )
+  .openapi(pdf, async (c) => {
+    const { bytes, fileName } = await invoicePdf(
+      database(c.env.DB),
+      invoiceService(c),
+      configuredSeller(c.env),
+      c.var.billingContext,
+      c.req.valid("param").id,
+    );
+    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+      "content-type": "application/pdf",
+      "content-disposition": `attachment; filename="${fileName}"`,
+      "cache-control": "private, no-store",
+    });
+  })
   .openapi(finalize, async (c) =>
     c.json(await invoiceService(c).finalize(c.var.billingContext, c.req.valid("param").id), 201),
   )

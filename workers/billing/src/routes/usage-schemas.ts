@@ -143,3 +143,45 @@ export const DeadLetterSchema = z
   .openapi("DeadLetterEvent");
 
 export const DeadLetterPageSchema = pageOf(DeadLetterSchema);
+
+const instant = (name: string) =>
+  z.iso
+    .datetime({ offset: true, message: `${name} must be an ISO-8601 date-time` })
+    .openapi({ example: name === "from" ? "2026-11-01T00:00:00Z" : "2026-11-02T00:00:00Z" });
+
+export const TimeseriesQuery = z
+  .object({
+    feature: z
+      .string({ message: "feature is required" })
+      .min(1, "feature is required")
+      .max(100, "feature must be at most 100 characters"),
+    from: instant("from"),
+    to: instant("to"),
+    granularity: z
+      .enum(["hour", "day"], { message: "granularity must be one of: hour, day" })
+      .default("hour"),
+  })
+  .strict();
+
+export const TimeseriesSchema = z
+  .object({
+    data: z.array(
+      z.object({
+        start: z.string().openapi({ example: "2026-11-01T00:00:00.000Z" }),
+        end: z.string().openapi({ example: "2026-11-01T01:00:00.000Z" }),
+        value: z.number().int().openapi({ example: 42 }),
+      }),
+    ),
+  })
+  .openapi("UsageTimeseries");
+
+export const LatestEventsQuery = z
+  .object({
+    limit: z.coerce
+      .number({ message: "limit must be a number" })
+      .int("limit must be an integer")
+      .min(1, "limit must be at least 1")
+      .max(100, "limit must be at most 100")
+      .default(20),
+  })
+  .strict();

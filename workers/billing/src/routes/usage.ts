@@ -9,12 +9,16 @@ import { authenticateApiKey } from "../middleware/api-key.ts";
 import { callerTenant, memberOrApiKey } from "../middleware/entitlement-caller.ts";
 import { findArchivedEvent } from "../services/usage-archive-lookup.ts";
 import { UsageIngestionService } from "../services/usage-ingestion.ts";
+import { usageTimeseries } from "../services/usage-timeseries.ts";
 import { UsageViewService } from "../services/usage-views.ts";
 import { errors, json, jsonBody } from "./schemas.ts";
 import {
   AggregatesQuery,
   EventIdParam,
   IngestionResultSchema,
+  LatestEventsQuery,
+  TimeseriesQuery,
+  TimeseriesSchema,
   UsageAggregateSchema,
   UsageBatchBody,
   UsageEventSchema,
@@ -93,6 +97,42 @@ const aggregates = createRoute({
   },
 });
 
+const timeseries = createRoute({
+  method: "get",
+  path: "/usage/timeseries",
+  tags: ["usage"],
+  summary:
+    "One feature's usage over time in hour or UTC-day buckets (API key, or member JWT + x-tenant-id)",
+  description:
+    "Buckets cover [from, to) widened to whole buckets (from down to its bucket's start, to up to its bucket's end), every bucket listed, zero where nothing was used; at most 744 hour or 366 day buckets. Values come from the per-hour units stored with the aggregates by the same flush, so over any range the buckets add up to the aggregates of the units used in it, across plan changes and reset windows. Units still being counted (a moment before their flush) are not in it yet.",
+  security: eitherCredential,
+  middleware: [memberOrApiKey()] as const,
+  request: { query: TimeseriesQuery },
+  responses: {
+    200: json(TimeseriesSchema, "Buckets in time order"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+  },
+});
+
+const latestEvents = createRoute({
+  method: "get",
+  path: "/usage/events",
+  tags: ["usage"],
+  summary:
+    "The tenant's most recently received usage events with their status, newest first (API key, or member JWT + x-tenant-id)",
+  security: eitherCredential,
+  middleware: [memberOrApiKey()] as const,
+  request: { query: LatestEventsQuery },
+  responses: {
+    200: json(z.object({ data: z.array(UsageEventSchema) }), "Events, newest first"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+  },
+});
+
 const views = (c: Context<AppEnv>) =>
   new UsageViewService(database(c.env.DB), (tenantId, eventId) =>
     findArchivedEvent(c.env, tenantId, eventId),
@@ -112,4 +152,12 @@ usageRoutes.openapi(getEvent, async (c) =>
 
 usageRoutes.openapi(aggregates, async (c) =>
   c.json(await views(c).aggregates(callerTenant(c).id, c.req.valid("query")), 200),
+);
+
+usageRoutes.openapi(timeseries, async (c) =>
+  c.json(await usageTimeseries(database(c.env.DB), callerTenant(c).id, c.req.valid("query")), 200),
+);
+
+usageRoutes.openapi(latestEvents, async (c) =>
+  c.json(await views(c).latest(callerTenant(c).id, c.req.valid("query").limit), 200),
 );

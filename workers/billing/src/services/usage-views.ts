@@ -1,6 +1,11 @@
 import type { Database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { findUsageEvent, listUsageAggregates, type UsageEventRow } from "../db/usage-events.ts";
+import {
+  findUsageEvent,
+  listLatestUsageEvents,
+  listUsageAggregates,
+  type UsageEventRow,
+} from "../db/usage-events.ts";
 import type { ArchivedUsageEvent } from "../domain/usage-archive.ts";
 import type { ArchiveLookup } from "./usage-archive-lookup.ts";
 
@@ -48,6 +53,12 @@ export class UsageViewService {
       );
     }
     return { ...usageEventView(archived.event), archive: archived.archive };
+  }
+
+  /** The tenant's latest events in D1 (those past retention are in the archive). */
+  async latest(tenantId: string, limit: number) {
+    const rows = await listLatestUsageEvents(this.db, tenantId, limit);
+    return { data: rows.map(usageEventView) };
   }
 
   async aggregates(

@@ -1,0 +1,264 @@
+import { env, exports } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { platformAdmin } from "./catalog-helpers.ts";
+import { call, PASSWORD, register, uniqueIp } from "./helpers.ts";
+
+// The console driven as a browser drives it: form posts, cookies, redirects.
+
+const ORIGIN = "http://billing";
+
+class Browser {
+  readonly cookies = new Map<string, string>();
+  readonly setCookieHeaders: string[] = [];
+  private readonly ip = uniqueIp();
+
+  async fetch(
+    path: string,
+    init: {
+      method?: string;
+      form?: Record<string, string | string[]>;
+      headers?: Record<string, string>;
+    } = {},
+  ) {
+    const headers = new Headers(init.headers);
+    headers.set("cf-connecting-ip", this.ip);
+    if (this.cookies.size > 0) {
+      headers.set(
+        "cookie",
+        [...this.cookies].map(([name, value]) => `${name}=${value}`).join("; "),
+      );
+    }
+    let body: URLSearchParams | undefined;
+    if (init.form) {
+      body = new URLSearchParams();
+      for (const [name, value] of Object.entries(init.form)) {
+        for (const one of Array.isArray(value) ? value : [value]) body.append(name, one);
+      }
+      headers.set("content-type", "application/x-www-form-urlencoded");
+    }
+    const response = await exports.default.fetch(
+      new Request(`${ORIGIN}${path}`, {
+        method: init.method ?? (body ? "POST" : "GET"),
+        headers,
+        body: body ?? null,
+        redirect: "manual",
+      }),
+    );
+    for (const line of response.headers.getSetCookie()) {
+      this.setCookieHeaders.push(line);
+      const [pair] = line.split(";");
+      const [name, ...rest] = (pair ?? "").split("=");
+      const value = rest.join("=");
+      if (!name) continue;
+      if (value === "" || /max-age=0/i.test(line)) this.cookies.delete(name);
+      else this.cookies.set(name, value);
+    }
+    return { response, text: await response.text() };
+  }
+
+  /** A same-origin form post, with the session's CSRF token, as the console's own pages send. */
+  post(path: string, form: Record<string, string | string[]> = {}) {
+    return this.fetch(path, {
+      form: { _csrf: this.cookies.get("console_csrf") ?? "", _idem: crypto.randomUUID(), ...form },
+      headers: { origin: ORIGIN },
+    });
+  }
+
+  async signIn(email: string, password = PASSWORD) {
+    const { response } = await this.fetch("/console/login", {
+      form: { email, password, next: "/console/keys" },
+      headers: { origin: ORIGIN },
+    });
+    expect(response.status).toBe(303);
+    return response;
+  }
+}
+
+describe("console session", () => {
+  it("signs in to HttpOnly, Secure, SameSite=Strict cookies and shows the tenant's pages", async () => {
+    const owner = await register();
+    const browser = new Browser();
+    const signedIn = await browser.signIn(owner.email);
+    expect(signedIn.headers.get("location")).toBe("/console/keys");
+    const session = browser.setCookieHeaders.filter((line) =>
+      /^console_(access|refresh|csrf)=/.test(line),
+    );
+    expect(session).toHaveLength(3);
+    for (const line of session) {
+      expect(line).toMatch(/HttpOnly/);
+      expect(line).toMatch(/Secure/);
+      expect(line).toMatch(/SameSite=Strict/);
+      expect(line).toMatch(/Path=\/console/);
+    }
+    const overview = await browser.fetch("/console/overview");
+    expect(overview.response.status).toBe(200);
+    expect(overview.response.headers.get("content-security-policy")).toContain(
+      "default-src 'none'",
+    );
+    expect(overview.text).toContain(owner.tenant.name);
+    expect(overview.text).toContain("has no subscription yet");
+    for (const page of ["usage", "invoices", "keys", "members", "alerts", "webhooks", "audit"]) {
+      const shown = await browser.fetch(`/console/${page}`);
+      expect(shown.response.status, page).toBe(200);
+      expect(shown.text, page).not.toContain('"statusCode"');
+    }
+  });
+
+  it("sends anyone without a session to sign-in, and says so when the password is wrong", async () => {
+    const browser = new Browser();
+    const page = await browser.fetch("/console/invoices");
+    expect(page.response.status).toBe(303);
+    expect(page.response.headers.get("location")).toBe("/console/login?next=%2Fconsole%2Finvoices");
+    const owner = await register();
+    const wrong = await browser.fetch("/console/login", {
+      form: { email: owner.email, password: "not-it-1A" },
+      headers: { origin: ORIGIN },
+    });
+    expect(wrong.response.status).toBe(401);
+    expect(wrong.text).toContain("The email or password is not right.");
+    expect(browser.cookies.size).toBe(0);
+  });
+
+  it("refuses state-changing requests from another origin, without an origin, or without the form token", async () => {
+    const owner = await register();
+    const browser = new Browser();
+    await browser.signIn(owner.email);
+    const csrf = browser.cookies.get("console_csrf") ?? "";
+    const attempts: { headers: Record<string, string>; form: Record<string, string> }[] = [
+      { headers: { origin: "http://evil.example" }, form: { _csrf: csrf, name: "x" } },
+      { headers: {}, form: { _csrf: csrf, name: "x" } },
+      { headers: { origin: ORIGIN }, form: { name: "x" } },
+      { headers: { origin: ORIGIN }, form: { _csrf: "forged", name: "x" } },
+    ];
+    for (const attempt of attempts) {
+      const refused = await browser.fetch("/console/keys", attempt);
+      expect(refused.response.status).toBe(403);
+      expect(refused.text).toContain("nothing was changed");
+    }
+    const foreignLogin = await new Browser().fetch("/console/login", {
+      form: { email: owner.email, password: PASSWORD },
+      headers: { origin: "http://evil.example" },
+    });
+    expect(foreignLogin.response.status).toBe(403);
+    const keys = await call("/api/v1/api-keys", {
+      token: owner.accessToken,
+      tenant: owner.tenant.id,
+    });
+    expect(keys.body.data).toHaveLength(0);
+    // A same-origin fetch without Origin but with Sec-Fetch-Site and the token goes through.
+    const allowed = await browser.fetch("/console/keys", {
+      headers: { "sec-fetch-site": "same-origin" },
+      form: { _csrf: csrf, _idem: crypto.randomUUID(), name: "through" },
+    });
+    expect(allowed.response.status).toBe(200);
+  });
+
+  it("creates a key through the API's rules (shown once, audited, idempotent) and revokes it", async () => {
+    const owner = await register();
+    const browser = new Browser();
+    await browser.signIn(owner.email);
+    const idem = crypto.randomUUID();
+    const created = await browser.post("/console/keys", { name: "console key", _idem: idem });
+    expect(created.response.status).toBe(200);
+    const raw = /<code id="new-key">([^<]+)<\/code>/.exec(created.text)?.[1];
+    expect(raw).toMatch(/^mk_/);
+    // The same form sent twice (same Idempotency-Key) makes one key.
+    const again = await browser.post("/console/keys", { name: "console key", _idem: idem });
+    expect(again.text).not.toContain(raw);
+    const keys = await call("/api/v1/api-keys", {
+      token: owner.accessToken,
+      tenant: owner.tenant.id,
+    });
+    expect(keys.body.data).toHaveLength(1);
+    const audit = await call("/api/v1/audit-events?action=api_key.created", {
+      token: owner.accessToken,
+      tenant: owner.tenant.id,
+    });
+    expect(audit.body.data[0]).toMatchObject({ actorType: "user", actorId: owner.user.id });
+    const revoked = await browser.post(`/console/keys/${keys.body.data[0].id}/revoke`);
+    expect(revoked.response.status).toBe(303);
+    expect(revoked.response.headers.get("location")).toBe("/console/keys?notice=key-revoked");
+    const after = await browser.fetch("/console/keys?notice=key-revoked");
+    expect(after.text).toContain("The key is revoked");
+    expect(after.text).toContain("REVOKED");
+  });
+
+  it("signs out by revoking the refresh token", async () => {
+    const owner = await register();
+    const browser = new Browser();
+    await browser.signIn(owner.email);
+    const refreshToken = browser.cookies.get("console_refresh") ?? "";
+    const out = await browser.post("/console/logout");
+    expect(out.response.status).toBe(200);
+    expect(out.text).toContain("You are signed out");
+    expect(browser.cookies.has("console_refresh")).toBe(false);
+    const reuse = await call("/api/v1/auth/refresh", { body: { refreshToken } });
+    expect(reuse.status).toBe(401);
+    const page = await browser.fetch("/console/overview");
+    expect(page.response.status).toBe(303);
+  });
+
+  it("switches between the user's tenants, and keeps operator screens to platform administrators", async () => {
+    const owner = await register();
+    const second = await call("/api/v1/tenants", {
+      token: owner.accessToken,
+      body: { name: "Second Tenant", slug: `second-${crypto.randomUUID().slice(0, 8)}` },
+    });
+    expect(second.status).toBe(201);
+    const browser = new Browser();
+    await browser.signIn(owner.email);
+    const first = await browser.fetch("/console/members");
+    expect(first.text).toContain('id="tenant-switch"');
+    const switched = await browser.post("/console/tenant", { tenantId: second.body.id });
+    expect(switched.response.status).toBe(303);
+    expect(browser.cookies.get("console_tenant")).toBe(second.body.id);
+    const members = await browser.fetch("/console/members");
+    expect(members.text).toMatch(/<option value="[^"]+" selected>Second Tenant \(OWNER\)/);
+    const operator = await browser.fetch("/console/admin/tenants");
+    expect(operator.response.status).toBe(403);
+    expect(operator.text).toContain("Only platform administrators");
+
+    const admin = await platformAdmin();
+    const adminBrowser = new Browser();
+    await adminBrowser.signIn(admin.email, admin.password);
+    const tenants = await adminBrowser.fetch(
+      `/console/admin/tenants?search=${encodeURIComponent("Second Tenant")}`,
+    );
+    expect(tenants.response.status).toBe(200);
+    expect(tenants.text).toContain("Second Tenant");
+  });
+});
+
+describe("console operator actions", () => {
+  it("retries and discards dead letters through the admin routes", async () => {
+    const admin = await platformAdmin();
+    const browser = new Browser();
+    await browser.signIn(admin.email, admin.password);
+    const ids = [crypto.randomUUID(), crypto.randomUUID()];
+    for (const id of ids) {
+      await env.DB.prepare(
+        `INSERT INTO dead_letter_events (id, topic, failure_stage, failure_reason, original_payload)
+         VALUES (?, 'usage-raw', 'VALIDATION', 'console test', '{"not":"an event"}')`,
+      )
+        .bind(id)
+        .run();
+    }
+    const listed = await browser.fetch("/console/admin/dead-letters");
+    expect(listed.text).toContain(`/console/admin/dead-letters/${ids[0]}/discard`);
+    const discarded = await browser.post(`/console/admin/dead-letters/${ids[0]}/discard`);
+    expect(discarded.response.headers.get("location")).toBe(
+      "/console/admin/dead-letters?notice=dead-letter-discarded",
+    );
+    const again = await browser.post(`/console/admin/dead-letters/${ids[0]}/discard`);
+    expect(again.response.status).toBe(400);
+    expect(again.text).toContain("already discarded");
+    const retried = await browser.post(`/console/admin/dead-letters/${ids[1]}/retry`);
+    // A payload that is not an event cannot be sent again: said in words.
+    expect([303, 400, 409]).toContain(retried.response.status);
+    if (retried.response.status !== 303) expect(retried.text).toMatch(/class="error"/);
+    const row = await env.DB.prepare("SELECT status FROM dead_letter_events WHERE id = ?")
+      .bind(ids[0])
+      .first<{ status: string }>();
+    expect(row?.status).toBe("DISCARDED");
+  });
+});
