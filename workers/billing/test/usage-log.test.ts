@@ -213,6 +213,27 @@ describe("usage log: the Parquet archive in R2", () => {
     expectError(await call(`${EVENTS}/${events[4]?.eventId}`, { token: other.key }), 404);
   });
 
+  it("forgets ids and the file index after the retention window; a resend then is a new event", async () => {
+    const tenantId = await insertTenant();
+    const events = Array.from({ length: 5 }, () => incoming());
+    await storeUsageEvents(env, tenantId, events);
+    await aggregateAll(tenantId, 0);
+    await age(tenantId, 0, 2);
+    expect(await archive(tenantId, 0)).toEqual({ files: 1, events: 5 });
+    const log = usageLogObject(tenantId, 0);
+    // Inside the window nothing is forgotten.
+    expect(await log.prune(Date.now() + 30 * 86_400_000)).toBe(0);
+    expect((await storeUsageEvents(env, tenantId, events)).size).toBe(0);
+    // Past 35 days the ids and the index go: the event is no longer found,
+    // and the same eventId is accepted again (validation then judges its
+    // timestamp against the new receipt time).
+    expect(await log.prune(Date.now() + 36 * 86_400_000)).toBe(5);
+    await expect(findUsageEvent(env, tenantId, events[0]?.eventId ?? "")).rejects.toThrow(
+      "Usage event not found",
+    );
+    expect((await storeUsageEvents(env, tenantId, events.slice(0, 1))).size).toBe(1);
+  });
+
   it("writes every N finished events without waiting for the hour", async () => {
     const tenantId = await insertTenant();
     const small = { ...env, USAGE_ARCHIVE_FILE_EVENTS: "5" };

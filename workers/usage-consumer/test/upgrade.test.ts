@@ -118,6 +118,18 @@ describe("upgrade: the D1 usage log moves into the usage log", () => {
     );
     await env.DB.batch(statements);
 
+    // Until they have moved, their eventIds are still refused at ingestion.
+    const early = await billing("/usage/events", {
+      token: tenant.apiKey,
+      body: [aggregated[1], validated[0]].map((event) => ({
+        eventId: event?.eventId,
+        feature: "api_calls",
+        amount: 1,
+        timestamp: now,
+      })),
+    });
+    expect(early.body.duplicates).toBe(2);
+
     // The drop refuses while events remain, and changes nothing.
     await expect(applyDrop()).rejects.toThrow(/CHECK constraint failed/);
     expect(await tableExists("usage_events")).toBe(true);

@@ -15,16 +15,47 @@ import type { UsageLog } from "./usage-log.ts";
 
 type LogEnv = Pick<
   Env,
-  "USAGE_LOG" | "USAGE_ARCHIVE" | "USAGE_LOG_SHARDS" | "USAGE_LOG_TENANT_SHARDS"
+  "DB" | "USAGE_LOG" | "USAGE_ARCHIVE" | "USAGE_LOG_SHARDS" | "USAGE_LOG_TENANT_SHARDS"
 >;
 
 export const USAGE_EVENT_NOT_FOUND = "Usage event not found";
 export const MAX_LIST_LIMIT = 1000;
 
+/** Set once this isolate has seen that the D1 log of earlier releases is gone. */
+let d1LogGone = false;
+
+/**
+ * The eventIds among these that the D1 log of earlier releases still
+ * holds for the tenant (not moved into the usage log yet: see
+ * usage-log/d1-drain.ts); none once its table is dropped.
+ */
+async function heldInD1Log(
+  d1: D1Database,
+  tenantId: string,
+  eventIds: string[],
+): Promise<Set<string>> {
+  if (d1LogGone || eventIds.length === 0) return new Set();
+  try {
+    const { results } = await d1
+      .prepare(
+        "SELECT event_id AS eventId FROM usage_events WHERE tenant_id = ?1 AND event_id IN (SELECT value FROM json_each(?2))",
+      )
+      .bind(tenantId, JSON.stringify(eventIds))
+      .all<{ eventId: string }>();
+    return new Set(results.map((row) => row.eventId));
+  } catch (error) {
+    if (!String(error).includes("no such table")) throw error;
+    d1LogGone = true;
+    return new Set();
+  }
+}
+
 /**
  * Stores a batch's events in their shards (one call per shard, in
  * parallel); returns the eventIds stored now. Those not stored were held
- * already (duplicates).
+ * already (duplicates). While the D1 log of an earlier release still
+ * exists, its rows count as held too (one D1 read per batch until the
+ * table is dropped).
  */
 export async function storeUsageEvents(
   env: LogEnv,
@@ -32,7 +63,12 @@ export async function storeUsageEvents(
   events: IncomingUsageEvent[],
 ): Promise<Set<string>> {
   const config = tenantShards(env, tenantId);
-  let candidates = events;
+  const inD1 = await heldInD1Log(
+    env.DB,
+    tenantId,
+    events.map((event) => event.eventId),
+  );
+  let candidates = inD1.size > 0 ? events.filter((event) => !inD1.has(event.eventId)) : events;
   if (config.previous !== undefined) {
     // After a change of the count, the old shard of each id may hold it.
     const previous = config.previous;

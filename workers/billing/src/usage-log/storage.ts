@@ -685,12 +685,18 @@ export class UsageLogStore {
     return deleted;
   }
 
-  /** Forgets ids (and files) received before `before` whose events are no longer hot. */
-  prune(before: number): number {
+  /**
+   * Forgets up to `limit` ids (the oldest) received before `before` whose
+   * events are no longer hot, and files past it; returns how many ids went.
+   */
+  prune(before: number, limit: number): number {
     const forgotten = this.sql.exec(
-      `DELETE FROM event_ids WHERE received_ms < ?
-         AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = event_ids.id)`,
+      `DELETE FROM event_ids
+        WHERE event_id IN (SELECT event_id FROM event_ids WHERE received_ms < ?
+                            ORDER BY received_ms LIMIT ?)
+          AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = event_ids.id)`,
       before,
+      limit,
     ).rowsWritten;
     this.sql.exec(
       "DELETE FROM files WHERE status = 'DONE' AND last_received < ?",

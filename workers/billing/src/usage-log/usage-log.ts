@@ -52,6 +52,8 @@ export const OUTBOX_MAX_ATTEMPTS = 5;
 const REDRIVE_BATCH = 500;
 const REDRIVE_MAX_ROUNDS = 5;
 const PRUNE_INTERVAL_MS = 3_600_000;
+/** Ids forgotten per alarm, so that one alarm stays short. */
+const PRUNE_BATCH = 20_000;
 const DAY_MS = 86_400_000;
 
 export interface ArchiveRunOptions {
@@ -186,6 +188,12 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
     return this.store.filesFor(filter);
   }
 
+  /** Forgets what is past the retention window now (`nowMs` places it in time: tests). */
+  prune(nowMs: number = Date.now()): number {
+    const retention = archiveSettings(this.env).retentionDays * DAY_MS;
+    return this.store.prune(nowMs - retention, PRUNE_BATCH);
+  }
+
   /** Sizes for monitoring and tests. */
   stats() {
     const count = (table: string) =>
@@ -211,8 +219,9 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       }
       await this.archiveDue({ nowMs });
       if (nowMs - this.lastPruneMs >= PRUNE_INTERVAL_MS) {
-        this.lastPruneMs = nowMs;
-        this.store.prune(nowMs - archiveSettings(this.env).retentionDays * DAY_MS);
+        const forgotten = this.prune(nowMs);
+        // A full batch: more are due, so the next alarm prunes again.
+        this.lastPruneMs = forgotten < PRUNE_BATCH ? nowMs : 0;
       }
     } catch (error) {
       console.error(
@@ -477,11 +486,10 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
     }
     const oldest = this.store.oldestIdMs();
     if (oldest !== null) {
+      // Sooner while a full prune batch left more to forget.
+      const pause = this.lastPruneMs === 0 ? 1_000 : PRUNE_INTERVAL_MS;
       candidates.push(
-        Math.max(
-          nowMs + PRUNE_INTERVAL_MS,
-          oldest + archiveSettings(this.env).retentionDays * DAY_MS,
-        ),
+        Math.max(nowMs + pause, oldest + archiveSettings(this.env).retentionDays * DAY_MS),
       );
     }
     return candidates.length === 0 ? null : Math.min(...candidates);
