@@ -58,6 +58,8 @@ const DAY_MS = 86_400_000;
 
 export interface ArchiveRunOptions {
   nowMs?: number;
+  /** New files written at most (the alarm writes one at a time, so ingestion is never held long). */
+  maxFiles?: number;
   /** Tests: stop after this step, as a crash there would. */
   crashAfter?: "intent" | "put";
 }
@@ -65,6 +67,8 @@ export interface ArchiveRunOptions {
 export interface ArchiveRunReport {
   files: number;
   events: number;
+  /** Whether a full file was written, so more may be due at once. */
+  more: boolean;
 }
 
 export interface ListFilter {
@@ -81,6 +85,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
   private sendAgain = false;
   private lastRedriveMs = 0;
   private lastPruneMs = 0;
+  private archiveBacklog = false;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -217,7 +222,9 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
         this.lastRedriveMs = nowMs;
         await this.redrive(nowMs);
       }
-      await this.archiveDue({ nowMs });
+      // One file per alarm (encoding holds the object for a moment); the
+      // next alarm comes at once while full files are waiting.
+      this.archiveBacklog = (await this.archiveDue({ nowMs, maxFiles: 1 })).more;
       if (nowMs - this.lastPruneMs >= PRUNE_INTERVAL_MS) {
         const forgotten = this.prune(nowMs);
         // A full batch: more are due, so the next alarm prunes again.
@@ -319,7 +326,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
    * no event lands in two files.
    */
   async archiveDue(options: ArchiveRunOptions = {}): Promise<ArchiveRunReport> {
-    const report: ArchiveRunReport = { files: 0, events: 0 };
+    const report: ArchiveRunReport = { files: 0, events: 0, more: false };
     const tenantId = this.boundTenant();
     if (!tenantId) return report;
     const nowMs = options.nowMs ?? Date.now();
@@ -328,7 +335,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       report.events += await this.writeFile(tenantId, file, options);
       report.files++;
     }
-    for (let round = 0; round < 20; round++) {
+    for (let round = 0; round < (options.maxFiles ?? Number.POSITIVE_INFINITY); round++) {
       const candidates = this.store.archivable(nowMs - settings.settleMs, settings.fileEvents);
       const first = candidates[0];
       if (!first) break;
@@ -364,6 +371,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
         options,
       );
       report.files++;
+      report.more = full;
       if (!full) break;
     }
     return report;
@@ -480,7 +488,9 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       const bound = redriveAfterSeconds(this.env.USAGE_REDRIVE_AFTER_SECONDS) * 1000;
       candidates.push(Math.max(nowMs + 5_000, touched + bound));
     }
-    if (this.store.hasArchivable()) {
+    if (this.archiveBacklog) {
+      candidates.push(nowMs + 1_000);
+    } else if (this.store.hasArchivable()) {
       const settings = archiveSettings(this.env);
       candidates.push(Math.min(nowMs + settings.settleMs, hourStartMs(nowMs) + 3_600_000));
     }
