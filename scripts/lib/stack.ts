@@ -8,12 +8,15 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { devServices } from "./dev-services.ts";
 import { ROOT } from "./wrangler.ts";
 
 export interface RunningStack {
   billingUrl: string;
   aqiUrl: string;
   portfolioUrl: string;
+  /** Where the billing worker keeps its local state (`wrangler dev --persist-to`): its D1, Durable Objects and R2. */
+  billingPersistTo: string;
   /** Everything the stack printed so far (for diagnosing failures). */
   output(): string;
   /** Stops it the way Ctrl-C does (graceful), then removes its state unless the caller owns it. */
@@ -175,6 +178,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
     billingUrl: `http://127.0.0.1:${billingPort}`,
     aqiUrl: `http://127.0.0.1:${aqiPort}`,
     portfolioUrl: `http://127.0.0.1:${portfolioPort}`,
+    billingPersistTo: devServices({ STATE_DIR: stateDir })[0].persistTo,
     output: () => output,
     stop,
     interrupt,
