@@ -5,7 +5,9 @@ import {
   counterFor,
   expectPipelineInvariant,
   pipelineTenant,
+  storePending,
   usageEvent,
+  usageLogOf,
   waitForFinalStatuses,
 } from "./pipeline-helpers.ts";
 
@@ -131,34 +133,14 @@ describe("usage pipeline, end to end over the real queues", () => {
     await expectPipelineInvariant(b.tenantId);
   });
 
-  it("publishes later, through the sweeper, an event whose raw-queue send failed", async () => {
+  it("sends later, through the usage log's alarm, an event whose raw message never went out", async () => {
     const tenant = await pipelineTenant();
-    // What ingestion leaves when its send fails: the committed event and a
-    // PENDING outbox row with one failed attempt.
-    const id = crypto.randomUUID();
-    const eventId = crypto.randomUUID();
-    const now = new Date().toISOString();
-    await env.DB.batch([
-      env.DB.prepare(
-        `INSERT INTO usage_events (id, tenant_id, event_id, feature_lookup_key, amount, timestamp, received_at)
-         VALUES (?, ?, ?, 'api_calls', 7, ?, ?)`,
-      ).bind(id, tenant.tenantId, eventId, now, now),
-      env.DB.prepare(
-        `INSERT INTO usage_outbox (id, tenant_id, topic, attempts, next_attempt_at, last_error)
-         VALUES (?, ?, 'usage-raw', 1, ?, 'queue unavailable')`,
-      ).bind(id, tenant.tenantId, now),
-    ]);
-    const publisher = env.TEST_OUTBOX_PUBLISHER.get(
-      env.TEST_OUTBOX_PUBLISHER.idFromName("usage-outbox"),
-    ) as unknown as { sweep(options: object): Promise<{ published: number }> };
-    const swept = await publisher.sweep({});
-    expect(swept.published).toBeGreaterThanOrEqual(1);
-    const outbox = await env.DB.prepare("SELECT status FROM usage_outbox WHERE id = ?")
-      .bind(id)
-      .first();
-    expect(outbox).toEqual({ status: "PUBLISHED" });
+    // A stored PENDING event with no message on its way: the re-drive finds it.
+    const [stranded] = await storePending(tenant, 1, () => ({ amount: 7 }));
+    const swept = await usageLogOf(tenant.tenantId).redrive(Date.now() + 600_000);
+    expect(swept).toEqual({ raw: 1, validated: 0, failed: 0 });
     await waitForFinalStatuses(tenant.tenantId);
-    const event = await billing(`/usage/events/${eventId}`, { token: tenant.apiKey });
+    const event = await billing(`/usage/events/${stranded?.eventId}`, { token: tenant.apiKey });
     expect(event.body).toMatchObject({ status: "AGGREGATED", amount: 7 });
     expect((await expectPipelineInvariant(tenant.tenantId)).aggregated).toEqual({ api_calls: 7 });
   });
