@@ -228,4 +228,63 @@ describe("usage pipeline, end to end over the real queues", () => {
       retriedEvent.body.amount,
     );
   });
+
+  it("writes to D1 per counter flush, never per event", async () => {
+    const tenant = await pipelineTenant();
+    const tables = (
+      await env.DB.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name != 'd1_migrations'",
+      ).all<{ name: string }>()
+    ).results.map((row) => row.name);
+    const rows = async () => {
+      const counts: Record<string, number> = {};
+      for (const name of tables) {
+        const row = await env.DB.prepare(`SELECT count(*) AS n FROM "${name}"`).first<{
+          n: number;
+        }>();
+        counts[name] = row?.n ?? 0;
+      }
+      return counts;
+    };
+    const flushStatements = async () =>
+      (await env.DB.prepare(
+        "SELECT count(*) AS flushes, coalesce(sum(json_array_length(deltas)), 0) AS windows FROM usage_flushes WHERE tenant_id = ?",
+      )
+        .bind(tenant.tenantId)
+        .first<{ flushes: number; windows: number }>()) ?? { flushes: 0, windows: 0 };
+    const before = await rows();
+    const EVENTS = 1000;
+    for (let sent = 0; sent < EVENTS; sent += 100) {
+      const batch = Array.from({ length: 100 }, (_, i) =>
+        usageEvent({ feature: i % 2 ? "api_calls" : "projects", amount: 1 }),
+      );
+      const answer = await billing("/usage/events", { token: tenant.apiKey, body: batch });
+      expect(answer.body.accepted).toBe(100);
+    }
+    await waitForFinalStatuses(tenant.tenantId);
+    const { counts } = await expectPipelineInvariant(tenant.tenantId);
+    expect(counts).toEqual({ AGGREGATED: EVENTS });
+    const after = await rows();
+    const grown = Object.fromEntries(
+      tables
+        .map((name) => [name, (after[name] ?? 0) - (before[name] ?? 0)] as const)
+        .filter(([, delta]) => delta !== 0),
+    );
+    // The only rows D1 gained: the counter's flush ledger and the aggregates.
+    const { flushes, windows } = await flushStatements();
+    expect(Object.keys(grown).sort()).toEqual(["usage_aggregates", "usage_flushes"]);
+    expect(grown.usage_flushes).toBe(flushes);
+    // Each flush is one D1 batch: an increment per window and its ledger row.
+    const statementsPerEvent = (windows + flushes) / EVENTS;
+    console.log(
+      JSON.stringify({
+        msg: "D1 write statements per event",
+        events: EVENTS,
+        flushes,
+        statements: windows + flushes,
+        statementsPerEvent,
+      }),
+    );
+    expect(statementsPerEvent).toBeLessThan(0.1);
+  }, 60_000);
 });
