@@ -1,10 +1,11 @@
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   type ArchivedUsageEvent,
   encodeUsageEventsParquet,
+  USAGE_EVENTS_PARQUET_SCHEMA,
 } from "../../workers/billing/src/usage-log/parquet.ts";
 import { queryParquet } from "./duckdb.ts";
 import { readLocalR2Objects, withLocalR2Bucket } from "./local-r2.ts";
@@ -163,4 +164,57 @@ describe("DuckDB read-back of the usage archive", () => {
     );
     expect(tenants).toEqual({ tenants: [TENANT] });
   }, 60_000);
+});
+
+describe("the documented archive format (docs/billing.md)", () => {
+  const docs = readFileSync(path.join(import.meta.dirname, "../../docs/billing.md"), "utf8");
+  const section = docs.slice(docs.indexOf("## Usage archive"), docs.indexOf("## Usage pipeline"));
+
+  it("lists exactly the columns the files have", () => {
+    const documented = section
+      .split("\n")
+      .filter((line) => line.startsWith("| `"))
+      .map((line) => line.split("|").map((cell) => cell.trim()));
+    expect(
+      documented.map(([, column, type, nullable, what]) => ({ column, type, nullable, what })),
+    ).toEqual(
+      USAGE_EVENTS_PARQUET_SCHEMA.map((column) => ({
+        column: `\`${column.column}\``,
+        type: column.type,
+        nullable: column.nullable ? "yes" : "no",
+        what: column.description,
+      })),
+    );
+  });
+
+  it("its DuckDB query gives the aggregates of a tenant's files", async () => {
+    const query = /```sql\n([\s\S]*?)```/.exec(section)?.[1];
+    if (!query) throw new Error("no sql block in the usage archive section");
+    const day = Date.parse("2026-11-22T00:00:00.000Z");
+    const mine = randomEvents(TENANT, 1_500, day);
+    const theirs = randomEvents(OTHER_TENANT, 500, day);
+    const files = [
+      {
+        key: `usage/tenant=${TENANT}/date=2026-11-22/shard-0-a.parquet`,
+        bytes: encodeUsageEventsParquet(mine.slice(0, 900)),
+      },
+      {
+        key: `usage/tenant=${TENANT}/date=2026-11-23/shard-0-b.parquet`,
+        bytes: encodeUsageEventsParquet(mine.slice(900)),
+      },
+      {
+        key: `usage/tenant=${OTHER_TENANT}/date=2026-11-22/shard-0-c.parquet`,
+        bytes: encodeUsageEventsParquet(theirs),
+      },
+    ];
+    const rows = await queryParquet(files, query.replaceAll("<tenant id>", TENANT));
+    expect(
+      rows.map(({ subscription_id, feature, period_key, amount }) => ({
+        subscription_id,
+        feature,
+        period_key,
+        amount,
+      })),
+    ).toEqual(jsSums(mine));
+  });
 });

@@ -2,8 +2,12 @@
  * Reads Parquet files the way another engine would: DuckDB in Node, over
  * file bytes (written to a temporary folder, each under its own key so
  * Hive-style `tenant=.../date=...` folders survive) or paths on disk. The
- * SQL sees the files as one view, `usage_events`.
+ * SQL sees the files as one view, `usage_events`, and may also name them
+ * by their keys or globs over them, relative paths such as
+ * `usage/tenant=<id>/date=<day>/`: the temporary folder is DuckDB's file
+ * search path.
  */
+
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -53,6 +57,7 @@ export async function queryParquet(
       );
       return target;
     });
+    await connection.run(`set file_search_path = ${quote(folder)}`);
     if (paths.length > 0) {
       await connection.run(
         `create view usage_events as select * from read_parquet([${paths.map(quote).join(", ")}])`,
