@@ -50,6 +50,8 @@ export const LIMITS = {
  * (scripts/lib/capacity-measure.ts: the product's statements on
  * node:sqlite, bytes from dbstat, CPU time on the 2-core machine);
  * `code`: a constant of the code; `bench`: the local stack's stage timers.
+ * Times are process CPU time, so other load on the machine does not inflate
+ * them.
  */
 export const COSTS = {
   /** measured: a hot event's row in its shard (`events`, AGGREGATED, every column set, WITHOUT ROWID). */
@@ -64,15 +66,17 @@ export const COSTS = {
   d1FlushRowBytes: 508,
   /**
    * measured: a shard's CPU time per event, storage statements and Parquet
-   * encoding together (insert 0.03, send 0.005, validation read 0.013,
-   * claim 0.027, finish 0.007, archive 0.048, encode 0.084 ms), the higher
-   * of two runs on the loaded machine (the other was half of it).
+   * encoding together (insert with outbox 0.022, send 0.003, validation read
+   * 0.007, claim 0.017, finish 0.006, archive statements 0.022, encoding
+   * 0.041 ms): the highest of three runs (0.083 to 0.115), rounded up.
    */
-  shardMsPerEvent: 0.22,
+  shardMsPerEvent: 0.12,
   /** measured: archive writing (statements and encoding) per event, part of the above. */
-  archiveMsPerEvent: 0.13,
-  /** measured: one flush's D1 batch (two window increments and the flush row), SQLite time. */
-  d1MsPerFlush: 0.37,
+  archiveMsPerEvent: 0.07,
+  /** measured: one flush's D1 batch (two window increments and the flush row), SQLite CPU time (0.13 to 0.26). */
+  d1MsPerFlush: 0.27,
+  /** measured: the ingestion Worker's CPU per event (body parsed, events judged, split by shard, serialised). */
+  ingestionMsPerEvent: 0.009,
   /** bench: a counter's time per event in `record` (stage timers; the flush now waits on the shards' RPC, not on D1 rows). */
   counterMsPerEvent: 0.03,
   /** code: events per counter flush round (FLUSH_MAX_EVENTS); one D1 batch each. */
@@ -311,6 +315,11 @@ export const TERMS: Term[] = [
       return (rounds * 2 * shardsPerRound) / LIMITS.subrequestsPerInvocation;
     },
     next: "a shorter flush interval for the tenant, or fewer shards (smaller index rows)",
+  },
+  {
+    limit: () => "Worker CPU (30 s per invocation): one ingestion request",
+    use: (input) => (input.batch * COSTS.ingestionMsPerEvent) / LIMITS.cpuMsPerInvocation,
+    next: "smaller batches (the API takes at most 1,000 events per request)",
   },
   {
     limit: () => "R2: 1 write/s per key (archive files)",
