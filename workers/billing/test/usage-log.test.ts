@@ -82,11 +82,26 @@ async function age(tenantId: string, shard: number, hoursAgo: number) {
   });
 }
 
-/** Archives whatever a shard may archive, as its alarm would (a moment past the settle time). */
+/** When the tests archive: a moment past the settle time of everything finished now. */
+const ARCHIVE_AT = () => Date.now() + 120_000;
+
+/** Archives whatever a shard may archive, as its alarm would. */
 function archive(tenantId: string, shard: number, crashAfter?: "intent" | "put") {
   return runInDurableObject(usageLogObject(tenantId, shard), (instance: UsageLog) =>
-    instance.archiveDue({ nowMs: Date.now() + 120_000, ...(crashAfter ? { crashAfter } : {}) }),
+    instance.archiveDue({ nowMs: ARCHIVE_AT(), ...(crashAfter ? { crashAfter } : {}) }),
   );
+}
+
+/**
+ * Places a shard's hot events inside the hour the next archive run sees as
+ * open (whatever the clock, also a minute before the hour turns).
+ */
+async function receivedInOpenHour(tenantId: string, shard: number) {
+  const openHourStart = new Date(Math.floor((ARCHIVE_AT() + 5_000) / HOUR) * HOUR + 1_000);
+  await inUsageLog(tenantId, shard, (sql) => {
+    sql.exec("UPDATE events SET received_at = ?", openHourStart.toISOString());
+    sql.exec("UPDATE event_ids SET received_ms = ?", openHourStart.getTime());
+  });
 }
 
 async function archiveObjects(tenantId: string) {
@@ -178,13 +193,14 @@ describe("usage log: the Parquet archive in R2", () => {
     expect(hotView.body.status).toBe("AGGREGATED");
 
     // Nothing to archive while the hour is open and the file is not full.
+    await receivedInOpenHour(tenantId, 0);
     expect(await archive(tenantId, 0)).toMatchObject({ files: 0, events: 0 });
     await age(tenantId, 0, 2);
     expect(await archive(tenantId, 0)).toMatchObject({ files: 1, events: 12 });
     expect(await hotCount(tenantId, 0)).toBe(0);
 
     const [object] = await archiveObjects(tenantId);
-    const day = new Date(Date.now() - 2 * HOUR).toISOString().slice(0, 10);
+    const day = object?.key.match(/\/date=(\d{4}-\d{2}-\d{2})\//)?.[1];
     expect(object?.key).toMatch(
       new RegExp(`^usage/tenant=${tenantId}/date=${day}/shard-0-[0-9a-f-]{36}\\.parquet$`),
     );
@@ -194,6 +210,8 @@ describe("usage log: the Parquet archive in R2", () => {
     expect(rows.every((row) => row.tenantId === tenantId && row.status === "AGGREGATED")).toBe(
       true,
     );
+    // The file's day is the UTC day the events were received.
+    expect(rows.every((row) => row.receivedAt.slice(0, 10) === day)).toBe(true);
 
     // The same body from R2 as from the hot log (only the receipt time was moved here).
     const archivedView = await call(`${EVENTS}/${events[4]?.eventId}`, { token: key });
@@ -243,11 +261,12 @@ describe("usage log: the Parquet archive in R2", () => {
       Array.from({ length: 12 }, () => incoming()),
     );
     await aggregateAll(tenantId, 0);
+    await receivedInOpenHour(tenantId, 0);
     const reports = await runInDurableObject(
       usageLogObject(tenantId, 0),
       async (instance: UsageLog) => {
         (instance as unknown as { env: Env }).env = small as Env;
-        const nowMs = Date.now() + 120_000;
+        const nowMs = ARCHIVE_AT();
         // As the alarm runs it: one file a time, again at once while full ones were written.
         const runs = [];
         for (let run = 0; run < 3; run++)
