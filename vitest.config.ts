@@ -2,7 +2,8 @@ import { defineConfig } from "vitest/config";
 
 // `npm run test:unit` runs every worker's suite inside workerd
 // (@cloudflare/vitest-plugin), each project with its own vitest.config.ts,
-// and the scripts' and benchmarks' own unit tests in Node.
+// and the scripts', benchmarks' and end-to-end helpers' own unit tests in
+// Node.
 export default defineConfig({
   test: {
     projects: [
@@ -12,7 +13,12 @@ export default defineConfig({
       "workers/aqi/vitest.config.ts",
       "workers/portfolio/vitest.config.ts",
       "workers/portfolio/eval/vitest.config.ts",
-      { test: { name: "scripts", include: ["scripts/**/*.test.ts", "bench/**/*.test.ts"] } },
+      {
+        test: {
+          name: "scripts",
+          include: ["scripts/**/*.test.ts", "bench/**/*.test.ts", "e2e/lib/**/*.test.ts"],
+        },
+      },
     ],
   },
 });

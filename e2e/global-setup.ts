@@ -3,7 +3,7 @@ import { type RunningStack, startStack } from "../scripts/lib/stack.ts";
 
 declare module "vitest" {
   export interface ProvidedContext {
-    stack: { billingUrl: string; aqiUrl: string; portfolioUrl: string };
+    stack: { billingUrl: string; aqiUrl: string; portfolioUrl: string; billingPersistTo: string };
   }
 }
 
@@ -17,6 +17,7 @@ export async function setup(project: TestProject) {
     billingUrl: stack.billingUrl,
     aqiUrl: stack.aqiUrl,
     portfolioUrl: stack.portfolioUrl,
+    billingPersistTo: stack.billingPersistTo,
   });
 }
 

@@ -10,9 +10,10 @@ import { devAdminCredentials } from "./lib/billing-api.ts";
 // whole stack right after the last 202 (Ctrl-C, or kill -9 of every
 // process), start it again on the same state, and the counts converge to
 // exactly the accepted events. The local queues hold their messages in
-// memory, so what a stop leaves in flight is re-driven from D1 by the
-// reconciler (workers/billing/src/services/usage-redrive.ts) once its bound
-// (USAGE_REDRIVE_AFTER_SECONDS, 20 s in .dev.vars.example) has passed.
+// memory, so what a stop leaves in flight is re-driven from the tenant's
+// usage log by its alarm (workers/billing/src/usage-log/usage-log.ts) once
+// its bound (USAGE_REDRIVE_AFTER_SECONDS, 20 s in .dev.vars.example) has
+// passed.
 // These tests start their own stacks (scripts/dev.ts, as a developer does).
 
 const BATCHES = 5;
@@ -117,7 +118,7 @@ async function acceptThenStopAndRestart(stop: "interrupt" | "crash") {
     .output()
     .split("\n")
     .find((line) => /usage (events still in flight|pipeline drained)/.test(line));
-  // What the stop left unfinished, read from the stopped stack's D1 file.
+  // What the stop left unfinished, read from the stopped stack's usage-log files.
   const stranded = usageEventsInFlight(path.join(stateDir, "billing"));
 
   // The reconciler starts with the first request (the start's own health

@@ -4,16 +4,19 @@
  * and stops it again. Used by the end-to-end suite and the benchmarks.
  */
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { devServices } from "./dev-services.ts";
 import { ROOT } from "./wrangler.ts";
 
 export interface RunningStack {
   billingUrl: string;
   aqiUrl: string;
   portfolioUrl: string;
+  /** Where the billing worker keeps its local state (`wrangler dev --persist-to`): its D1, Durable Objects and R2. */
+  billingPersistTo: string;
   /** Everything the stack printed so far (for diagnosing failures). */
   output(): string;
   /** Stops it the way Ctrl-C does (graceful), then removes its state unless the caller owns it. */
@@ -65,6 +68,8 @@ export interface StackOptions {
   env?: Record<string, string>;
   /** Local state to use and keep (a restart on the same state); a fresh temporary one otherwise. */
   stateDir?: string;
+  /** Billing worker variables that override its configured ones (written to a BILLING_VARS_FILE). */
+  billingVars?: Record<string, string>;
 }
 
 /**
@@ -96,6 +101,16 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
   ];
   const ownsState = options.stateDir === undefined;
   const stateDir = options.stateDir ?? mkdtempSync(path.join(tmpdir(), "edge-stack-"));
+  let billingVarsFile: string | undefined;
+  if (options.billingVars) {
+    billingVarsFile = path.join(stateDir, "billing-overrides.env");
+    writeFileSync(
+      billingVarsFile,
+      Object.entries(options.billingVars)
+        .map(([name, value]) => `${name}=${value}\n`)
+        .join(""),
+    );
+  }
   let output = "";
   const child: ChildProcess = spawn(
     process.execPath,
@@ -112,6 +127,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
         AQI_PORT: String(aqiPort),
         PORTFOLIO_PORT: String(portfolioPort),
         STATE_DIR: stateDir,
+        ...(billingVarsFile ? { BILLING_VARS_FILE: billingVarsFile } : {}),
         ...(options.logLevel ? { DEV_LOG_LEVEL: options.logLevel } : {}),
       },
       stdio: ["ignore", "pipe", "pipe"],
@@ -175,6 +191,7 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
     billingUrl: `http://127.0.0.1:${billingPort}`,
     aqiUrl: `http://127.0.0.1:${aqiPort}`,
     portfolioUrl: `http://127.0.0.1:${portfolioPort}`,
+    billingPersistTo: devServices({ STATE_DIR: stateDir })[0].persistTo,
     output: () => output,
     stop,
     interrupt,

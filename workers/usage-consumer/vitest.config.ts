@@ -42,11 +42,8 @@ export default defineConfig(async () => {
         wrangler: { configPath: path.join(import.meta.dirname, "./wrangler.toml") },
         miniflare: {
           bindings: { TEST_MIGRATIONS: migrations, ENVIRONMENT: "test" },
-          // Test-only ways in: the billing API, and the outbox publisher (to sweep on demand).
+          // Test-only way in: the billing API.
           serviceBindings: { BILLING: "billing" },
-          durableObjects: {
-            TEST_OUTBOX_PUBLISHER: { className: "UsageOutboxPublisher", scriptName: "billing" },
-          },
           workers: [
             {
               name: "billing",
@@ -59,9 +56,7 @@ export default defineConfig(async () => {
               durableObjects: {
                 RATE_LIMITER: { className: "RateLimiter", useSQLite: true },
                 ENTITLEMENT_COUNTER: { className: "EntitlementCounter", useSQLite: true },
-                USAGE_OUTBOX_PUBLISHER: { className: "UsageOutboxPublisher", useSQLite: true },
-                USAGE_DEDUP_WINDOW: { className: "UsageDedupWindow", useSQLite: true },
-                USAGE_ARCHIVE_INDEX: { className: "UsageArchiveIndex", useSQLite: true },
+                USAGE_LOG: { className: "UsageLog", useSQLite: true },
               },
               r2Buckets: { USAGE_ARCHIVE: "usage-archive" },
               queueProducers: {

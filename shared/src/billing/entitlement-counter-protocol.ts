@@ -95,11 +95,11 @@ export const usageEntry = z.strictObject({
   amount: z.number().int().positive().max(MAX_USAGE_AMOUNT),
   occurredAt: isoInstant,
   /**
-   * The usage_events row the entry counts (the pipeline passes it). The
-   * flush then claims that row (VALIDATED -> AGGREGATED) in the same D1
-   * batch as the aggregate increment, and the increment only adds the
-   * units of rows it actually claimed; units of a row that was already
-   * claimed are taken back out of the counter.
+   * The logged event the entry counts (the pipeline passes its id). The
+   * flush claims that event in its usage-log shard before the aggregate
+   * increment and adds only the units of events it actually claimed;
+   * units of an event it could not claim are taken back out of the
+   * counter (billing: usage-log/flush-claims.ts).
    */
   usageEventId: z.uuid().optional(),
 });

@@ -1,8 +1,8 @@
 import { z } from "zod";
 
 // Wire contracts of the usage pipeline's queues, shared by the producer
-// (the billing worker: ingestion, the outbox publisher and dead-letter
-// retries) and the consumers (the usage-consumer worker). Every consumer
+// (the billing worker: the usage logs' outboxes and re-drive, and
+// dead-letter retries) and the consumers (the usage-consumer worker). Every consumer
 // parses what it receives with these schemas; a body that does not parse
 // is a poison message and is dead-lettered with its reason, never retried.
 
@@ -22,12 +22,12 @@ export const QUEUE_SEND_BATCH_MAX = 100;
 const isoInstant = z.iso.datetime({ offset: true });
 
 /**
- * usage-raw: an accepted event, built from its usage_events row. `retryOf`
+ * usage-raw: an accepted event, as its tenant's usage log stores it. `retryOf`
  * names the dead letter an administrator retried, so the stage can mark it
  * RESOLVED once the event gets through.
  */
 export const rawUsageMessage = z.object({
-  /** usage_events.id */
+  /** Our id for the event (names its usage-log shard: shared/src/usage-log/client.ts). */
   id: z.uuid(),
   tenantId: z.uuid(),
   eventId: z.string().min(1).max(255),

@@ -3,26 +3,22 @@ import { consumeWebhookBatch, isWebhookQueue } from "./jobs/billing-cycle.ts";
 import { runScheduledWork } from "./jobs/scheduled-work.ts";
 import { consumeOutboundWebhookBatch, isOutboundWebhookQueue } from "./jobs/webhook-deliveries.ts";
 import { relayTenantEventsQuietly } from "./services/tenant-events.ts";
-import { armUsageReconciler } from "./services/usage-reconciler-arming.ts";
 import type { WebhookQueueMessage } from "./services/webhooks.ts";
 
 export { RateLimiter } from "@edge-platform/shared/rate-limit/rate-limiter";
 export { EntitlementCounter } from "./durable-objects/entitlement-counter.ts";
-export { UsageArchiveIndex } from "./durable-objects/usage-archive-index.ts";
-export { UsageDedupWindow } from "./durable-objects/usage-dedup-window.ts";
-export { UsageOutboxPublisher } from "./durable-objects/usage-outbox-publisher.ts";
+export { UsageLog } from "./usage-log/usage-log.ts";
 
 const app = createApp();
 
 export default {
   fetch(request, env, ctx) {
-    armUsageReconciler.once(env, ctx);
     return app.fetch(request, env, ctx);
   },
   /**
    * Cron Trigger (wrangler.toml [triggers]): subscription transitions, the
-   * billing cycle, the tenant-event sweep, the usage archive, pruning, and
-   * arming the usage reconciler (jobs/scheduled-work.ts); one log line per run.
+   * billing cycle, the tenant-event sweep, moving the D1 usage log of
+   * earlier releases into the usage log, and pruning (jobs/scheduled-work.ts); one log line per run.
    */
   scheduled(controller, env, ctx) {
     ctx.waitUntil(runScheduledWork(env, controller));

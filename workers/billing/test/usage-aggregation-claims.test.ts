@@ -1,5 +1,6 @@
 import { env } from "cloudflare:workers";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
+import { withShard } from "@edge-platform/shared/usage-log/client";
 import { describe, expect, it } from "vitest";
 import {
   insertSubscription,
@@ -7,11 +8,12 @@ import {
   monthlyWindowAt,
   snapshot,
 } from "./entitlement-fixtures.ts";
+import { inUsageLog, usageLogObject } from "./usage-log-helpers.ts";
 
-// The counter's flush claims the usage_events rows of pipeline entries in
-// the same D1 batch as the increment: only rows it claims are counted.
+// The counter's flush claims the logged events of pipeline entries in their
+// usage-log shard before the D1 increment: only events it claims are counted.
 
-describe("EntitlementCounter: claims of usage event rows", () => {
+describe("EntitlementCounter: claims of logged usage events", () => {
   it("counts claimed rows once (VALIDATED, or PENDING counted at validation), and takes back the units of rows it could not claim", async () => {
     const tenantId = await insertTenant();
     const fixture = await insertSubscription({
@@ -30,43 +32,33 @@ describe("EntitlementCounter: claims of usage event rows", () => {
     // with no window yet; and one that a later delivery REJECTED meanwhile.
     const pending = { id: crypto.randomUUID(), amount: 13, status: "PENDING" };
     const rejected = { id: crypto.randomUUID(), amount: 17, status: "REJECTED" };
-    for (const row of [pending, rejected]) {
-      await env.DB.prepare(
-        `INSERT INTO usage_events (id, tenant_id, event_id, feature_lookup_key, amount, timestamp, received_at, status)
-         VALUES (?, ?, ?, 'api_calls', ?, ?, ?, ?)`,
-      )
-        .bind(
-          row.id,
-          tenantId,
-          crypto.randomUUID(),
-          row.amount,
-          now.toISOString(),
-          now.toISOString(),
-          row.status,
-        )
-        .run();
-    }
-    for (const row of rows) {
-      await env.DB.prepare(
-        `INSERT INTO usage_events (id, tenant_id, event_id, subscription_id, feature_lookup_key, amount,
-            timestamp, received_at, status, period_key, period_start, period_end)
-         VALUES (?, ?, ?, ?, 'api_calls', ?, ?, ?, ?, ?, ?, ?)`,
-      )
-        .bind(
-          row.id,
-          tenantId,
-          crypto.randomUUID(),
-          fixture.subscriptionId,
-          row.amount,
-          now.toISOString(),
-          now.toISOString(),
-          row.status,
-          window.periodKey,
-          window.periodStart,
-          window.periodEnd,
-        )
-        .run();
-    }
+    for (const row of [...rows, pending, rejected]) row.id = withShard(row.id, 0);
+    const moved = (row: { id: string; amount: number; status: string }, windowed: boolean) => ({
+      id: row.id,
+      eventId: crypto.randomUUID(),
+      feature: "api_calls",
+      amount: row.amount,
+      timestamp: now.toISOString(),
+      receivedAt: now.toISOString(),
+      status: row.status as "PENDING",
+      reason: null,
+      message: null,
+      subscriptionId: windowed ? fixture.subscriptionId : null,
+      periodKey: windowed ? window.periodKey : null,
+      periodStart: windowed ? window.periodStart : null,
+      periodEnd: windowed ? window.periodEnd : null,
+      validatedAt: null,
+      aggregatedAt: null,
+      metadata: {},
+    });
+    await usageLogObject(tenantId).import({
+      tenantId,
+      shard: 0,
+      events: [
+        ...[pending, rejected].map((row) => moved(row, false)),
+        ...rows.map((row) => moved(row, true)),
+      ],
+    });
     const counter = entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId);
     const entries = [...rows, pending, rejected].map((row) => ({
       eventId: row.id,
@@ -82,14 +74,16 @@ describe("EntitlementCounter: claims of usage event rows", () => {
     expect((await counter.check("api_calls")).used).toBe(53);
     expect(await counter.flush()).toMatchObject({ pendingUnits: 0 });
 
-    const { results } = await env.DB.prepare(
-      `SELECT id, status, aggregation_flush_id AS flush, subscription_id AS subscriptionId,
-              period_key AS periodKey, period_start AS periodStart, period_end AS periodEnd,
-              validated_at AS validatedAt, aggregated_at AS aggregatedAt
-         FROM usage_events WHERE tenant_id = ? ORDER BY amount`,
-    )
-      .bind(tenantId)
-      .all<Record<string, string | null>>();
+    const results = await inUsageLog(tenantId, 0, (sql) =>
+      sql
+        .exec<Record<string, string | null>>(
+          `SELECT id, status, claim_flush_id AS flush, subscription_id AS subscriptionId,
+                  period_key AS periodKey, period_start AS periodStart, period_end AS periodEnd,
+                  validated_at AS validatedAt, aggregated_at AS aggregatedAt
+             FROM events ORDER BY amount`,
+        )
+        .toArray(),
+    );
     expect(results.map((row) => row.status)).toEqual([
       "AGGREGATED",
       "AGGREGATED",

@@ -1,12 +1,11 @@
 import { runInDurableObject } from "cloudflare:test";
-import { env } from "cloudflare:workers";
 import { deadLetterIdFor } from "@edge-platform/shared/queues/usage";
 import { describe, expect, it, vi } from "vitest";
-import type { UsageDedupWindow } from "../src/durable-objects/usage-dedup-window.ts";
-import type { UsageOutboxPublisher } from "../src/durable-objects/usage-outbox-publisher.ts";
+import type { UsageLog } from "../src/usage-log/usage-log.ts";
 import { createApiKey, platformAdmin } from "./catalog-helpers.ts";
 import { insertSubscription, snapshot } from "./entitlement-fixtures.ts";
 import { type Account, call, db, expectError, register } from "./helpers.ts";
+import { inUsageLog, loggedEvents, usageLogObject } from "./usage-log-helpers.ts";
 
 const EVENTS = "/api/v1/usage/events";
 /**
@@ -41,15 +40,12 @@ const event = (overrides: Record<string, unknown> = {}) => ({
 });
 
 async function stored(tenantId: string) {
-  const { results } = await db()
-    .prepare(
-      `SELECT e.event_id AS eventId, e.status, e.amount, o.status AS outbox
-         FROM usage_events e LEFT JOIN usage_outbox o ON o.id = e.id
-        WHERE e.tenant_id = ? ORDER BY e.event_id`,
-    )
-    .bind(tenantId)
-    .all<{ eventId: string; status: string; amount: number; outbox: string | null }>();
-  return results;
+  return (await loggedEvents(tenantId)).map(({ eventId, status, amount, unsent }) => ({
+    eventId,
+    status,
+    amount,
+    outbox: unsent ? "PENDING" : "SENT",
+  }));
 }
 
 describe("POST /usage/events: authentication and whole-batch errors", () => {
@@ -150,7 +146,7 @@ describe("POST /usage/events: per-event outcomes, outbox and duplicates", () => 
               eventId: e.eventId,
               status: "PENDING",
               amount: e.amount,
-              outbox: "PUBLISHED",
+              outbox: "SENT",
             }))
             .sort((a, b) => a.eventId.localeCompare(b.eventId)),
         ),
@@ -167,7 +163,7 @@ describe("POST /usage/events: per-event outcomes, outbox and duplicates", () => 
     });
   });
 
-  it("counts an eventId once: repeats inside a batch, resubmissions (window) and past the window (D1)", async () => {
+  it("counts an eventId once: repeats inside a batch and resubmissions", async () => {
     const { key, tenantId } = await customer();
     const a = event();
     const b = event();
@@ -178,21 +174,11 @@ describe("POST /usage/events: per-event outcomes, outbox and duplicates", () => 
       "accepted",
       "duplicate",
     ]);
-    // The window remembers committed ids (after the commit, asynchronously).
-    const window = env.USAGE_DEDUP_WINDOW.get(env.USAGE_DEDUP_WINDOW.idFromName(tenantId));
-    await vi.waitFor(
-      async () => expect(await window.seen([a.eventId, b.eventId])).toHaveLength(2),
-      SETTLED,
-    );
     const again = await call(EVENTS, { token: key, body: [a, b] });
     expect(again.body.events.map((e: { status: string }) => e.status)).toEqual([
       "duplicate",
       "duplicate",
     ]);
-    // With the window forgotten, D1's unique (tenant, eventId) still holds.
-    await runInDurableObject(window, (_instance: UsageDedupWindow, state) => {
-      state.storage.sql.exec("DELETE FROM seen_events");
-    });
     const past = await call(EVENTS, { token: key, body: [a, event()] });
     expect(past.body.events.map((e: { status: string }) => e.status)).toEqual([
       "duplicate",
@@ -238,40 +224,35 @@ describe("usage reads", () => {
   });
 });
 
-describe("the outbox publisher", () => {
+describe("the usage log's outbox", () => {
   it("retries a failing send with exponential backoff and dead-letters the event after 5 failures", async () => {
     const { key, tenantId } = await customer();
     const e = event({ amount: 4 });
     await call(EVENTS, { token: key, body: [e] });
-    const row = await db()
-      .prepare("SELECT id FROM usage_events WHERE tenant_id = ? AND event_id = ?")
-      .bind(tenantId, e.eventId)
-      .first<{ id: string }>();
-    if (!row) throw new Error("event not stored");
-    // As if ingestion's own send had never happened: PENDING, due now.
-    await vi.waitFor(async () => {
-      const published = await db()
-        .prepare("SELECT status FROM usage_outbox WHERE id = ?")
-        .bind(row.id)
-        .first();
-      expect(published).toEqual({ status: "PUBLISHED" });
-    }, SETTLED);
-    const start = Date.now();
-    await db()
-      .prepare("UPDATE usage_outbox SET status = 'PENDING', next_attempt_at = ? WHERE id = ?")
-      .bind(new Date(start).toISOString(), row.id)
-      .run();
-    const publisher = env.USAGE_OUTBOX_PUBLISHER.get(
-      env.USAGE_OUTBOX_PUBLISHER.idFromName("test-failing"),
+    await vi.waitFor(
+      async () => expect(await stored(tenantId)).toMatchObject([{ outbox: "SENT" }]),
+      SETTLED,
     );
+    const [row] = await loggedEvents(tenantId);
+    if (!row) throw new Error("event not stored");
+    // As if ingestion's own send had never happened: an outbox entry, due now.
+    const start = Date.now();
+    await inUsageLog(tenantId, 0, (sql) => {
+      sql.exec("INSERT INTO outbox (id, next_attempt_at) VALUES (?, ?)", row.id, start);
+    });
     const outbox = () =>
-      db()
-        .prepare(
-          "SELECT status, attempts, next_attempt_at AS nextAttemptAt, last_error AS lastError FROM usage_outbox WHERE id = ?",
-        )
-        .bind(row.id)
-        .first<{ status: string; attempts: number; nextAttemptAt: string; lastError: string }>();
-    await runInDurableObject(publisher, async (instance: UsageOutboxPublisher) => {
+      inUsageLog(
+        tenantId,
+        0,
+        (sql) =>
+          sql
+            .exec<{ attempts: number; nextAttemptAt: number; lastError: string }>(
+              "SELECT attempts, next_attempt_at AS nextAttemptAt, last_error AS lastError FROM outbox WHERE id = ?",
+              row.id,
+            )
+            .toArray()[0],
+      );
+    await runInDurableObject(usageLogObject(tenantId), async (instance: UsageLog) => {
       const real = (instance as unknown as { env: Env }).env;
       (instance as unknown as { env: Env }).env = {
         ...real,
@@ -280,20 +261,21 @@ describe("the outbox publisher", () => {
         } as unknown as Queue,
       };
       let at = start;
-      for (const wait of [2, 4, 8, 16]) {
-        const result = await instance.sweep({ nowMs: at });
-        expect(result.failed).toBeGreaterThanOrEqual(1);
+      for (const [attempt, wait] of [2, 4, 8, 16].entries()) {
+        await instance.publish(at);
         const state = await outbox();
-        expect(state).toMatchObject({ status: "PENDING", lastError: "queue unavailable" });
-        expect(Date.parse(state?.nextAttemptAt ?? "") - at).toBe(wait * 1000);
+        expect(state).toMatchObject({ attempts: attempt + 1, lastError: "queue unavailable" });
+        expect((state?.nextAttemptAt ?? 0) - at).toBe(wait * 1000);
         // Not due before its backoff has passed.
-        expect((await instance.sweep({ nowMs: at + wait * 1000 - 1 })).failed).toBe(0);
+        await instance.publish(at + wait * 1000 - 1);
+        expect((await outbox())?.attempts).toBe(attempt + 1);
         at += wait * 1000;
       }
-      await instance.sweep({ nowMs: at });
+      await instance.publish(at);
       (instance as unknown as { env: Env }).env = real;
     });
-    expect(await outbox()).toMatchObject({ status: "FAILED", attempts: 5 });
+    // Given up: the entry goes, the event is dead-lettered at the PUBLISHING stage.
+    expect(await outbox()).toBeUndefined();
     const dead = await db()
       .prepare(
         "SELECT failure_stage, source_event_id, tenant_id, topic, failure_reason, status FROM dead_letter_events WHERE id = ?",

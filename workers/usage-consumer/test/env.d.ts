@@ -6,8 +6,6 @@ declare global {
       TEST_MIGRATIONS: D1Migration[];
       /** Test-only: the billing worker (auxiliary worker in vitest.config.ts). */
       BILLING: Fetcher;
-      /** Test-only: the billing worker's outbox publisher, to sweep and re-drive on demand. */
-      TEST_OUTBOX_PUBLISHER: DurableObjectNamespace;
     }
   }
 }

@@ -4,6 +4,8 @@ import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-co
 import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
 import { planPrices, plans } from "@edge-platform/shared/db/schema/catalog";
 import { entitlementSnapshots, subscriptions } from "@edge-platform/shared/db/schema/subscriptions";
+import type { RawUsageMessage } from "@edge-platform/shared/queues/usage";
+import { usageLogName, withShard } from "@edge-platform/shared/usage-log/client";
 import { drizzle } from "drizzle-orm/d1";
 import { expect, vi } from "vitest";
 
@@ -93,6 +95,9 @@ export const DEFAULT_SNAPSHOTS = [
   snapshot.flag("sso"),
 ];
 
+/** Each test tenant's API key, for reading its events through the API. */
+const apiKeys = new Map<string, string>();
+
 export interface PipelineTenant {
   tenantId: string;
   subscriptionId: string;
@@ -147,6 +152,7 @@ export async function pipelineTenant(snapshots = DEFAULT_SNAPSHOTS): Promise<Pip
     body: { name: "pipeline" },
   });
   expect(key.status, JSON.stringify(key.body)).toBe(201);
+  apiKeys.set(tenantId, key.body.key as string);
   return { tenantId, subscriptionId, ownerToken, apiKey: key.body.key as string };
 }
 
@@ -160,13 +166,95 @@ export function usageEvent(overrides: Record<string, unknown> = {}) {
   };
 }
 
+/** An event as GET /usage/events lists it. */
+export interface ListedEvent {
+  id: string;
+  eventId: string;
+  feature: string;
+  amount: number;
+  status: string;
+  subscriptionId: string | null;
+  periodKey: string | null;
+  validatedAt: string | null;
+  aggregatedAt: string | null;
+}
+
+/** Every event of the tenant, as its API key lists them (all pages). */
+export async function listedEvents(tenantId: string): Promise<ListedEvent[]> {
+  const token = apiKeys.get(tenantId);
+  if (!token) throw new Error(`no API key for tenant ${tenantId}`);
+  const events: ListedEvent[] = [];
+  let cursor: string | null = null;
+  do {
+    const page = await billing(
+      `/usage/events?limit=1000${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ""}`,
+      { token },
+    );
+    expect(page.status, JSON.stringify(page.body)).toBe(200);
+    events.push(...page.body.data);
+    cursor = page.body.meta.nextCursor;
+  } while (cursor);
+  return events;
+}
+
 export async function statusCounts(tenantId: string): Promise<Record<string, number>> {
-  const { results } = await env.DB.prepare(
-    "SELECT status, COUNT(*) AS n FROM usage_events WHERE tenant_id = ? GROUP BY status",
-  )
-    .bind(tenantId)
-    .all<{ status: string; n: number }>();
-  return Object.fromEntries(results.map((row) => [row.status, row.n]));
+  const counts: Record<string, number> = {};
+  for (const event of await listedEvents(tenantId)) {
+    counts[event.status] = (counts[event.status] ?? 0) + 1;
+  }
+  return counts;
+}
+
+/** The tenant's usage log (one shard: the default count). */
+export function usageLogOf(tenantId: string) {
+  return env.USAGE_LOG.get(env.USAGE_LOG.idFromName(usageLogName(tenantId, 0))) as unknown as {
+    import(input: unknown): Promise<number>;
+    redrive(nowMs?: number): Promise<{ raw: number; validated: number; failed: number }>;
+  };
+}
+
+/**
+ * PENDING events in the tenant's usage log whose raw messages never went
+ * out (no outbox entry), and those messages: what a lost message leaves.
+ */
+export async function storePending(
+  tenant: PipelineTenant,
+  count: number,
+  shape: (i: number) => { feature?: string; amount: number },
+): Promise<RawUsageMessage[]> {
+  const receivedAt = new Date().toISOString();
+  const messages: RawUsageMessage[] = Array.from({ length: count }, (_, i) => ({
+    id: withShard(crypto.randomUUID(), 0),
+    tenantId: tenant.tenantId,
+    eventId: crypto.randomUUID(),
+    feature: shape(i).feature ?? "api_calls",
+    amount: shape(i).amount,
+    timestamp: receivedAt,
+    receivedAt,
+  }));
+  await usageLogOf(tenant.tenantId).import({
+    tenantId: tenant.tenantId,
+    shard: 0,
+    events: messages.map((message) => ({
+      id: message.id,
+      eventId: message.eventId,
+      feature: message.feature,
+      amount: message.amount,
+      timestamp: message.timestamp,
+      receivedAt: message.receivedAt,
+      status: "PENDING",
+      reason: null,
+      message: null,
+      subscriptionId: null,
+      periodKey: null,
+      periodStart: null,
+      periodEnd: null,
+      validatedAt: null,
+      aggregatedAt: null,
+      metadata: {},
+    })),
+  });
+  return messages;
 }
 
 /** Waits until every stored event of the tenant is AGGREGATED or REJECTED. */
@@ -190,21 +278,25 @@ export const counterFor = (tenantId: string) =>
  * feature; the counter object agrees with the aggregates.
  */
 export async function expectPipelineInvariant(tenantId: string) {
-  const counts = await statusCounts(tenantId);
-  const stored = Object.values(counts).reduce((sum, n) => sum + n, 0);
-  expect(stored).toBe((counts.AGGREGATED ?? 0) + (counts.REJECTED ?? 0));
-  const { results: events } = await env.DB.prepare(
-    `SELECT feature_lookup_key AS feature, SUM(amount) AS amount FROM usage_events
-      WHERE tenant_id = ? AND status = 'AGGREGATED' GROUP BY feature_lookup_key ORDER BY feature_lookup_key`,
-  )
-    .bind(tenantId)
-    .all<{ feature: string; amount: number }>();
+  const events = await listedEvents(tenantId);
+  const counts: Record<string, number> = {};
+  const units = new Map<string, number>();
+  for (const event of events) {
+    counts[event.status] = (counts[event.status] ?? 0) + 1;
+    if (event.status === "AGGREGATED") {
+      units.set(event.feature, (units.get(event.feature) ?? 0) + event.amount);
+    }
+  }
+  expect(events.length).toBe((counts.AGGREGATED ?? 0) + (counts.REJECTED ?? 0));
+  const aggregatedEvents = [...units.entries()]
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([feature, amount]) => ({ feature, amount }));
   const { results: aggregates } = await env.DB.prepare(
     `SELECT feature_lookup_key AS feature, SUM(amount) AS amount FROM usage_aggregates
       WHERE tenant_id = ? AND amount > 0 GROUP BY feature_lookup_key ORDER BY feature_lookup_key`,
   )
     .bind(tenantId)
     .all<{ feature: string; amount: number }>();
-  expect(aggregates).toEqual(events);
-  return { counts, aggregated: Object.fromEntries(events.map((e) => [e.feature, e.amount])) };
+  expect(aggregates).toEqual(aggregatedEvents);
+  return { counts, aggregated: Object.fromEntries(units) };
 }

@@ -5,7 +5,9 @@ import {
   counterFor,
   expectPipelineInvariant,
   pipelineTenant,
+  storePending,
   usageEvent,
+  usageLogOf,
   waitForFinalStatuses,
 } from "./pipeline-helpers.ts";
 
@@ -131,34 +133,14 @@ describe("usage pipeline, end to end over the real queues", () => {
     await expectPipelineInvariant(b.tenantId);
   });
 
-  it("publishes later, through the sweeper, an event whose raw-queue send failed", async () => {
+  it("sends later, through the usage log's alarm, an event whose raw message never went out", async () => {
     const tenant = await pipelineTenant();
-    // What ingestion leaves when its send fails: the committed event and a
-    // PENDING outbox row with one failed attempt.
-    const id = crypto.randomUUID();
-    const eventId = crypto.randomUUID();
-    const now = new Date().toISOString();
-    await env.DB.batch([
-      env.DB.prepare(
-        `INSERT INTO usage_events (id, tenant_id, event_id, feature_lookup_key, amount, timestamp, received_at)
-         VALUES (?, ?, ?, 'api_calls', 7, ?, ?)`,
-      ).bind(id, tenant.tenantId, eventId, now, now),
-      env.DB.prepare(
-        `INSERT INTO usage_outbox (id, tenant_id, topic, attempts, next_attempt_at, last_error)
-         VALUES (?, ?, 'usage-raw', 1, ?, 'queue unavailable')`,
-      ).bind(id, tenant.tenantId, now),
-    ]);
-    const publisher = env.TEST_OUTBOX_PUBLISHER.get(
-      env.TEST_OUTBOX_PUBLISHER.idFromName("usage-outbox"),
-    ) as unknown as { sweep(options: object): Promise<{ published: number }> };
-    const swept = await publisher.sweep({});
-    expect(swept.published).toBeGreaterThanOrEqual(1);
-    const outbox = await env.DB.prepare("SELECT status FROM usage_outbox WHERE id = ?")
-      .bind(id)
-      .first();
-    expect(outbox).toEqual({ status: "PUBLISHED" });
+    // A stored PENDING event with no message on its way: the re-drive finds it.
+    const [stranded] = await storePending(tenant, 1, () => ({ amount: 7 }));
+    const swept = await usageLogOf(tenant.tenantId).redrive(Date.now() + 600_000);
+    expect(swept).toEqual({ raw: 1, validated: 0, failed: 0 });
     await waitForFinalStatuses(tenant.tenantId);
-    const event = await billing(`/usage/events/${eventId}`, { token: tenant.apiKey });
+    const event = await billing(`/usage/events/${stranded?.eventId}`, { token: tenant.apiKey });
     expect(event.body).toMatchObject({ status: "AGGREGATED", amount: 7 });
     expect((await expectPipelineInvariant(tenant.tenantId)).aggregated).toEqual({ api_calls: 7 });
   });
@@ -246,4 +228,63 @@ describe("usage pipeline, end to end over the real queues", () => {
       retriedEvent.body.amount,
     );
   });
+
+  it("writes to D1 per counter flush, never per event", async () => {
+    const tenant = await pipelineTenant();
+    const tables = (
+      await env.DB.prepare(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name != 'd1_migrations'",
+      ).all<{ name: string }>()
+    ).results.map((row) => row.name);
+    const rows = async () => {
+      const counts: Record<string, number> = {};
+      for (const name of tables) {
+        const row = await env.DB.prepare(`SELECT count(*) AS n FROM "${name}"`).first<{
+          n: number;
+        }>();
+        counts[name] = row?.n ?? 0;
+      }
+      return counts;
+    };
+    const flushStatements = async () =>
+      (await env.DB.prepare(
+        "SELECT count(*) AS flushes, coalesce(sum(json_array_length(deltas)), 0) AS windows FROM usage_flushes WHERE tenant_id = ?",
+      )
+        .bind(tenant.tenantId)
+        .first<{ flushes: number; windows: number }>()) ?? { flushes: 0, windows: 0 };
+    const before = await rows();
+    const EVENTS = 1000;
+    for (let sent = 0; sent < EVENTS; sent += 100) {
+      const batch = Array.from({ length: 100 }, (_, i) =>
+        usageEvent({ feature: i % 2 ? "api_calls" : "projects", amount: 1 }),
+      );
+      const answer = await billing("/usage/events", { token: tenant.apiKey, body: batch });
+      expect(answer.body.accepted).toBe(100);
+    }
+    await waitForFinalStatuses(tenant.tenantId);
+    const { counts } = await expectPipelineInvariant(tenant.tenantId);
+    expect(counts).toEqual({ AGGREGATED: EVENTS });
+    const after = await rows();
+    const grown = Object.fromEntries(
+      tables
+        .map((name) => [name, (after[name] ?? 0) - (before[name] ?? 0)] as const)
+        .filter(([, delta]) => delta !== 0),
+    );
+    // The only rows D1 gained: the counter's flush ledger and the aggregates.
+    const { flushes, windows } = await flushStatements();
+    expect(Object.keys(grown).sort()).toEqual(["usage_aggregates", "usage_flushes"]);
+    expect(grown.usage_flushes).toBe(flushes);
+    // Each flush is one D1 batch: an increment per window and its ledger row.
+    const statementsPerEvent = (windows + flushes) / EVENTS;
+    console.log(
+      JSON.stringify({
+        msg: "D1 write statements per event",
+        events: EVENTS,
+        flushes,
+        statements: windows + flushes,
+        statementsPerEvent,
+      }),
+    );
+    expect(statementsPerEvent).toBeLessThan(0.1);
+  }, 60_000);
 });

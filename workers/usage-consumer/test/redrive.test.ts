@@ -1,10 +1,6 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import {
-  envelopeItems,
-  type RawUsageMessage,
-  type ValidatedUsageMessage,
-} from "@edge-platform/shared/queues/usage";
+import { envelopeItems, type ValidatedUsageMessage } from "@edge-platform/shared/queues/usage";
 import { describe, expect, it } from "vitest";
 import worker from "../src/index.ts";
 import {
@@ -13,49 +9,21 @@ import {
   type PipelineTenant,
   pipelineTenant,
   statusCounts,
+  storePending,
+  usageLogOf,
   waitForFinalStatuses,
 } from "./pipeline-helpers.ts";
 
-// The reconciler (billing: services/usage-redrive.ts, run by the outbox
-// publisher's alarm) driven on demand: events whose messages were lost are
+// The re-drive (billing: usage-log/usage-log.ts, run by each usage log's
+// alarm) driven on demand: events whose messages were lost are
 // sent again from their rows once they have been unfinished for longer than
 // the bound (300 s here, the production default), and repeats of any kind
 // are counted once.
 
-interface Redriver {
-  redrive(options: { nowMs?: number }): Promise<{ raw: number; validated: number; failed: number }>;
-}
-
-const publisher = () =>
-  env.TEST_OUTBOX_PUBLISHER.get(
-    env.TEST_OUTBOX_PUBLISHER.idFromName("usage-outbox"),
-  ) as unknown as Redriver;
-
 const BOUND_MS = 300_000;
 
-/** PENDING rows as ingestion stores them, whose raw messages never arrive (no outbox row either). */
-async function strandedPending(tenant: PipelineTenant, count: number): Promise<RawUsageMessage[]> {
-  const receivedAt = new Date().toISOString();
-  const messages: RawUsageMessage[] = Array.from({ length: count }, (_, i) => ({
-    id: crypto.randomUUID(),
-    tenantId: tenant.tenantId,
-    eventId: crypto.randomUUID(),
-    feature: "api_calls",
-    amount: (i % 4) + 1,
-    timestamp: receivedAt,
-    receivedAt,
-  }));
-  await env.DB.prepare(
-    `INSERT INTO usage_events (id, tenant_id, event_id, feature_lookup_key, amount, timestamp, received_at)
-     SELECT json_extract(value, '$.id'), json_extract(value, '$.tenantId'), json_extract(value, '$.eventId'),
-            json_extract(value, '$.feature'), json_extract(value, '$.amount'),
-            json_extract(value, '$.timestamp'), json_extract(value, '$.receivedAt')
-       FROM json_each(?)`,
-  )
-    .bind(JSON.stringify(messages))
-    .run();
-  return messages;
-}
+const strandedPending = (tenant: PipelineTenant, count: number) =>
+  storePending(tenant, count, (i) => ({ amount: (i % 4) + 1 }));
 
 /** Runs one queue batch through the consumer with `stageEnv`; every message must be acked. */
 async function deliver(queue: string, stageEnv: Env, bodies: unknown[]) {
@@ -113,11 +81,11 @@ describe("re-driving stranded usage events", () => {
     const tenant = await pipelineTenant();
     const stranded = await strandedPending(tenant, 120);
 
-    const early = await publisher().redrive({ nowMs: Date.now() + 1_000 });
+    const early = await usageLogOf(tenant.tenantId).redrive(Date.now() + 1_000);
     expect(early.raw + early.validated).toBe(0);
     expect(await statusCounts(tenant.tenantId)).toEqual({ PENDING: 120 });
 
-    const swept = await publisher().redrive({ nowMs: Date.now() + BOUND_MS + 1_000 });
+    const swept = await usageLogOf(tenant.tenantId).redrive(Date.now() + BOUND_MS + 1_000);
     expect(swept).toMatchObject({ raw: 120, validated: 0, failed: 0 });
     await waitForFinalStatuses(tenant.tenantId);
     const { counts, aggregated } = await expectPipelineInvariant(tenant.tenantId);
@@ -139,11 +107,11 @@ describe("re-driving stranded usage events", () => {
     await deliver("usage-validated", env, validation.lost.slice(0, 50));
 
     const now = Date.now();
-    const first = await publisher().redrive({ nowMs: now + BOUND_MS + 1_000 });
+    const first = await usageLogOf(tenant.tenantId).redrive(now + BOUND_MS + 1_000);
     // Two more sweeps, each past the bound of the one before, before the
     // pipeline has caught up: every unfinished event is sent again.
-    const second = await publisher().redrive({ nowMs: now + 2 * BOUND_MS + 2_000 });
-    const third = await publisher().redrive({ nowMs: now + 3 * BOUND_MS + 3_000 });
+    const second = await usageLogOf(tenant.tenantId).redrive(now + 2 * BOUND_MS + 2_000);
+    const third = await usageLogOf(tenant.tenantId).redrive(now + 3 * BOUND_MS + 3_000);
     expect(first.raw).toBe(0);
     expect(first.validated).toBeGreaterThanOrEqual(100);
     expect(first.validated + second.validated + third.validated).toBeGreaterThan(100);
@@ -157,7 +125,7 @@ describe("re-driving stranded usage events", () => {
     expect(aggregated).toEqual({ api_calls: units(stranded) });
     expect((await counterFor(tenant.tenantId).check("api_calls")).used).toBe(units(stranded));
     // Finished events are never picked up again.
-    const after = await publisher().redrive({ nowMs: now + 10 * BOUND_MS });
+    const after = await usageLogOf(tenant.tenantId).redrive(now + 10 * BOUND_MS);
     expect(after).toEqual({ raw: 0, validated: 0, failed: 0 });
   });
 });

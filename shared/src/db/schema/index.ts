@@ -6,6 +6,5 @@ export * from "./subscriptions.ts";
 export * from "./usage.ts";
 export * from "./usage-aggregates.ts";
 export * from "./usage-alerts.ts";
-export * from "./usage-archive.ts";
 export * from "./usage-events.ts";
 export * from "./webhooks.ts";

@@ -1,7 +1,13 @@
 import type { Context, Hono } from "hono";
 import { html } from "hono/html";
 import { TENANT_EVENT_TYPES } from "../domain/tenant-events.ts";
-import { type ApiFetch, type ApiResult, errorText } from "./api-client.ts";
+import {
+  type ApiBody,
+  type ApiFetch,
+  type ApiResult,
+  type ConsoleApi,
+  errorText,
+} from "./api-client.ts";
 import { barChart } from "./chart.ts";
 import { badge, count, day, formGuard, type Html, money, table, when } from "./layout.ts";
 import { type PageHandler, signedIn } from "./routes.ts";
@@ -189,7 +195,7 @@ const usage: PageHandler = async (c, view) => {
           `/usage/timeseries?feature=${encodeURIComponent(feature)}&from=${from.toISOString()}&to=${to.toISOString()}&granularity=${range.granularity}`,
         )
       : Promise.resolve(null),
-    view.api.get("/usage/events?limit=20"),
+    latestUsageEvents(view.api),
   ]);
   const featureOptions = [
     ...new Set([...features.map((f) => f.featureLookupKey), ...(feature ? [feature] : [])]),
@@ -235,7 +241,7 @@ ${
   !events.ok
     ? unavailable("the latest events", events)
     : table(
-        "The 20 most recently received usage events",
+        "The 20 most recently received usage events of the last day, newest first",
         ["Event id", "Feature", "Units", "Happened", "Status"],
         (
           events.body.data as {
@@ -251,11 +257,40 @@ ${
           (e) =>
             html`<tr><td><code>${e.eventId}</code></td><td>${e.feature}</td><td class="num">${count(e.amount)}</td><td>${when(e.timestamp)}</td><td>${badge(e.status)}${e.reason ? html` <span class="hint">${e.reason}: ${e.message ?? ""}</span>` : ""}</td></tr>`,
         ),
-        "No usage event received yet. Send some with POST /api/v1/usage/events and an API key.",
+        "No usage event received in the last day. Send some with POST /api/v1/usage/events and an API key.",
       )
 }`,
   });
 };
+
+/**
+ * The 20 latest events of the last day, newest first. The listing answers
+ * in the order events were received, so the console asks for the most
+ * recent window that holds any (a minute, an hour, a day) and keeps its
+ * tail, following at most a few pages so a busy tenant's page stays quick.
+ */
+async function latestUsageEvents(api: ConsoleApi): Promise<ApiResult> {
+  const now = Date.now();
+  let last: ApiResult | undefined;
+  for (const hours of [1 / 60, 1, 24]) {
+    const from = new Date(now - hours * 3_600_000).toISOString();
+    const events: ApiBody[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 5; page++) {
+      const query = new URLSearchParams({ from, limit: "1000" });
+      if (cursor) query.set("cursor", cursor);
+      last = await api.get(`/usage/events?${query}`);
+      if (!last.ok) return last;
+      events.push(...last.body.data);
+      cursor = last.body.meta.nextCursor;
+      if (!cursor) break;
+    }
+    if (events.length > 0) {
+      return { ...(last as ApiResult), body: { data: events.slice(-20).reverse() } };
+    }
+  }
+  return last as ApiResult;
+}
 
 // ---------------------------------------------------------------- invoices
 

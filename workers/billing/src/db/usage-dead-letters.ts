@@ -75,34 +75,3 @@ export function markDeadLetterDiscarded(
     .where(and(eq(deadLetterEvents.id, row.id), eq(deadLetterEvents.status, row.status)))
     .returning();
 }
-
-/**
- * For a retry through the raw queue: the event goes back to PENDING (if it
- * was rejected) and gets a PENDING outbox row again, so that the publisher
- * sends it even if the immediate send fails.
- */
-export function reopenForRepublishStatements(
-  d1: D1Database,
-  eventRowId: string,
-  firstSweepAt: string,
-) {
-  return [
-    d1
-      .prepare(
-        `UPDATE usage_events
-            SET status = 'PENDING', rejection_code = NULL, rejection_reason = NULL,
-                updated_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now')
-          WHERE id = ?1 AND status = 'REJECTED'`,
-      )
-      .bind(eventRowId),
-    d1
-      .prepare(
-        `INSERT INTO usage_outbox (id, tenant_id, topic, next_attempt_at)
-         SELECT id, tenant_id, 'usage-raw', ?2 FROM usage_events WHERE id = ?1
-         ON CONFLICT (id) DO UPDATE SET
-           status = 'PENDING', attempts = 0, next_attempt_at = excluded.next_attempt_at,
-           published_at = NULL, last_error = NULL`,
-      )
-      .bind(eventRowId, firstSweepAt),
-  ];
-}

@@ -6,7 +6,7 @@ import type { Database } from "@edge-platform/shared/db/client";
 import { usageHourly } from "@edge-platform/shared/db/schema/usage-aggregates";
 import { and, eq, gte, lt, sql } from "drizzle-orm";
 
-/** Units a flush adds to one hour of a subscription's feature, besides those of claimed event rows. */
+/** Units a flush adds to one hour of a subscription's feature. */
 export interface UsageFlushHourDelta {
   subscriptionId: string;
   featureLookupKey: string;
@@ -82,24 +82,9 @@ SELECT ?2, json_extract(h.value, '$.subscriptionId'), json_extract(h.value, '$.f
 ON CONFLICT (subscription_id, feature_lookup_key, hour_start) DO UPDATE SET
   amount = usage_hourly.amount + excluded.amount`;
 
-// The event rows this flush claimed (earlier in the batch), by the hour of
-// their timestamp: exactly the units the aggregate increments added for them.
-const ADD_CLAIMED_HOURS = `
-INSERT INTO usage_hourly (tenant_id, subscription_id, feature_lookup_key, hour_start, amount)
-SELECT ?2, e.subscription_id, e.feature_lookup_key,
-       strftime('%Y-%m-%dT%H:00:00.000Z', e.timestamp), sum(e.amount)
-  FROM usage_events e
- WHERE e.aggregation_flush_id = ?1
-   AND NOT EXISTS (SELECT 1 FROM usage_flushes WHERE id = ?1)
-   AND EXISTS (SELECT 1 FROM subscriptions s WHERE s.id = e.subscription_id AND s.tenant_id = ?2)
- GROUP BY 2, 3, 4
-ON CONFLICT (subscription_id, feature_lookup_key, hour_start) DO UPDATE SET
-  amount = usage_hourly.amount + excluded.amount`;
-
 /**
  * The statements that add a flush's units to `usage_hourly`; they go into
- * the flush's batch after the event claims and before the flush id is
- * recorded.
+ * the flush's batch before the flush id is recorded.
  */
 export function hourlyFlushStatements(
   d1: D1Database,
@@ -108,7 +93,6 @@ export function hourlyFlushStatements(
     tenantId: string;
     deltas: FlushWindowForHours[];
     hours?: UsageFlushHourDelta[];
-    claimsEvents: boolean;
   },
 ): D1PreparedStatement[] {
   const statements: D1PreparedStatement[] = [];
@@ -117,9 +101,6 @@ export function hourlyFlushStatements(
     statements.push(
       d1.prepare(ADD_DIRECT_HOURS).bind(flush.id, flush.tenantId, JSON.stringify(hours)),
     );
-  }
-  if (flush.claimsEvents) {
-    statements.push(d1.prepare(ADD_CLAIMED_HOURS).bind(flush.id, flush.tenantId));
   }
   return statements;
 }

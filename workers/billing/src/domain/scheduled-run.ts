@@ -39,9 +39,9 @@ export interface ScheduledRunCounts {
   billingFailures: number;
   /** Tenant events sent from the outbox (new ones and ones an earlier relay left). */
   tenantEventsSent: number;
-  /** Usage events written to the R2 archive. */
+  /** Usage events moved from the D1 log of earlier releases into the tenants' usage logs. */
   usageEventsArchived: number;
-  /** Archived usage events deleted from D1. */
+  /** Moved usage events deleted from D1. */
   usageEventsDeleted: number;
   idempotencyKeysPruned: number;
   /** Finished webhook deliveries, attempts, sent tenant events and deleted endpoints pruned. */

@@ -1,8 +1,8 @@
 /**
  * A UUID version 7 (RFC 9562): 48 bits of Unix milliseconds, then random
- * bits. usage_events.id (and the outbox row's id, which is the same) takes
- * one, so each batch's rows go to the end of the primary-key indexes rather
- * than to a random page each: with tens of millions of rows, a random key
+ * bits. A usage event's id in its usage log (and its outbox entry's, which
+ * is the same) takes one, so each batch's rows go to the end of the
+ * primary-key indexes rather than to a random page each: with tens of millions of rows, a random key
  * dirties one index page per event, a time-ordered key a few per batch.
  */
 export function timeOrderedUuid(nowMs: number = Date.now()): string {

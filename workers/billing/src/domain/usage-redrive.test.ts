@@ -3,7 +3,6 @@ import {
   DEFAULT_REDRIVE_AFTER_SECONDS,
   redriveAfterSeconds,
   redriveOf,
-  strandedBefore,
   type UnfinishedEventRow,
 } from "./usage-redrive.ts";
 
@@ -84,11 +83,5 @@ describe("redrive bound", () => {
     expect(redriveAfterSeconds(undefined)).toBe(DEFAULT_REDRIVE_AFTER_SECONDS);
     expect(redriveAfterSeconds("")).toBe(DEFAULT_REDRIVE_AFTER_SECONDS);
     expect(redriveAfterSeconds("soon")).toBe(DEFAULT_REDRIVE_AFTER_SECONDS);
-  });
-
-  it("puts the stranded cutoff that many seconds before now", () => {
-    expect(strandedBefore(Date.parse("2026-11-23T10:05:00.000Z"), 300)).toBe(
-      "2026-11-23T10:00:00.000Z",
-    );
   });
 });

@@ -5,7 +5,7 @@ import type { RawUsageMessage, ValidatedUsageMessage } from "@edge-platform/shar
  * it is AGGREGATED or REJECTED; one that has stayed PENDING or VALIDATED
  * longer than the re-drive bound lost its message somewhere (a local stack
  * stopped with messages in memory, a purge, a discarded dead letter, a bug)
- * and is sent again from its row. Repeats are harmless: validation moves a
+ * and is sent again from the usage log. Repeats are harmless: validation moves a
  * row only from PENDING, and the EntitlementCounter counts each event id
  * once and its flush claims only VALIDATED rows.
  */
@@ -14,7 +14,7 @@ import type { RawUsageMessage, ValidatedUsageMessage } from "@edge-platform/shar
 export const DEFAULT_REDRIVE_AFTER_SECONDS = 300;
 const MIN_REDRIVE_AFTER_SECONDS = 5;
 
-/** What the sweep reads of an unfinished usage_events row. */
+/** What the re-drive reads of an unfinished event in the usage log. */
 export interface UnfinishedEventRow {
   id: string;
   tenantId: string;
@@ -86,9 +86,4 @@ export function redriveAfterSeconds(configured: string | undefined): number {
     return DEFAULT_REDRIVE_AFTER_SECONDS;
   }
   return Math.max(MIN_REDRIVE_AFTER_SECONDS, Math.floor(value));
-}
-
-/** Rows untouched since before this instant are stranded. */
-export function strandedBefore(nowMs: number, afterSeconds: number): string {
-  return new Date(nowMs - afterSeconds * 1000).toISOString();
 }

@@ -40,7 +40,6 @@ import {
   type TenantEntitlementState,
 } from "@edge-platform/shared/db/entitlement-state";
 import {
-  applyUsageFlushWithClaims,
   readTenantWindowUsage,
   type UsageFlushEventClaim,
   type UsageFlushWindowDelta,
@@ -48,6 +47,7 @@ import {
 import type { CountedWindow } from "../domain/usage-alerts.ts";
 import { startAutoTopUp } from "../services/credits.ts";
 import { issueProgressiveInvoice } from "../services/progressive-invoices.ts";
+import { applyCounterFlush } from "../usage-log/flush-claims.ts";
 import {
   CREDITS_EXHAUSTED,
   CreditBalance,
@@ -99,7 +99,8 @@ import { UnflushedUsageHours } from "./usage-hours.ts";
  *   3. apply: one D1 batch adds each window's units to usage_aggregates,
  *      every increment conditional on the flush id being absent from
  *      `usage_flushes`, and records the id in the same batch
- *      (db/usage-aggregates.ts). Then the `flushes` row is deleted.
+ *      (db/usage-aggregates.ts, through usage-log/flush-claims.ts). Then
+ *      the `flushes` row is deleted.
  * A failure at 3 leaves the `flushes` row, which is retried with the same id
  * (backoff, forever), so units are never lost; a retry after a commit whose
  * answer was lost changes nothing, so units are never added twice. Units
@@ -107,19 +108,19 @@ import { UnflushedUsageHours } from "./usage-hours.ts";
  *
  * The usage pipeline: its aggregation stage (usage-consumer worker, with a
  * Durable Object binding to this class, `script_name = "billing"`) calls
- * `record` with entries that name their usage_events row (`usageEventId`),
+ * `record` with entries that name their logged event (`usageEventId`),
  * the event's subscription and the window computed with `resetWindowAt`
  * (domain/billing-period.ts) from the snapshot's reset period and the
  * event's timestamp, and acks the message once `record` returns: the units
  * are durable here, and the event id is remembered
  * (RECORDED_EVENT_RETENTION_MS) so a redelivery is counted as a duplicate.
  * Such units wait in `pending_events` rather than in `unflushed`: the flush
- * carries the rows as claims, and step 3 claims them (`UPDATE usage_events
- * SET status = 'AGGREGATED' ... WHERE status = 'VALIDATED'`) in the same
- * D1 batch, adding to each window only the units of the rows it claimed.
- * A row that could not be claimed (already AGGREGATED, e.g. counted before
- * this object forgot its id) has its units taken back out of `used`, so the
- * counter and the aggregates agree. Nothing else may write
+ * carries the events as claims, and step 3 claims them in the tenant's
+ * usage log before the D1 batch (usage-log/flush-claims.ts), adding to each
+ * window only the units of the events it claimed, then marks them
+ * AGGREGATED. An event that could not be claimed (already AGGREGATED, e.g.
+ * counted before this object forgot its id, or REJECTED meanwhile) has its
+ * units taken back out of `used`, so the counter and the aggregates agree. Nothing else may write
  * usage_aggregates, or the counters and the aggregates would drift apart.
  */
 
@@ -170,7 +171,7 @@ interface PendingEventRow extends Record<string, SqlStorageValue> {
 /** A batch's units for one attribution row (subscription, feature, window). */
 interface CountedUnits {
   key: WindowKey;
-  /** Units of events with a usage_events row (claimed by a flush). */
+  /** Units of logged events (claimed by a flush). */
   claimed: number;
   /** Units with no row (added to `unflushed`). */
   direct: number;
@@ -1044,8 +1045,8 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   }
 
   /**
-   * Counts units that belong to usage_events rows: in `used` now, and in
-   * `pending_events` (queuePendingEvents) until a flush claims the rows in D1.
+   * Counts units that belong to logged events: in `used` now, and in
+   * `pending_events` (queuePendingEvents) until a flush claims the events.
    */
   private addClaimedUnits(key: WindowKey, amount: number, at: string): void {
     this.countInWindow(key, amount);
@@ -1114,7 +1115,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
         const claims = next.claims ? (JSON.parse(next.claims) as UsageFlushEventClaim[]) : [];
         let claimed: string[];
         try {
-          ({ claimedEventIds: claimed } = await applyUsageFlushWithClaims(this.env.DB, {
+          ({ claimedEventIds: claimed } = await applyCounterFlush(this.env, {
             id: next.id,
             tenantId,
             deltas,

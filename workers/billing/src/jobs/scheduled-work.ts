@@ -4,12 +4,11 @@ import {
   scheduledRunRecord,
 } from "../domain/scheduled-run.ts";
 import { relayTenantEventsQuietly } from "../services/tenant-events.ts";
-import { armUsageReconciler } from "../services/usage-reconciler-arming.ts";
+import { drainD1UsageLog } from "../usage-log/d1-drain.ts";
 import { scheduledBillingCycle } from "./billing-cycle.ts";
 import { expireCreditGrants } from "./credit-expiry.ts";
 import { pruneIdempotencyKeys } from "./idempotency-prune.ts";
 import { runSubscriptionJobs } from "./subscription-jobs.ts";
-import { runUsageArchive } from "./usage-archive.ts";
 import { pruneWebhookHistory } from "./webhook-retention.ts";
 
 function failed(task: string) {
@@ -25,8 +24,11 @@ function failed(task: string) {
  * Everything the Cron Trigger does, at `controller.scheduledTime`: the
  * subscription transitions and billing cycle (then the tenant-event sweep,
  * which sends the events the cycle wrote and re-sends any an earlier relay
- * left), the usage archive, the idempotency-key and webhook-history pruning,
- * the write-off of expired credit grants, and arming the usage reconciler. The independent tasks run side by side;
+ * left), moving what is left of the D1 usage log of earlier releases into
+ * the tenants' usage logs (usage-log/d1-drain.ts), and the idempotency-key
+ * and webhook-history pruning, and the write-off of expired credit grants.
+ * The usage logs archive and re-drive by
+ * their own alarms. The independent tasks run side by side;
  * a task that fails is logged and does not stop the others. Ends with one
  * log line of what the run did (domain/scheduled-run.ts), which it returns.
  */
@@ -36,32 +38,25 @@ export async function runScheduledWork(
 ): Promise<ScheduledRunRecord> {
   const started = Date.now();
   const now = new Date(controller.scheduledTime);
-  const [
-    subscriptions,
-    usageArchive,
-    idempotencyPrune,
-    webhookHistoryPrune,
-    usageReconciler,
-    creditGrantsExpired,
-  ] = await Promise.all([
-    runSubscriptionJobs(env, now, { billing: scheduledBillingCycle(env) }).catch(
-      failed("subscription jobs"),
-    ),
-    runUsageArchive(env, now).catch(failed("usage archive")),
-    pruneIdempotencyKeys(env, controller.scheduledTime),
-    pruneWebhookHistory(env.DB, now),
-    armUsageReconciler.now(env).then((armed) => (armed ? (true as const) : null)),
-    expireCreditGrants(env, now).catch(failed("credit grant expiry")),
-  ]);
+  const [subscriptions, usageDrain, idempotencyPrune, webhookHistoryPrune, creditGrantsExpired] =
+    await Promise.all([
+      runSubscriptionJobs(env, now, { billing: scheduledBillingCycle(env) }).catch(
+        failed("subscription jobs"),
+      ),
+      drainD1UsageLog(env).catch(failed("usage log drain")),
+      pruneIdempotencyKeys(env, controller.scheduledTime),
+      pruneWebhookHistory(env.DB, now),
+      expireCreditGrants(env, now).catch(failed("credit grant expiry")),
+    ]);
   // After the cycle, so the events it wrote (finalized, paid, failed, past due) go out now.
   const tenantEvents = await relayTenantEventsQuietly(env);
   const results: ScheduledTaskResults = {
     subscriptions,
     tenantEvents,
-    usageArchive,
+    usageArchive: usageDrain && { events: usageDrain.moved, deleted: usageDrain.deleted },
     idempotencyPrune,
     webhookHistoryPrune,
-    usageReconciler,
+    usageReconciler: usageDrain ? true : null,
   };
   const record = scheduledRunRecord(
     { cron: controller.cron, scheduledTime: now, durationMs: Date.now() - started },

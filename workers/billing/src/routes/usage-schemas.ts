@@ -82,15 +82,43 @@ export const UsageEventSchema = z
     validatedAt: z.string().nullable(),
     aggregatedAt: z.string().nullable(),
     metadata: z.record(z.string(), z.unknown()),
-    archive: z
-      .object({ bucket: z.string(), key: z.string(), archivedAt: z.string().nullable() })
-      .optional()
-      .openapi({
-        description:
-          "Present when the event is past the retention window: the R2 object it was read from",
-      }),
   })
   .openapi("UsageEvent");
+
+const listInstant = z.iso
+  .datetime({ offset: true, error: "must be an ISO-8601 date-time with a time zone" })
+  .optional();
+
+export const UsageEventsQuery = z
+  .object({
+    from: listInstant.openapi({
+      description: "Events received at or after this instant",
+      example: "2026-11-01T00:00:00Z",
+    }),
+    to: listInstant.openapi({ description: "Events received before this instant" }),
+    feature: z.string().min(1).max(100).optional(),
+    status: z.enum(usageEventStatuses).optional(),
+    limit: z.coerce
+      .number()
+      .int("limit must be an integer")
+      .min(1, "limit must be at least 1")
+      .max(1000, "limit must be at most 1000")
+      .default(100),
+    cursor: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .openapi({ description: "meta.nextCursor of the previous page" }),
+  })
+  .strict();
+
+export const UsageEventPageSchema = z
+  .object({
+    data: z.array(UsageEventSchema),
+    meta: z.object({ nextCursor: z.string().nullable() }),
+  })
+  .openapi("UsageEventPage");
 
 export const EventIdParam = z.object({
   eventId: z
@@ -174,14 +202,3 @@ export const TimeseriesSchema = z
     ),
   })
   .openapi("UsageTimeseries");
-
-export const LatestEventsQuery = z
-  .object({
-    limit: z.coerce
-      .number({ message: "limit must be a number" })
-      .int("limit must be an integer")
-      .min(1, "limit must be at least 1")
-      .max(100, "limit must be at most 100")
-      .default(20),
-  })
-  .strict();

@@ -7,21 +7,22 @@ import type { AppEnv } from "../app-env.ts";
 import { byteLength, MAX_BATCH_BYTES } from "../domain/usage-events.ts";
 import { authenticateApiKey } from "../middleware/api-key.ts";
 import { callerTenant, memberOrApiKey } from "../middleware/entitlement-caller.ts";
-import { findArchivedEvent } from "../services/usage-archive-lookup.ts";
 import { UsageIngestionService } from "../services/usage-ingestion.ts";
 import { usageTimeseries } from "../services/usage-timeseries.ts";
 import { UsageViewService } from "../services/usage-views.ts";
+import { findUsageEvent, listUsageEvents } from "../usage-log/service.ts";
 import { errors, json, jsonBody } from "./schemas.ts";
 import {
   AggregatesQuery,
   EventIdParam,
   IngestionResultSchema,
-  LatestEventsQuery,
   TimeseriesQuery,
   TimeseriesSchema,
   UsageAggregateSchema,
   UsageBatchBody,
+  UsageEventPageSchema,
   UsageEventSchema,
+  UsageEventsQuery,
 } from "./usage-schemas.ts";
 import { createRouter } from "./validation.ts";
 
@@ -66,7 +67,7 @@ const getEvent = createRoute({
   path: "/usage/events/{eventId}",
   tags: ["usage"],
   summary:
-    "One usage event's status (PENDING, VALIDATED, AGGREGATED, REJECTED with reason) by the client's eventId (API key, or member JWT + x-tenant-id); an event past the retention window is read from its R2 archive and says where (`archive`)",
+    "One usage event's status (PENDING, VALIDATED, AGGREGATED, REJECTED with reason) by the client's eventId (API key, or member JWT + x-tenant-id), throughout the retention window: from the tenant's usage log, or once archived from its Parquet file in R2, with the same body",
   security: eitherCredential,
   middleware: [memberOrApiKey()] as const,
   request: { params: EventIdParam },
@@ -76,6 +77,26 @@ const getEvent = createRoute({
     401: errors[401],
     403: errors[403],
     404: errors[404],
+    503: errors[503],
+  },
+});
+
+const listEvents = createRoute({
+  method: "get",
+  path: "/usage/events",
+  tags: ["usage"],
+  summary:
+    "The tenant's usage events in the order they were received, from the usage log and its R2 archive (API key, or member JWT + x-tenant-id)",
+  description:
+    "`from` and `to` bound when events were received (`to` excluded); `feature` and `status` filter; at most `limit` (1-1000, default 100) per page. Pass `meta.nextCursor` as `cursor` for the next page; it is null on the last. Each event is the body GET /usage/events/{eventId} answers.",
+  security: eitherCredential,
+  middleware: [memberOrApiKey()] as const,
+  request: { query: UsageEventsQuery },
+  responses: {
+    200: json(UsageEventPageSchema, "A page of events"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
     503: errors[503],
   },
 });
@@ -116,38 +137,22 @@ const timeseries = createRoute({
   },
 });
 
-const latestEvents = createRoute({
-  method: "get",
-  path: "/usage/events",
-  tags: ["usage"],
-  summary:
-    "The tenant's most recently received usage events with their status, newest first (API key, or member JWT + x-tenant-id)",
-  security: eitherCredential,
-  middleware: [memberOrApiKey()] as const,
-  request: { query: LatestEventsQuery },
-  responses: {
-    200: json(z.object({ data: z.array(UsageEventSchema) }), "Events, newest first"),
-    400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
-});
-
-const views = (c: Context<AppEnv>) =>
-  new UsageViewService(database(c.env.DB), (tenantId, eventId) =>
-    findArchivedEvent(c.env, tenantId, eventId),
-  );
+const views = (c: Context<AppEnv>) => new UsageViewService(database(c.env.DB));
 
 export const usageRoutes = createRouter();
 
 usageRoutes.openapi(ingest, async (c) => {
   const items = c.req.valid("json").events;
-  const service = new UsageIngestionService(c.env, c.executionCtx);
+  const service = new UsageIngestionService(c.env);
   return c.json(await service.ingest(c.var.apiKey.tenantId, items), 202);
 });
 
 usageRoutes.openapi(getEvent, async (c) =>
-  c.json(await views(c).event(callerTenant(c).id, c.req.valid("param").eventId), 200),
+  c.json(await findUsageEvent(c.env, callerTenant(c).id, c.req.valid("param").eventId), 200),
+);
+
+usageRoutes.openapi(listEvents, async (c) =>
+  c.json(await listUsageEvents(c.env, callerTenant(c).id, c.req.valid("query")), 200),
 );
 
 usageRoutes.openapi(aggregates, async (c) =>
@@ -156,8 +161,4 @@ usageRoutes.openapi(aggregates, async (c) =>
 
 usageRoutes.openapi(timeseries, async (c) =>
   c.json(await usageTimeseries(database(c.env.DB), callerTenant(c).id, c.req.valid("query")), 200),
-);
-
-usageRoutes.openapi(latestEvents, async (c) =>
-  c.json(await views(c).latest(callerTenant(c).id, c.req.valid("query").limit), 200),
 );

@@ -13,13 +13,13 @@ import {
   listDeadLetters,
   markDeadLetterDiscarded,
   markDeadLetterRetrying,
-  reopenForRepublishStatements,
 } from "../db/usage-dead-letters.ts";
-import { findUsageEventById } from "../db/usage-events.ts";
-import { markOutboxPublished } from "../db/usage-outbox.ts";
 import { type AuditContext, SYSTEM_AUDIT } from "../domain/audit.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
-import { FIRST_SWEEP_DELAY_MS } from "./usage-ingestion.ts";
+import { markUsageEventSent, reopenUsageEvent } from "../usage-log/service.ts";
+
+/** The usage log's own send of a reopened event waits this long for the retry's send. */
+const RETRY_SEND_GRACE_MS = 5_000;
 
 export const DEAD_LETTER_NOT_FOUND = "Dead letter event not found";
 export const ALREADY_RESOLVED = "Event is already resolved - nothing to retry";
@@ -86,22 +86,20 @@ export class UsageDeadLetterService {
     if (row.topic === USAGE_QUEUES.raw) {
       const parsed = rawUsageMessage.safeParse(row.originalPayload);
       if (!parsed.success) throw notRetryable();
-      const event = await findUsageEventById(this.db, parsed.data.id);
+      const event = await reopenUsageEvent(
+        this.env,
+        parsed.data.tenantId,
+        parsed.data.id,
+        RETRY_SEND_GRACE_MS,
+      );
       if (!event) {
         throw new ApiError(400, "The usage event no longer exists - discard this dead letter");
       }
-      await this.env.DB.batch(
-        reopenForRepublishStatements(
-          this.env.DB,
-          event.id,
-          new Date(now.getTime() + FIRST_SWEEP_DELAY_MS).toISOString(),
-        ),
-      );
       const message = {
         id: event.id,
         tenantId: event.tenantId,
         eventId: event.eventId,
-        feature: event.featureLookupKey,
+        feature: event.feature,
         amount: event.amount,
         timestamp: event.timestamp,
         receivedAt: event.receivedAt,
@@ -109,9 +107,9 @@ export class UsageDeadLetterService {
       };
       try {
         await this.env.USAGE_RAW_QUEUE.send(message, { contentType: "json" });
-        await markOutboxPublished(this.env.DB, [event.id], new Date().toISOString());
+        await markUsageEventSent(this.env, event.tenantId, event.id);
       } catch (error) {
-        // The outbox row is PENDING again: the publisher sends it shortly.
+        // The event has an outbox entry again: its usage log sends it shortly.
         console.error(
           JSON.stringify({
             level: "warn",

@@ -6,7 +6,7 @@ import {
 } from "@edge-platform/shared/queues/usage";
 
 export interface SendReport {
-  /** Ids (usage_events.id) of the messages the queue accepted. */
+  /** Ids (the events' ids in the usage log) of the messages the queue accepted. */
   sent: string[];
   /** Ids of the messages whose send failed, with the error. */
   failed: { ids: string[]; error: string }[];

@@ -15,18 +15,18 @@ import {
   USAGE_QUEUES,
   type ValidatedUsageMessage,
 } from "@edge-platform/shared/queues/usage";
+import type {
+  RejectedUpdate,
+  UsageLogRow,
+  ValidatedUpdate,
+} from "@edge-platform/shared/usage-log/client";
 import {
   type DeadLetterInsert,
-  loadEventRows,
   loadTenantStatuses,
-  markRejectedStatement,
-  markValidatedStatements,
-  type RejectedUpdate,
   resolveDeadLettersStatement,
-  type StoredEventRow,
   upsertDeadLettersStatement,
-  type ValidatedUpdate,
 } from "../db/usage-events.ts";
+import { loadLogRows, markRejectedInLog, markValidatedInLog } from "../db/usage-log.ts";
 import { judgeRawMessage, type Verdict } from "../domain/usage-validation.ts";
 import { entryOf, RECORD_MAX_ENTRIES } from "./aggregation.ts";
 import { Settlement } from "./settle.ts";
@@ -46,7 +46,7 @@ function rawTenantId(body: unknown): string | undefined {
 }
 
 function forwardFromRow(
-  row: StoredEventRow,
+  row: UsageLogRow,
   retryOf: string | undefined,
 ): ValidatedUsageMessage | undefined {
   if (!row.subscriptionId || !row.periodKey || !row.periodStart || !row.validatedAt)
@@ -128,19 +128,19 @@ async function validate(
   const now = new Date();
   const at = now.toISOString();
   const items = itemsOf(batch);
-  const ids = new Set<string>();
+  const keys = new Map<string, { tenantId: string; id: string }>();
   const tenantIds = new Set<string>();
   for (const item of items) {
     const id = rawId(item.body);
     const tenantId = rawTenantId(item.body);
-    if (id) ids.add(id);
+    if (id && tenantId) keys.set(id, { tenantId, id });
     if (tenantId) tenantIds.add(tenantId);
   }
   // Everything the checks need, read in parallel (the judge compares each
   // row's tenant with the message's).
   const db = database(env.DB);
-  const [rows, tenants, entitlements] = await Promise.all([
-    loadEventRows(env.DB, [...ids]),
+  const [{ rows, waiting }, tenants, entitlements] = await Promise.all([
+    loadLogRows(env, [...keys.values()]),
     loadTenantStatuses(env.DB, [...tenantIds]),
     Promise.all(
       [...tenantIds].map(async (id) => [id, await loadTenantEntitlementState(db, id)] as const),
@@ -148,13 +148,19 @@ async function validate(
   ]);
 
   const validated: { message: Message<unknown>; body: ValidatedUsageMessage }[] = [];
-  const rejected: RejectedUpdate[] = [];
+  const rejected: (RejectedUpdate & { tenantId: string })[] = [];
   const deadLetters: DeadLetterInsert[] = [];
   const resolved: string[] = [];
   const forwards: { message: Message<unknown>; body: ValidatedUsageMessage }[] = [];
   const duplicates: DuplicateUsageMessage[] = [];
 
   for (const { message, body, index } of items) {
+    const id = rawId(body);
+    if (id && waiting.has(id)) {
+      // Still in the D1 log of an earlier release: judged once it is moved in.
+      settlement.retry(message, new Error("usage event not moved from the D1 log yet"), STAGE);
+      continue;
+    }
     let verdict: Verdict;
     try {
       verdict = judgeRawMessage(body, (parsed) => ({
@@ -182,7 +188,12 @@ async function validate(
             ? verdict.message.id
             : `message:${message.id}${index === undefined ? "" : `:${index}`}`;
         if (verdict.message && verdict.hasRow) {
-          rejected.push({ id: verdict.message.id, code: verdict.code, reason: verdict.reason });
+          rejected.push({
+            id: verdict.message.id,
+            tenantId: verdict.message.tenantId,
+            code: verdict.code,
+            reason: verdict.reason,
+          });
         }
         deadLetters.push({
           id: await deadLetterIdFor(`VALIDATION:${eventKey}`),
@@ -218,15 +229,17 @@ async function validate(
     }
   }
 
-  // The rejections and dead letters first, in one D1 batch. The valid
-  // events get no status write here: the counter's flush moves them from
-  // PENDING to AGGREGATED with their window (db/usage-aggregates.ts in the
-  // billing worker), one status write per event instead of two.
+  // The dead letters first (one D1 batch; their ids are derived, so a
+  // redelivery stores nothing twice), then the rejections in the usage log:
+  // if the log write fails the message comes again, is judged again and
+  // rejected then. The valid events get no status write here: the
+  // counter's flush moves them from PENDING to AGGREGATED with their window
+  // (usage-log/flush-claims.ts in the billing worker).
   const statements: D1PreparedStatement[] = [];
-  if (rejected.length > 0) statements.push(markRejectedStatement(env.DB, rejected, at));
   if (deadLetters.length > 0) statements.push(upsertDeadLettersStatement(env.DB, deadLetters, at));
   if (resolved.length > 0) statements.push(resolveDeadLettersStatement(env.DB, resolved, at));
   if (statements.length > 0) await env.DB.batch(statements);
+  if (rejected.length > 0) await markRejectedInLog(env, rejected, at);
 
   // Fast path: count each tenant's validated events through its counter
   // now, one call per tenant (per 1,000 events), as the aggregation stage
@@ -282,10 +295,11 @@ async function markValidated(
   settlement: Settlement<unknown>,
 ): Promise<Counted[]> {
   const fresh = new Set(validated.map((item) => item.body.id));
-  const updates: ValidatedUpdate[] = notCounted
+  const updates: (ValidatedUpdate & { tenantId: string })[] = notCounted
     .filter((item) => fresh.has(item.body.id))
     .map(({ body }) => ({
       id: body.id,
+      tenantId: body.tenantId,
       subscriptionId: body.subscriptionId,
       periodKey: body.window.key,
       periodStart: body.window.start,
@@ -293,7 +307,7 @@ async function markValidated(
     }));
   if (updates.length === 0) return notCounted;
   try {
-    await env.DB.batch(markValidatedStatements(env.DB, updates, at));
+    await markValidatedInLog(env, updates, at);
     return notCounted;
   } catch (error) {
     const failed = new Set(updates.map((update) => update.id));

@@ -1,0 +1,142 @@
+import { describe, expect, it } from "vitest";
+import {
+  autoShards,
+  type CapacityInput,
+  COSTS,
+  capacityRows,
+  d1StatementsPerEvent,
+  LIMITS,
+  parseInput,
+  report,
+} from "./capacity.ts";
+import { measureUsageLog } from "./lib/capacity-measure.ts";
+
+const DAY = 86_400;
+
+function input(overrides: Partial<CapacityInput> = {}): CapacityInput {
+  return {
+    tenants: 1000,
+    eps: 1_000_000,
+    hotShare: 0.01,
+    retentionDays: 35,
+    shards: 1,
+    hotShards: 1,
+    flushSeconds: 0.2,
+    flushIdsHours: 35 * 24,
+    counterIdDays: 35,
+    rawQueues: 1,
+    envelopeEvents: 100,
+    batch: 1000,
+    fileEvents: 10_000,
+    idBytes: COSTS.eventIdBytes,
+    ...overrides,
+  };
+}
+
+const row = (rows: ReturnType<typeof capacityRows>, start: string) => {
+  const found = rows.find((candidate) => candidate.limit.startsWith(start));
+  if (!found) throw new Error(`no row ${start}`);
+  return found;
+};
+
+describe("usage pipeline capacity model", () => {
+  it("counts a shard's eventIds for the retention window against the 10 GB of its object", () => {
+    const rows = capacityRows(input({ eps: 100_000, hotShards: 4 }));
+    const storage = row(rows, "DO storage (10 GB per object): a shard of the busiest tenant");
+    const shardRate = (100_000 * 0.01) / 4;
+    const ids = shardRate * DAY * 35 * COSTS.eventIdBytes;
+    // Hot events and file rows add a little on top of the ids.
+    expect(storage.use).toBeGreaterThan(ids / LIMITS.durableObjectBytes);
+    expect(storage.use).toBeLessThan((ids / LIMITS.durableObjectBytes) * 1.05);
+    // The rate at which it binds is where use reaches 1, for the same mix.
+    const atLimit = capacityRows(input({ eps: storage.maxEps, hotShards: 4 }));
+    expect(row(atLimit, "DO storage (10 GB per object): a shard of the busiest").use).toBeCloseTo(
+      1,
+      3,
+    );
+  });
+
+  it("charges D1 one batch per tenant per flush round, and nothing per event", () => {
+    const rows = capacityRows(input({ flushSeconds: 1 }));
+    // 999 tenants at 991 events/s flush once a second; the busiest (10,000/s) twice (5,000 a round).
+    const flushes = 999 + 2;
+    expect(row(rows, "D1 single writer").use).toBeCloseTo((flushes * COSTS.d1MsPerFlush) / 1000, 6);
+    expect(d1StatementsPerEvent(input({ flushSeconds: 1 }))).toBeCloseTo(
+      (flushes * (COSTS.windowsPerFlush + 1)) / 1_000_000,
+      9,
+    );
+    const size = row(
+      capacityRows(input({ flushSeconds: 1, flushIdsHours: 1 })),
+      "D1 database size",
+    );
+    expect(size.use).toBeCloseTo(
+      (flushes * 3600 * COSTS.d1FlushRowBytes) / LIMITS.d1DatabaseBytes,
+      6,
+    );
+  });
+
+  it("sends one envelope per shard touched by a request, spread over the raw queues", () => {
+    const rows = capacityRows(input({ eps: 100_000, shards: 4, hotShards: 4, rawQueues: 2 }));
+    // 100 requests/s, each touching 4 shards of 250 events: 3 envelopes each.
+    expect(row(rows, "Queues: 5,000 messages/s").use).toBeCloseTo((100 * 4 * 3) / 2 / 5000, 9);
+  });
+
+  it("picks the fewest shards that keep a tenant's shards at or below half their limits", () => {
+    const base = input({ eps: 100_000 });
+    const shards = autoShards(base, "busiest");
+    const shardRows = (count: number) =>
+      capacityRows({ ...base, hotShards: count }).filter((r) =>
+        r.limit.includes("shard of the busiest"),
+      );
+    expect(shardRows(shards).every((r) => r.use <= 0.5)).toBe(true);
+    expect(shardRows(shards - 1).some((r) => r.use > 0.5)).toBe(true);
+  });
+
+  it("names the next step for every limit above half", () => {
+    const text = report(input());
+    const over = capacityRows(input()).filter((r) => r.use > 0.5);
+    expect(over.length).toBeGreaterThan(0);
+    for (const r of over) expect(text).toContain(`| ${r.limit} |`);
+    expect(text).toMatch(/limits are above 50% of their value/);
+  });
+
+  it("keeps every limit at or below half for 1,000 tenants at 1,000,000 events/s with the documented configuration", () => {
+    const { input: documented } = parseInput([
+      "--tenants=1000",
+      "--eps=1000000",
+      "--shards=auto",
+      "--flush-seconds=1",
+      "--flush-ids-hours=1",
+      "--counter-id-days=0.04",
+      "--raw-queues=41",
+    ]);
+    expect(documented.hotShare).toBe(0.01);
+    expect(documented.retentionDays).toBe(35);
+    const rows = capacityRows(documented);
+    expect(rows.filter((r) => r.use > 0.5).map((r) => r.limit)).toEqual([]);
+    expect(report(documented)).toContain("Every limit is at or below 50% of its value.");
+  });
+
+  it("refuses unusable options", () => {
+    expect(() => parseInput(["--eps=-5"])).toThrow("--eps must be a positive number");
+    expect(() => parseInput(["--hot-share=2"])).toThrow("--hot-share must be at most 1");
+    expect(() => parseInput(["--shards=many"])).toThrow("--shards must be a positive number");
+  });
+});
+
+describe("measured costs", () => {
+  it("match what the usage log's own statements store today (dbstat)", async () => {
+    const measured = await measureUsageLog({ events: 12_000, fileEvents: 4_000, d1Flushes: 400 });
+    // Bytes depend on the schema, not on the machine: the model's inputs stay within a tenth of them.
+    expect(measured.hotEventBytes).toBeGreaterThan(COSTS.hotEventBytes * 0.9);
+    expect(measured.hotEventBytes).toBeLessThan(COSTS.hotEventBytes * 1.1);
+    expect(measured.eventIdBytes).toBeGreaterThan(COSTS.eventIdBytes * 0.9);
+    expect(measured.eventIdBytes).toBeLessThan(COSTS.eventIdBytes * 1.1);
+    expect(measured.counterIdBytes).toBeGreaterThan(COSTS.counterIdBytes * 0.9);
+    expect(measured.counterIdBytes).toBeLessThan(COSTS.counterIdBytes * 1.1);
+    expect(measured.d1FlushRowBytes).toBeGreaterThan(COSTS.d1FlushRowBytes * 0.9);
+    expect(measured.d1FlushRowBytes).toBeLessThan(COSTS.d1FlushRowBytes * 1.1);
+    expect(measured.shardMsPerEvent.total).toBeGreaterThan(0);
+    expect(measured.parquetBytesPerEvent).toBeGreaterThan(10);
+  }, 60_000);
+});

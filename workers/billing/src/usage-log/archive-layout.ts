@@ -1,0 +1,59 @@
+import { retentionDays } from "../domain/usage-archive.ts";
+
+/*
+ * Where the usage log's Parquet files go in R2 and when they are written.
+ *
+ *   usage/tenant=<tenantId>/date=<yyyy-mm-dd>/shard-<n>-<first event id>.parquet
+ *
+ * `date` is the UTC day the events were received. Hive-style `key=value`
+ * folders let DuckDB, R2 SQL or any Parquet reader prune by tenant and day.
+ * A file holds the finished events of one shard and one day, in id order
+ * (the order they were received); its name comes from its first event, so
+ * writing it again overwrites the same object.
+ */
+
+export const ARCHIVE_PREFIX = "usage";
+/** Finished events per file when they come faster than an hour. */
+export const DEFAULT_ARCHIVE_FILE_EVENTS = 10_000;
+/**
+ * A finished event stays hot this long before it may be archived: a
+ * counter flush retried after it finished its events finds them here.
+ */
+export const ARCHIVE_SETTLE_MS = 60_000;
+
+export function tenantArchivePrefix(tenantId: string): string {
+  return `${ARCHIVE_PREFIX}/tenant=${tenantId}/`;
+}
+
+export function archiveFileKey(
+  tenantId: string,
+  day: string,
+  shard: number,
+  firstId: string,
+): string {
+  return `${tenantArchivePrefix(tenantId)}date=${day}/shard-${shard}-${firstId}.parquet`;
+}
+
+export function hourStartMs(nowMs: number): number {
+  return Math.floor(nowMs / 3_600_000) * 3_600_000;
+}
+
+export interface ArchiveSettings {
+  fileEvents: number;
+  settleMs: number;
+  retentionDays: number;
+}
+
+export function archiveSettings(
+  env: Pick<Env, "USAGE_ARCHIVE_FILE_EVENTS" | "USAGE_RETENTION_DAYS">,
+): ArchiveSettings {
+  const configured = Number(env.USAGE_ARCHIVE_FILE_EVENTS);
+  return {
+    fileEvents:
+      Number.isFinite(configured) && configured >= 1
+        ? Math.min(100_000, Math.floor(configured))
+        : DEFAULT_ARCHIVE_FILE_EVENTS,
+    settleMs: ARCHIVE_SETTLE_MS,
+    retentionDays: retentionDays(env.USAGE_RETENTION_DAYS),
+  };
+}

@@ -1,0 +1,390 @@
+import { runInDurableObject } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { shardOfEventId, shardOfId } from "@edge-platform/shared/usage-log/client";
+import { describe, expect, it } from "vitest";
+import { tenantArchivePrefix } from "../src/usage-log/archive-layout.ts";
+import { decodeUsageEventsParquet } from "../src/usage-log/parquet.ts";
+import { findUsageEvent, listUsageEvents, storeUsageEvents } from "../src/usage-log/service.ts";
+import { tenantShards } from "../src/usage-log/shards.ts";
+import type { UsageLog } from "../src/usage-log/usage-log.ts";
+import { createApiKey } from "./catalog-helpers.ts";
+import { insertSubscription, insertTenant, snapshot } from "./entitlement-fixtures.ts";
+import { call, expectError, register } from "./helpers.ts";
+import { inUsageLog, usageLogObject } from "./usage-log-helpers.ts";
+
+const EVENTS = "/api/v1/usage/events";
+const HOUR = 3_600_000;
+
+const incoming = (
+  overrides: Partial<{ eventId: string; feature: string; amount: number }> = {},
+) => ({
+  eventId: crypto.randomUUID(),
+  feature: "api_calls",
+  amount: 1,
+  timestamp: new Date().toISOString(),
+  metadata: { source: "test" },
+  ...overrides,
+});
+
+/** The env with a shard count for one tenant (USAGE_LOG_TENANT_SHARDS). */
+function withShards(tenantId: string, config: number | { shards: number; previous: number }) {
+  return { ...env, USAGE_LOG_TENANT_SHARDS: JSON.stringify({ [tenantId]: config }) };
+}
+
+/**
+ * Finishes every hot event of a shard as the pipeline would: the counter's
+ * flush claims them (in the window it counted them in) and marks them
+ * AGGREGATED once the units are in D1.
+ */
+async function aggregateAll(tenantId: string, shard: number) {
+  const log = usageLogObject(tenantId, shard);
+  const ids = await inUsageLog(tenantId, shard, (sql) =>
+    sql
+      .exec<{ id: string; feature: string }>(
+        "SELECT id, feature FROM events WHERE status = 'PENDING'",
+      )
+      .toArray(),
+  );
+  if (ids.length === 0) return;
+  const flushId = crypto.randomUUID();
+  const subscriptionId = crypto.randomUUID();
+  const claims = ids.map((row) => ({
+    id: row.id,
+    subscriptionId,
+    featureLookupKey: row.feature,
+    periodKey: "2026-11",
+    periodStart: "2026-11-01T00:00:00.000Z",
+    periodEnd: "2026-12-01T00:00:00.000Z",
+  }));
+  const outcome = await log.claim(flushId, claims);
+  expect(outcome.claimed).toHaveLength(ids.length);
+  await log.finishClaim(
+    flushId,
+    ids.map((row) => row.id),
+    new Date().toISOString(),
+  );
+}
+
+/** Moves a shard's hot events back in time (received `hoursAgo` earlier), as if stored then. */
+async function age(tenantId: string, shard: number, hoursAgo: number) {
+  await inUsageLog(tenantId, shard, (sql) => {
+    const shift = hoursAgo * HOUR;
+    for (const row of sql
+      .exec<{ id: string; received_at: string }>("SELECT id, received_at FROM events")
+      .toArray()) {
+      sql.exec(
+        "UPDATE events SET received_at = ? WHERE id = ?",
+        new Date(Date.parse(row.received_at) - shift).toISOString(),
+        row.id,
+      );
+    }
+    sql.exec("UPDATE event_ids SET received_ms = received_ms - ?", shift);
+  });
+}
+
+/** When the tests archive: a moment past the settle time of everything finished now. */
+const ARCHIVE_AT = () => Date.now() + 120_000;
+
+/** Archives whatever a shard may archive, as its alarm would. */
+function archive(tenantId: string, shard: number, crashAfter?: "intent" | "put") {
+  return runInDurableObject(usageLogObject(tenantId, shard), (instance: UsageLog) =>
+    instance.archiveDue({ nowMs: ARCHIVE_AT(), ...(crashAfter ? { crashAfter } : {}) }),
+  );
+}
+
+/**
+ * Places a shard's hot events inside the hour the next archive run sees as
+ * open (whatever the clock, also a minute before the hour turns).
+ */
+async function receivedInOpenHour(tenantId: string, shard: number) {
+  const openHourStart = new Date(Math.floor((ARCHIVE_AT() + 5_000) / HOUR) * HOUR + 1_000);
+  await inUsageLog(tenantId, shard, (sql) => {
+    sql.exec("UPDATE events SET received_at = ?", openHourStart.toISOString());
+    sql.exec("UPDATE event_ids SET received_ms = ?", openHourStart.getTime());
+  });
+}
+
+async function archiveObjects(tenantId: string) {
+  return (await env.USAGE_ARCHIVE.list({ prefix: tenantArchivePrefix(tenantId) })).objects;
+}
+
+async function hotCount(tenantId: string, shard: number) {
+  return inUsageLog(
+    tenantId,
+    shard,
+    (sql) => sql.exec<{ n: number }>("SELECT count(*) AS n FROM events").one().n,
+  );
+}
+
+async function customer() {
+  const owner = await register();
+  await insertSubscription({
+    tenantId: owner.tenant.id,
+    snapshots: [snapshot.metered("api_calls", 100), snapshot.metered("storage", 100)],
+  });
+  return { owner, key: await createApiKey(owner), tenantId: owner.tenant.id };
+}
+
+describe("usage log: shards", () => {
+  it("reads the shard count per tenant, with a default and overrides", () => {
+    const base = {
+      USAGE_LOG_SHARDS: "2",
+      USAGE_LOG_TENANT_SHARDS: '{"a": 8, "b": {"shards": 4, "previous": 2}}',
+    };
+    expect(tenantShards(base, "a")).toEqual({ shards: 8 });
+    expect(tenantShards(base, "b")).toEqual({ shards: 4, previous: 2 });
+    expect(tenantShards(base, "c")).toEqual({ shards: 2 });
+    expect(
+      tenantShards({ USAGE_LOG_SHARDS: "", USAGE_LOG_TENANT_SHARDS: "not json" }, "c"),
+    ).toEqual({
+      shards: 1,
+    });
+  });
+
+  it("refuses a resent eventId in whatever shard holds it, and after the count changed", async () => {
+    const tenantId = await insertTenant();
+    const sharded = withShards(tenantId, 4);
+    const events = Array.from({ length: 40 }, () => incoming());
+    const stored = await storeUsageEvents(sharded, tenantId, events);
+    expect(stored.size).toBe(40);
+    const shards = new Set(events.map((event) => shardOfEventId(event.eventId, 4)));
+    expect(shards.size).toBeGreaterThan(1);
+    for (const shard of shards) {
+      const held = await hotCount(tenantId, shard);
+      expect(held).toBe(events.filter((e) => shardOfEventId(e.eventId, 4) === shard).length);
+    }
+    // Every id names the shard that holds it.
+    for (const shard of shards) {
+      const ids = await inUsageLog(tenantId, shard, (sql) =>
+        sql.exec<{ id: string }>("SELECT id FROM events").toArray(),
+      );
+      for (const { id } of ids) expect(shardOfId(id)).toBe(shard);
+    }
+    // Resent: all refused, whatever shard they sit in.
+    expect((await storeUsageEvents(sharded, tenantId, events)).size).toBe(0);
+    // The count grows to 8, with the old count named for the duplicate window.
+    const grown = withShards(tenantId, { shards: 8, previous: 4 });
+    const fresh = incoming();
+    const again = await storeUsageEvents(grown, tenantId, [...events, fresh]);
+    expect([...again]).toEqual([fresh.eventId]);
+    // Read back through the new count: found where it was stored.
+    const moved = events.find((e) => shardOfEventId(e.eventId, 8) !== shardOfEventId(e.eventId, 4));
+    expect(moved).toBeDefined();
+    expect((await findUsageEvent(grown, tenantId, moved?.eventId ?? "")).eventId).toBe(
+      moved?.eventId,
+    );
+    const listed = await listUsageEvents(grown, tenantId, { limit: 1000 });
+    expect(listed.data).toHaveLength(41);
+    const ids = listed.data.map((event) => event.id);
+    expect(ids).toEqual([...ids].sort());
+  });
+});
+
+describe("usage log: the Parquet archive in R2", () => {
+  it("archives finished events of closed hours, and still refuses their ids and finds them with the same body", async () => {
+    const { key, tenantId } = await customer();
+    const events = Array.from({ length: 12 }, (_, i) =>
+      incoming({ feature: i % 3 === 0 ? "storage" : "api_calls", amount: i + 1 }),
+    );
+    expect((await call(EVENTS, { token: key, body: events })).body.accepted).toBe(12);
+    await aggregateAll(tenantId, 0);
+    const hotView = await call(`${EVENTS}/${events[4]?.eventId}`, { token: key });
+    expect(hotView.status).toBe(200);
+    expect(hotView.body.status).toBe("AGGREGATED");
+
+    // Nothing to archive while the hour is open and the file is not full.
+    await receivedInOpenHour(tenantId, 0);
+    expect(await archive(tenantId, 0)).toMatchObject({ files: 0, events: 0 });
+    await age(tenantId, 0, 2);
+    expect(await archive(tenantId, 0)).toMatchObject({ files: 1, events: 12 });
+    expect(await hotCount(tenantId, 0)).toBe(0);
+
+    const [object] = await archiveObjects(tenantId);
+    const day = object?.key.match(/\/date=(\d{4}-\d{2}-\d{2})\//)?.[1];
+    expect(object?.key).toMatch(
+      new RegExp(`^usage/tenant=${tenantId}/date=${day}/shard-0-[0-9a-f-]{36}\\.parquet$`),
+    );
+    const file = await env.USAGE_ARCHIVE.get(object?.key ?? "");
+    const rows = await decodeUsageEventsParquet(await (file as R2ObjectBody).arrayBuffer());
+    expect(rows.map((row) => row.eventId).sort()).toEqual(events.map((e) => e.eventId).sort());
+    expect(rows.every((row) => row.tenantId === tenantId && row.status === "AGGREGATED")).toBe(
+      true,
+    );
+    // The file's day is the UTC day the events were received.
+    expect(rows.every((row) => row.receivedAt.slice(0, 10) === day)).toBe(true);
+
+    // The same body from R2 as from the hot log (only the receipt time was moved here).
+    const archivedView = await call(`${EVENTS}/${events[4]?.eventId}`, { token: key });
+    expect(archivedView.status).toBe(200);
+    expect({ ...archivedView.body, receivedAt: null }).toEqual({
+      ...hotView.body,
+      receivedAt: null,
+    });
+    // Still refused when resent: the id sits in an archive file now.
+    const resent = await call(EVENTS, { token: key, body: [events[0], events[11]] });
+    expect(resent.body.events.map((e: { status: string }) => e.status)).toEqual([
+      "duplicate",
+      "duplicate",
+    ]);
+    // Another tenant's key finds nothing.
+    const other = await customer();
+    expectError(await call(`${EVENTS}/${events[4]?.eventId}`, { token: other.key }), 404);
+  });
+
+  it("forgets ids and the file index after the retention window; a resend then is a new event", async () => {
+    const tenantId = await insertTenant();
+    const events = Array.from({ length: 5 }, () => incoming());
+    await storeUsageEvents(env, tenantId, events);
+    await aggregateAll(tenantId, 0);
+    await age(tenantId, 0, 2);
+    expect(await archive(tenantId, 0)).toMatchObject({ files: 1, events: 5 });
+    const log = usageLogObject(tenantId, 0);
+    // Inside the window nothing is forgotten.
+    expect(await log.prune(Date.now() + 30 * 86_400_000)).toBe(0);
+    expect((await storeUsageEvents(env, tenantId, events)).size).toBe(0);
+    // Past 35 days the ids and the index go: the event is no longer found,
+    // and the same eventId is accepted again (validation then judges its
+    // timestamp against the new receipt time).
+    expect(await log.prune(Date.now() + 36 * 86_400_000)).toBe(5);
+    await expect(findUsageEvent(env, tenantId, events[0]?.eventId ?? "")).rejects.toThrow(
+      "Usage event not found",
+    );
+    expect((await storeUsageEvents(env, tenantId, events.slice(0, 1))).size).toBe(1);
+  });
+
+  it("writes every N finished events without waiting for the hour", async () => {
+    const tenantId = await insertTenant();
+    const small = { ...env, USAGE_ARCHIVE_FILE_EVENTS: "5" };
+    await storeUsageEvents(
+      env,
+      tenantId,
+      Array.from({ length: 12 }, () => incoming()),
+    );
+    await aggregateAll(tenantId, 0);
+    await receivedInOpenHour(tenantId, 0);
+    const reports = await runInDurableObject(
+      usageLogObject(tenantId, 0),
+      async (instance: UsageLog) => {
+        (instance as unknown as { env: Env }).env = small as Env;
+        const nowMs = ARCHIVE_AT();
+        // As the alarm runs it: one file a time, again at once while full ones were written.
+        const runs = [];
+        for (let run = 0; run < 3; run++)
+          runs.push(await instance.archiveDue({ nowMs, maxFiles: 1 }));
+        return runs;
+      },
+    );
+    // Two full files; the last two events wait for their hour to close.
+    expect(reports).toEqual([
+      { files: 1, events: 5, more: true },
+      { files: 1, events: 5, more: true },
+      { files: 0, events: 0, more: false },
+    ]);
+    expect(await hotCount(tenantId, 0)).toBe(2);
+    expect(await archiveObjects(tenantId)).toHaveLength(2);
+  });
+
+  it.each(["intent", "put"] as const)(
+    "loses and duplicates nothing when it crashes after the %s",
+    async (crashAfter) => {
+      const tenantId = await insertTenant();
+      const events = Array.from({ length: 30 }, (_, i) => incoming({ amount: i + 1 }));
+      await storeUsageEvents(env, tenantId, events);
+      await aggregateAll(tenantId, 0);
+      await age(tenantId, 0, 3);
+      await expect(archive(tenantId, 0, crashAfter)).rejects.toThrow(
+        `injected crash after the ${crashAfter}`,
+      );
+      // Until the run is finished, every event is still found (hot).
+      expect((await findUsageEvent(env, tenantId, events[7]?.eventId ?? "")).amount).toBe(8);
+      const resumed = await archive(tenantId, 0);
+      expect(resumed).toMatchObject({ files: 1, events: 30 });
+      expect(await archive(tenantId, 0)).toMatchObject({ files: 0, events: 0 });
+      expect(await hotCount(tenantId, 0)).toBe(0);
+      const objects = await archiveObjects(tenantId);
+      expect(objects).toHaveLength(1);
+      const file = await env.USAGE_ARCHIVE.get(objects[0]?.key ?? "");
+      const rows = await decodeUsageEventsParquet(await (file as R2ObjectBody).arrayBuffer());
+      expect(rows.map((row) => row.eventId).sort()).toEqual(events.map((e) => e.eventId).sort());
+      expect(rows.reduce((sum, row) => sum + row.amount, 0)).toBe((30 * 31) / 2);
+      for (const event of events) {
+        expect((await findUsageEvent(env, tenantId, event.eventId)).amount).toBe(event.amount);
+      }
+      expect((await storeUsageEvents(env, tenantId, events)).size).toBe(0);
+    },
+  );
+});
+
+describe("GET /usage/events: the listing", () => {
+  it("lists in the order received across archive files and the hot log, with filters and a cursor", async () => {
+    const { owner, key, tenantId } = await customer();
+    const older = Array.from({ length: 7 }, (_, i) =>
+      incoming({ feature: i % 2 === 0 ? "storage" : "api_calls", amount: i + 1 }),
+    );
+    for (const event of older) {
+      // One by one, so their receipt order is their order here.
+      expect((await call(EVENTS, { token: key, body: [event] })).status).toBe(202);
+    }
+    await aggregateAll(tenantId, 0);
+    await age(tenantId, 0, 5);
+    expect(await archive(tenantId, 0)).toMatchObject({ files: 1, events: 7 });
+    const newer = Array.from({ length: 4 }, (_, i) => incoming({ amount: 100 + i }));
+    for (const event of newer) await call(EVENTS, { token: key, body: [event] });
+
+    const all = await call(`${EVENTS}?limit=1000`, { token: key });
+    expect(all.status).toBe(200);
+    expect(all.body.meta).toEqual({ nextCursor: null });
+    expect(all.body.data.map((e: { eventId: string }) => e.eventId)).toEqual(
+      [...older, ...newer].map((e) => e.eventId),
+    );
+    // Each listed event is the body GET /usage/events/{eventId} answers.
+    const one = await call(`${EVENTS}/${older[2]?.eventId}`, { token: key });
+    expect(all.body.data[2]).toEqual(one.body);
+
+    // Pages of 3, across the archive boundary.
+    const seen: string[] = [];
+    let cursor: string | null = null;
+    do {
+      const page: { body: { data: { eventId: string }[]; meta: { nextCursor: string | null } } } =
+        await call(`${EVENTS}?limit=3${cursor ? `&cursor=${cursor}` : ""}`, {
+          token: owner.accessToken,
+          tenant: tenantId,
+        });
+      expect(page.body.data.length).toBeLessThanOrEqual(3);
+      seen.push(...page.body.data.map((e) => e.eventId));
+      cursor = page.body.meta.nextCursor;
+    } while (cursor);
+    expect(seen).toEqual([...older, ...newer].map((e) => e.eventId));
+
+    const storage = await call(`${EVENTS}?feature=storage`, { token: key });
+    expect(storage.body.data.map((e: { eventId: string }) => e.eventId)).toEqual(
+      older.filter((e) => e.feature === "storage").map((e) => e.eventId),
+    );
+    const pending = await call(`${EVENTS}?status=PENDING`, { token: key });
+    expect(pending.body.data.map((e: { eventId: string }) => e.eventId)).toEqual(
+      newer.map((e) => e.eventId),
+    );
+    const cut = all.body.data[3].receivedAt as string;
+    const early = await call(`${EVENTS}?to=${encodeURIComponent(cut)}`, { token: key });
+    expect(early.body.data).toHaveLength(3);
+    const late = await call(`${EVENTS}?from=${encodeURIComponent(cut)}`, { token: key });
+    expect(late.body.data).toHaveLength(8);
+  });
+
+  it("validates its query and keeps tenants apart", async () => {
+    const one = await customer();
+    const other = await customer();
+    await call(EVENTS, { token: one.key, body: [incoming()] });
+    expect((await call(EVENTS, { token: other.key })).body).toEqual({
+      data: [],
+      meta: { nextCursor: null },
+    });
+    expectError(await call(`${EVENTS}?limit=1001`, { token: one.key }), 400);
+    expectError(await call(`${EVENTS}?limit=0`, { token: one.key }), 400);
+    expectError(await call(`${EVENTS}?status=LOST`, { token: one.key }), 400);
+    expectError(await call(`${EVENTS}?from=yesterday`, { token: one.key }), 400);
+    expectError(await call(`${EVENTS}?cursor=nonsense`, { token: one.key }), 400);
+    expectError(await call(`${EVENTS}?colour=red`, { token: one.key }), 400);
+    expectError(await call(EVENTS), 401);
+  });
+});
