@@ -7,6 +7,7 @@ import { beforeAll, describe, expect, it, vi } from "vitest";
 import { auditRowsFor } from "./audit-helpers.ts";
 import {
   asTenant,
+  atWallClock,
   paymentIntentEvent,
   runCycle,
   signedWebhook,
@@ -430,6 +431,69 @@ describe("usage from the pipeline", () => {
       ["CREDITS", -1_000],
     ]);
     expect(upcoming.total).toBe(1_500);
+  });
+});
+
+describe("a plan change inside a usage window", () => {
+  // A monthly cycle from 1 January 2032 (a 31-day window). The change on
+  // 16 January leaves the new subscription 16 of 31 days of the window:
+  // its share of the 100 included units is round(100 x 16 / 31) = 52.
+  const start = new Date("2032-01-01T00:00:00.000Z");
+  const change = new Date("2032-01-16T00:00:00.000Z");
+
+  it("draws for the units beyond the new subscription's included share, and its invoice credits all of it", async () => {
+    const calls = await createFeature(admin, "METERED");
+    const planWith = async (name: string) => {
+      const plan = await createPlan(admin, { name });
+      const price = await createPrice(admin, plan.id, { amount: 0 });
+      await grant(admin, plan.id, calls.id, {
+        includedAmount: 100,
+        overagePrice: 10_000,
+        resetPeriod: "MONTHLY",
+      });
+      return { planId: plan.id, priceId: price.id };
+    };
+    const [first, second] = [await planWith("Starter"), await planWith("Growth")];
+    const owner = await register();
+    const tenantId = owner.tenant.id as string;
+    const subscribeAt = (target: { planId: string; priceId: string }, at: Date) =>
+      atWallClock(at, owner, (session) =>
+        call("/api/v1/subscriptions", {
+          token: session.accessToken,
+          tenant: tenantId,
+          body: target,
+        }),
+      );
+    expect((await subscribeAt(first, start)).status).toBe(201);
+    await createGrant(tenantId, { amount: 100_000, category: "promotional" });
+    const changed = await subscribeAt(second, change);
+    expect(changed.status, JSON.stringify(changed.body)).toBe(201);
+
+    // 80 units after the change: 28 beyond the share of 52, 2,800 cents drawn.
+    const consumed = await atWallClock(new Date("2032-01-20T00:00:00.000Z"), owner, (session) =>
+      call(`/api/v1/entitlements/${calls.lookupKey}/consume`, {
+        token: session.accessToken,
+        tenant: tenantId,
+        body: { amount: 80 },
+      }),
+    );
+    expect(consumed.status, JSON.stringify(consumed.body)).toBe(200);
+    expect((await credits(tenantId)).balance).toBe(97_200);
+
+    await runCycle(new Date("2032-02-01T00:01:00.000Z"), steerableProvider("succeeded").provider, [
+      tenantId,
+    ]);
+    const invoices = (await asTenant(owner, tenantId)("/api/v1/invoices")).body.data;
+    const period = invoices.find(
+      (invoice: Json) => invoice.kind === "PERIOD" && invoice.subscriptionId === changed.body.id,
+    );
+    expect(period.lineItems.map((line: Json) => [line.kind, line.amount])).toEqual([
+      ["BASE", 0],
+      ["USAGE", 2_800],
+      ["CREDITS", -2_800],
+    ]);
+    expect(period).toMatchObject({ subtotal: 0, total: 0 });
+    expect((await credits(tenantId)).balance).toBe(97_200);
   });
 });
 

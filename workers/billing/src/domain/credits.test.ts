@@ -5,6 +5,7 @@ import {
   burnDownOrder,
   displayedStatus,
   type GrantBalance,
+  includedFor,
   isPricedUsage,
   planDraw,
   usageCostCents,
@@ -83,6 +84,21 @@ describe("usage cost", () => {
     expect(usageCostCents(snapshot, 0, 100)).toBe(0);
     expect(usageCostCents(snapshot, 90, 20)).toBe(1_000);
     expect(usageCostCents(snapshot, 150, 1)).toBe(100);
+  });
+
+  it("counts the subscription's share of the included amount in the window, as the invoice does", () => {
+    const snapshot = metered({ includedAmount: 100 });
+    // Billable from 16 January in the window [1 January, 1 February): 16 of 31 days.
+    const window = {
+      windowKey: "2032-01-01T00:00:00.000Z",
+      windowEnd: new Date("2032-02-01T00:00:00.000Z"),
+      billableFrom: new Date("2032-01-16T00:00:00.000Z"),
+    };
+    expect(includedFor(snapshot, window)).toBe(52);
+    expect(usageCostCents(snapshot, 0, 80, window)).toBe(2_800);
+    expect(usageCostCents(snapshot, 0, 80)).toBe(0);
+    expect(includedFor(snapshot, { ...window, billableFrom: new Date("2031-12-01") })).toBe(100);
+    expect(includedFor(snapshot, { ...window, windowEnd: null })).toBe(100);
   });
 
   it("rounds the cumulative charge once, so the costs of a window add up to its charge", () => {

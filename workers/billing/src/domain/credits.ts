@@ -1,13 +1,16 @@
 import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
 import { usageCharge } from "./charge-models.ts";
-import { billableAllowance } from "./invoice.ts";
+import { allowanceShare, billableAllowance } from "./invoice.ts";
 
 // Prepaid credits: the rules, as pure functions. The tenant's
 // EntitlementCounter holds the grants and applies these in the same
 // synchronous step as the count (durable-objects/credit-balance.ts).
 //
 // Cost. Usage costs what the invoice bills for it: the units beyond the
-// included amount (or SOFT limit), priced by the feature's charge model
+// subscription's share of the included amount (or SOFT limit) in the
+// window, the same share the invoice uses (allowanceShare: prorated by the
+// time the subscription is billable in the window, so after a mid-window
+// plan change the new subscription's share), priced by the feature's charge model
 // (charge-models.ts, the invoice's own routine). The cost of `amount` more
 // units is charge(billed units after) - charge(billed units before), each
 // rounded half up to cents once, so the costs drawn for a window add up to
@@ -121,20 +124,49 @@ export function isPricedUsage(snapshot: SnapshotTerms): boolean {
   return allowance.pricing.model !== "per_unit" || allowance.pricing.unitPrice > 0;
 }
 
+/** Where a draw's units are counted: the usage window and the subscription's billable start. */
+export interface CostWindow {
+  /** The window's key (its start, ISO-8601), as the invoice reads it. */
+  windowKey: string;
+  /** null: the lifetime window. */
+  windowEnd: Date | null;
+  /** When the subscription became billable (trial end, else start). */
+  billableFrom: Date;
+}
+
+/**
+ * The included units (or SOFT limit) the subscription gets in the window:
+ * the invoice's own share (allowanceShare), or the whole allowance
+ * without a window. In the lifetime window the earlier subscriptions'
+ * usage is not known here: the whole allowance.
+ */
+export function includedFor(snapshot: SnapshotTerms, window?: CostWindow): number {
+  const allowance = billableAllowance(snapshot);
+  if (!allowance) return 0;
+  if (!window) return allowance.included;
+  return allowanceShare(
+    allowance.included,
+    { windowKey: window.windowKey, windowEnd: window.windowEnd },
+    { from: window.billableFrom, until: null },
+  );
+}
+
 /**
  * Cents that `amount` more units cost, given the units the subscription
- * already used in the window: the included amount first, then the charge
+ * already used in the window: its included share first, then the charge
  * model on the billed units (see the top of this module).
  */
 export function usageCostCents(
   snapshot: SnapshotTerms,
   usedBefore: number,
   amount: number,
+  window?: CostWindow,
 ): number {
   const allowance = billableAllowance(snapshot);
   if (!allowance) return 0;
-  const billedBefore = Math.max(0, usedBefore - allowance.included);
-  const billedAfter = Math.max(0, usedBefore + amount - allowance.included);
+  const included = includedFor(snapshot, window);
+  const billedBefore = Math.max(0, usedBefore - included);
+  const billedAfter = Math.max(0, usedBefore + amount - included);
   return Math.max(0, chargeOf(snapshot, billedAfter) - chargeOf(snapshot, billedBefore));
 }
 

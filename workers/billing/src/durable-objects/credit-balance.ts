@@ -3,6 +3,7 @@ import type { TenantEntitlementState } from "@edge-platform/shared/db/entitlemen
 import type { UsageThreshold } from "@edge-platform/shared/db/schema/catalog";
 import {
   applicableBalance,
+  type CostWindow,
   CREDITS_EXHAUSTED,
   type DrawContext,
   type GrantBalance,
@@ -64,6 +65,8 @@ export interface DrawTarget {
   featureKey: string;
   periodKey: string;
   periodStart: string;
+  /** The window's end (ISO-8601); null: the lifetime window. */
+  periodEnd: string | null;
 }
 
 /** A paid grant the automatic top-up asks for. */
@@ -91,6 +94,8 @@ export interface CreditTerms {
   subscriptionId?: string;
   periodEnd?: string;
   usageThresholds?: UsageThreshold[] | null;
+  /** When the subscription became billable (ISO-8601): its included share of a window starts there. */
+  billableFrom?: string;
 }
 
 export interface CreditRefusal {
@@ -339,7 +344,7 @@ export class CreditBalance {
     now: Date,
   ): CreditRefusal | undefined {
     if (!isPricedUsage(snapshot)) return undefined;
-    const cost = usageCostCents(snapshot, usedBefore, amount);
+    const cost = usageCostCents(snapshot, usedBefore, amount, costWindow(terms, target));
     const context = { featureKey: target.featureKey, currency: terms.currency, now };
     if (cost === 0) return undefined;
     const plan = planDraw(this.grants(), cost, context);
@@ -368,7 +373,7 @@ export class CreditBalance {
     now: Date,
   ): void {
     if (!isPricedUsage(snapshot)) return;
-    const cost = usageCostCents(snapshot, usedBefore, amount);
+    const cost = usageCostCents(snapshot, usedBefore, amount, costWindow(terms, target));
     if (cost === 0) return;
     const context = { featureKey: target.featureKey, currency: terms.currency, now };
     const { draws } = planDraw(this.grants(), cost, context);
@@ -385,6 +390,7 @@ export class CreditBalance {
   checked(
     terms: CreditTerms,
     snapshot: SnapshotTerms,
+    target: DrawTarget,
     usedBefore: number,
     now: Date,
   ): { creditBalance: number; exhausted: boolean } | undefined {
@@ -395,7 +401,7 @@ export class CreditBalance {
       now,
     });
     if (!terms.prepaid && creditBalance === 0 && !this.hasActiveGrants()) return undefined;
-    const cost = usageCostCents(snapshot, usedBefore, 1);
+    const cost = usageCostCents(snapshot, usedBefore, 1, costWindow(terms, target));
     return { creditBalance, exhausted: terms.prepaid && cost > creditBalance };
   }
 
@@ -508,6 +514,17 @@ export function creditTermsOf(
     subscriptionId: subscription.id,
     periodEnd: subscription.currentPeriodEnd.toISOString(),
     usageThresholds: subscription.usageThresholds ?? null,
+    billableFrom: (subscription.trialEndsAt ?? subscription.startedAt).toISOString(),
+  };
+}
+
+/** The window a draw is priced in, with the subscription's included share of it (as its invoice takes it). */
+function costWindow(terms: CreditTerms, target: DrawTarget): CostWindow | undefined {
+  if (!terms.billableFrom) return undefined;
+  return {
+    windowKey: target.periodKey,
+    windowEnd: target.periodEnd ? new Date(target.periodEnd) : null,
+    billableFrom: new Date(terms.billableFrom),
   };
 }
 

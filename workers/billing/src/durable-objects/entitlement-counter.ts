@@ -335,7 +335,14 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     const outcome = checkOutcome(found.snapshot, used, key.window.end?.toISOString() ?? null);
     const terms = creditTermsOf(state, this.boundTenant());
     const credit =
-      terms && this.creditGrants.checked(terms, found.snapshot, this.attributedUsed(key), now);
+      terms &&
+      this.creditGrants.checked(
+        terms,
+        found.snapshot,
+        drawTarget(key),
+        this.attributedUsed(key),
+        now,
+      );
     if (!credit) return outcome;
     if (!credit.exhausted || !outcome.allowed)
       return { ...outcome, creditBalance: credit.creditBalance };
@@ -1329,6 +1336,7 @@ function drawTarget(key: WindowKey) {
     featureKey: key.featureKey,
     periodKey: key.window.key,
     periodStart: key.window.start.toISOString(),
+    periodEnd: key.window.end?.toISOString() ?? null,
   };
 }
 
