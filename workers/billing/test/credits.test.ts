@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { addMonthsClamped, MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { invoiceContent } from "@edge-platform/shared/testing/invoice-content";
+import { withShard } from "@edge-platform/shared/usage-log/client";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import { auditRowsFor } from "./audit-helpers.ts";
 import {
@@ -23,6 +24,7 @@ import {
   subscribe,
 } from "./catalog-helpers.ts";
 import { type Account, addMember, call, expectError, type Json, register } from "./helpers.ts";
+import { usageLogObject } from "./usage-log-helpers.ts";
 
 // Prepaid credits: grants, the balance the tenant's counter draws down, the
 // 402 of a prepaid price, and the CREDITS lines on the period's invoice.
@@ -431,6 +433,101 @@ describe("usage from the pipeline", () => {
       ["CREDITS", -1_000],
     ]);
     expect(upcoming.total).toBe(1_500);
+  });
+});
+
+describe("units the counter takes back", () => {
+  it("return what they drew to their grants, once; the invoice credits what stays drawn", async () => {
+    const plan = await creditPlan({ prepaid: false });
+    const [calls] = plan.keys as [string];
+    const { owner, tenantId, subscription } = await subscribedTenant(plan);
+    const promotional = await createGrant(tenantId, { amount: 1_000, category: "promotional" });
+    const second = await createGrant(tenantId, {
+      amount: 5_000,
+      category: "promotional",
+      priority: 60,
+    });
+    const now = new Date();
+    const started = new Date(subscription.startedAt);
+    const window = {
+      periodKey: started.toISOString(),
+      periodStart: started.toISOString(),
+      periodEnd: addMonthsClamped(started, 1).toISOString(),
+    };
+    // Logged events: one the flush claims (5 units), one a later delivery
+    // rejected meanwhile (17 units): the counter counts both, then takes the
+    // rejected one's units back when its flush cannot claim it.
+    const claimed = { id: withShard(crypto.randomUUID(), 0), amount: 5, status: "VALIDATED" };
+    const rejected = { id: withShard(crypto.randomUUID(), 0), amount: 17, status: "REJECTED" };
+    await usageLogObject(tenantId).import({
+      tenantId,
+      shard: 0,
+      events: [claimed, rejected].map((row) => ({
+        id: row.id,
+        eventId: crypto.randomUUID(),
+        feature: calls,
+        amount: row.amount,
+        timestamp: now.toISOString(),
+        receivedAt: now.toISOString(),
+        status: row.status as "VALIDATED",
+        reason: null,
+        message: null,
+        subscriptionId: row.status === "REJECTED" ? null : subscription.id,
+        periodKey: row.status === "REJECTED" ? null : window.periodKey,
+        periodStart: row.status === "REJECTED" ? null : window.periodStart,
+        periodEnd: row.status === "REJECTED" ? null : window.periodEnd,
+        validatedAt: null,
+        aggregatedAt: null,
+        metadata: {},
+      })),
+    });
+    const counter = entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId);
+    const entries = [claimed, rejected].map((row) => ({
+      eventId: row.id,
+      usageEventId: row.id,
+      subscriptionId: subscription.id,
+      featureKey: calls,
+      ...window,
+      amount: row.amount,
+      occurredAt: now.toISOString(),
+    }));
+    expect(await counter.record(entries)).toEqual({ recorded: 2, duplicates: 0 });
+    // 22 units = 2,200 cents: 1,000 from the promotional grant, 1,200 from the next.
+    expect((await credits(tenantId)).balance).toBe(3_800);
+    await counter.flush();
+    await counter.flush();
+
+    // The 17 units taken back return their 1,700 cents, last drawn first:
+    // 1,200 to the second grant, 500 to the first. 500 stays drawn for 5 units.
+    const balance = await credits(tenantId);
+    expect(balance.balance).toBe(5_500);
+    expect(remainingOf(balance, promotional.id)).toBe(500);
+    expect(remainingOf(balance, second.id)).toBe(5_000);
+    const drawn = await env.DB.prepare(
+      "SELECT id, drawn FROM credit_grants WHERE tenant_id = ? ORDER BY priority",
+    )
+      .bind(tenantId)
+      .all<{ id: string; drawn: number }>();
+    expect(drawn.results.map((row) => row.drawn)).toEqual([500, 0]);
+    const draws = await env.DB.prepare(
+      "SELECT sum(amount) AS amount FROM credit_draws WHERE tenant_id = ?",
+    )
+      .bind(tenantId)
+      .first<{ amount: number }>();
+    expect(draws?.amount).toBe(500);
+
+    const periodEnd = addMonthsClamped(started, 1);
+    await runCycle(new Date(periodEnd.getTime() + MINUTE), steerableProvider("pending").provider, [
+      tenantId,
+    ]);
+    const invoices = (await asTenant(owner, tenantId)("/api/v1/invoices")).body.data;
+    const period = invoices.find((invoice: Json) => invoice.kind === "PERIOD");
+    expect(period.lineItems.map((line: Json) => [line.kind, line.amount])).toEqual([
+      ["BASE", 0],
+      ["USAGE", 500],
+      ["CREDITS", -500],
+    ]);
+    expect(period).toMatchObject({ total: 0 });
   });
 });
 

@@ -145,6 +145,16 @@ export class CreditBalance {
         PRIMARY KEY (grant_id, subscription_id, feature_key, period_key)
       );
       CREATE TABLE IF NOT EXISTS credit_flushes (id TEXT PRIMARY KEY, draws TEXT NOT NULL);
+      CREATE TABLE IF NOT EXISTS credit_event_draws (
+        usage_event_id TEXT NOT NULL,
+        grant_id TEXT NOT NULL,
+        subscription_id TEXT NOT NULL,
+        feature_key TEXT NOT NULL,
+        period_key TEXT NOT NULL,
+        period_start TEXT NOT NULL,
+        amount INTEGER NOT NULL,
+        PRIMARY KEY (usage_event_id, grant_id)
+      );
       CREATE TABLE IF NOT EXISTS credit_rule (
         id INTEGER PRIMARY KEY CHECK (id = 1),
         enabled INTEGER NOT NULL,
@@ -363,7 +373,10 @@ export class CreditBalance {
     return undefined;
   }
 
-  /** Synchronous, after the pipeline counted units: the balance pays what it can (never refused). */
+  /**
+   * Synchronous, after the pipeline counted units: the balance pays what it
+   * can (never refused). Answers the draws, in burn-down order.
+   */
   payForRecorded(
     terms: CreditTerms,
     snapshot: SnapshotTerms,
@@ -371,15 +384,85 @@ export class CreditBalance {
     usedBefore: number,
     amount: number,
     now: Date,
-  ): void {
-    if (!isPricedUsage(snapshot)) return;
+  ): { grantId: string; amount: number }[] {
+    if (!isPricedUsage(snapshot)) return [];
     const cost = usageCostCents(snapshot, usedBefore, amount, costWindow(terms, target));
-    if (cost === 0) return;
+    if (cost === 0) return [];
     const context = { featureKey: target.featureKey, currency: terms.currency, now };
     const { draws } = planDraw(this.grants(), cost, context);
     this.apply(target, draws);
     this.noticeBalance(terms.tenantId, terms.currency, draws, now);
     this.onPricedUsage(terms, cost);
+    return draws;
+  }
+
+  /**
+   * Synchronous: what a logged event's units drew, kept until its flush
+   * settles it: the counter may still take the units back (the event was
+   * not claimed), and then its draws go back to their grants.
+   */
+  rememberEventDraws(
+    usageEventId: string,
+    target: DrawTarget,
+    draws: readonly { grantId: string; amount: number }[],
+  ): void {
+    for (const draw of draws) {
+      this.sql.exec(
+        `INSERT INTO credit_event_draws (usage_event_id, grant_id, subscription_id, feature_key, period_key, period_start, amount)
+         VALUES (?, ?, ?, ?, ?, ?, ?)
+         ON CONFLICT DO UPDATE SET amount = amount + excluded.amount`,
+        usageEventId,
+        draw.grantId,
+        target.subscriptionId,
+        target.featureKey,
+        target.periodKey,
+        target.periodStart,
+        draw.amount,
+      );
+    }
+  }
+
+  /** Synchronous: the event's units were claimed (billed), its draws stay. */
+  forgetEventDraws(usageEventId: string): void {
+    this.sql.exec("DELETE FROM credit_event_draws WHERE usage_event_id = ?", usageEventId);
+  }
+
+  /**
+   * Synchronous, in the step that takes an event's units back: its draws
+   * go back to the grants they came from, in reverse burn-down order, as
+   * negative draws (flushed to D1 like any draw), and are forgotten, so
+   * they are returned once. Answers the cents returned.
+   */
+  returnEventDraws(usageEventId: string): number {
+    const rows = this.sql
+      .exec<{
+        grant_id: string;
+        subscription_id: string;
+        feature_key: string;
+        period_key: string;
+        period_start: string;
+        amount: number;
+      }>(
+        "SELECT * FROM credit_event_draws WHERE usage_event_id = ? ORDER BY rowid DESC",
+        usageEventId,
+      )
+      .toArray();
+    let returned = 0;
+    for (const row of rows) {
+      this.apply(
+        {
+          subscriptionId: row.subscription_id,
+          featureKey: row.feature_key,
+          periodKey: row.period_key,
+          periodStart: row.period_start,
+          periodEnd: null,
+        },
+        [{ grantId: row.grant_id, amount: -row.amount }],
+      );
+      returned += row.amount;
+    }
+    this.forgetEventDraws(usageEventId);
+    return returned;
   }
 
   /**

@@ -634,6 +634,13 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       const id = attributionId(key);
       const units = counted.get(id) ?? { key, claimed: 0, direct: 0, lastAt: "" };
       if (entry.usageEventId) {
+        // Each logged event draws on its own: its units may be taken back, and its draws with them.
+        if (creditState) {
+          const draws = this.payForRecorded(creditState, key, units.claimed, entry.amount);
+          if (draws.length > 0) {
+            this.creditGrants.rememberEventDraws(entry.usageEventId, drawTarget(key), draws);
+          }
+        }
         units.claimed += entry.amount;
         pendingRows.push({
           id: entry.usageEventId,
@@ -654,7 +661,9 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       recorded++;
     });
     for (const units of counted.values()) {
-      if (creditState) this.payForRecorded(creditState, units);
+      if (creditState && units.direct > 0) {
+        this.payForRecorded(creditState, units.key, units.claimed, units.direct);
+      }
       if (units.claimed > 0) this.addClaimedUnits(units.key, units.claimed, units.lastAt);
       if (units.direct > 0) this.addUnits(units.key, units.direct, units.lastAt);
     }
@@ -788,17 +797,26 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     }
   }
 
-  /** Synchronous, before the units are added: the current subscription's priced usage draws the balance. */
-  private payForRecorded(state: TenantEntitlementState, units: CountedUnits): void {
+  /**
+   * Synchronous, before the units are added: the current subscription's
+   * priced usage draws the balance. `counted` units of the batch come
+   * before these in the window. Answers the draws.
+   */
+  private payForRecorded(
+    state: TenantEntitlementState,
+    key: WindowKey,
+    counted: number,
+    amount: number,
+  ): { grantId: string; amount: number }[] {
     const terms = creditTermsOf(state, this.boundTenant());
-    const snapshot = state.snapshots.get(units.key.featureKey);
-    if (!terms || !snapshot || state.subscription?.id !== units.key.subscriptionId) return;
-    this.creditGrants.payForRecorded(
+    const snapshot = state.snapshots.get(key.featureKey);
+    if (!terms || !snapshot || state.subscription?.id !== key.subscriptionId) return [];
+    return this.creditGrants.payForRecorded(
       terms,
       snapshot,
-      drawTarget(units.key),
-      this.attributedUsed(units.key),
-      units.claimed + units.direct,
+      drawTarget(key),
+      this.attributedUsed(key) + counted,
+      amount,
       new Date(),
     );
   }
@@ -1145,9 +1163,12 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
           .toArray()) {
           if (claimedSet.has(row.usage_event_id)) {
             eventUnits += row.amount;
+            this.creditGrants.forgetEventDraws(row.usage_event_id);
             continue;
           }
-          // Not claimed: D1 did not count it, so neither may the counter.
+          // Not claimed: D1 did not count it, so neither may the counter,
+          // and what its units drew goes back to the grants.
+          this.creditGrants.returnEventDraws(row.usage_event_id);
           this.sql.exec(
             `UPDATE counters SET used = max(0, used - ?)
               WHERE subscription_id = ? AND feature_key = ? AND period_key = ?`,
