@@ -11,7 +11,12 @@ let stack: RunningStack | undefined;
 
 export async function setup(project: TestProject) {
   const started = Date.now();
-  stack = await startStack({ timeoutMs: 150_000 });
+  // Small archive files that settle quickly, so the archive's end-to-end
+  // test sees whole Parquet files within seconds on the shared stack.
+  stack = await startStack({
+    timeoutMs: 150_000,
+    billingVars: { USAGE_ARCHIVE_FILE_EVENTS: "200", USAGE_ARCHIVE_SETTLE_SECONDS: "5" },
+  });
   console.log(`[e2e] stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   project.provide("stack", {
     billingUrl: stack.billingUrl,

@@ -1,5 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { type RunningStack, startStack } from "../scripts/lib/stack.ts";
+import { describe, expect, inject, it } from "vitest";
 import {
   type Caller,
   createApiKey,
@@ -18,30 +17,18 @@ import { readLocalR2Objects } from "./lib/local-r2.ts";
 // the running stack (ingestion, validation, counter flush into
 // usage_aggregates, then the usage log's Parquet files in R2), and DuckDB
 // reading the tenant's files out of the stack's local R2 bucket sums
-// exactly what usage_aggregates holds. The stack archives in files of 200
-// events, so a few hundred events make whole files within a minute of
-// being aggregated (the usage log keeps finished events a minute first).
+// exactly what usage_aggregates holds. The suite's stack archives in files
+// of 200 events once they have settled for 5 s, so a few hundred events
+// make whole files within seconds of being aggregated.
 
 const FILE_EVENTS = 200;
 const VALID = 580;
 const REJECTED = 20;
 const ARCHIVE_BOUND_MS = 180_000;
 
-let stack: RunningStack | undefined;
+const stack = () => inject("stack");
 
-beforeAll(async () => {
-  stack = await startStack({
-    logLevel: "warn",
-    timeoutMs: 150_000,
-    billingVars: { USAGE_ARCHIVE_FILE_EVENTS: String(FILE_EVENTS) },
-  });
-}, 180_000);
-
-afterAll(async () => {
-  await stack?.stop();
-});
-
-const apiUrl = () => `${stack?.billingUrl}/api/v1`;
+const apiUrl = () => `${stack().billingUrl}/api/v1`;
 
 async function archivedTenant() {
   const suffix = crypto.randomUUID().slice(0, 8);
@@ -79,7 +66,6 @@ describe("usage archive read back with DuckDB", () => {
   it(
     "a tenant's Parquet files in R2 give exactly its usage_aggregates",
     async () => {
-      if (!stack) throw new Error("no stack");
       const { tenantId, apiKey, features } = await archivedTenant();
       const now = Date.now();
       const events = [
@@ -122,7 +108,7 @@ describe("usage archive read back with DuckDB", () => {
 
       // Every event finished: the files come once they have settled.
       const prefix = `usage/tenant=${tenantId}/`;
-      let files = await readLocalR2Objects(stack.billingPersistTo, "usage-archive", prefix);
+      let files = await readLocalR2Objects(stack().billingPersistTo, "usage-archive", prefix);
       const archivedCount = async () =>
         files.length === 0
           ? 0
@@ -132,7 +118,7 @@ describe("usage archive read back with DuckDB", () => {
           throw new Error(`only ${await archivedCount()} events archived in time`);
         }
         await new Promise((resolve) => setTimeout(resolve, 5_000));
-        files = await readLocalR2Objects(stack.billingPersistTo, "usage-archive", prefix);
+        files = await readLocalR2Objects(stack().billingPersistTo, "usage-archive", prefix);
       }
       expect(files.length).toBe((VALID + REJECTED) / FILE_EVENTS);
       expect(files.every((file) => /\/date=\d{4}-\d{2}-\d{2}\/.+\.parquet$/.test(file.key))).toBe(

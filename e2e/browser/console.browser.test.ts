@@ -4,9 +4,10 @@
  * administrator go through every screen doing the real thing: keys,
  * usage that moves the chart, alerts, a webhook endpoint that receives a
  * delivery, settlement that finalizes an invoice whose PDF is downloaded
- * and read. Every request the browser makes must stay on this machine,
- * no page may log an error, and axe finds no serious or critical
- * accessibility violation on any screen.
+ * and read, prepaid credit bought on the overview and paid for. Every
+ * request the browser makes must stay on this machine, no page may log an
+ * error, and axe finds no serious or critical accessibility violation on
+ * any screen.
  *
  * With SCREENSHOTS=<dir> (npm run screenshots) it also saves a PNG of each
  * main screen there.
@@ -493,6 +494,48 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
     expect(ownerDownload.suggestedFilename()).toBe(`${invoiceNumber}.pdf`);
     await go(page, "Invoices", "Invoices");
     await checkScreen(page, "invoices");
+
+    // ---- prepaid credit: the owner buys some; it counts once its TOP_UP invoice is paid
+    await go(page, "Overview", "Overview");
+    await expect(page.getByTestId("prepaid-balance").textContent()).resolves.toBe("0.00 USD");
+    await page.getByText("No credit yet").waitFor();
+    await page.getByLabel("Amount (cents)").fill("2500");
+    await page.getByRole("button", { name: "Buy credit" }).click();
+    await page.getByText("The top-up is invoiced").waitFor();
+    const grantRow = page
+      .getByRole("region", { name: "Credit grants in the order usage draws them" })
+      .getByRole("row", { name: /25\.00 USD/ });
+    await expect(grantRow.textContent()).resolves.toMatch(/paid\s*PENDING/);
+    await expect(page.getByTestId("prepaid-balance").textContent()).resolves.toBe("0.00 USD");
+    await checkScreen(page, "overview-credit", false);
+    await signOut(page);
+
+    await signIn(page, ADMIN.email, ADMIN.password);
+    await go(page, "Settlement", "Settlement");
+    await page
+      .getByLabel("Tenant")
+      .last()
+      .selectOption({ label: `Console Labs (${slug})` });
+    await page.getByRole("button", { name: "Show invoices" }).click();
+    await page
+      .getByRole("row")
+      .filter({ has: page.getByRole("button", { name: "Mark paid" }) })
+      .filter({ hasNotText: invoiceNumber })
+      .getByRole("button", { name: "Mark paid" })
+      .click();
+    await page.getByText("The invoice is marked paid").waitFor();
+    await signOut(page);
+
+    await signIn(page, owner.email, PASSWORD);
+    await page.getByLabel("Tenant").selectOption({ label: "Console Labs (OWNER)" });
+    await page.waitForURL(/notice=tenant-switched/);
+    await until("the paid grant to join the balance", async () => {
+      await page.reload();
+      return (await page.getByTestId("prepaid-balance").textContent()) === "25.00 USD"
+        ? true
+        : undefined;
+    });
+    await expect(grantRow.textContent()).resolves.toMatch(/paid\s*ACTIVE/);
     await signOut(page);
   }
 });

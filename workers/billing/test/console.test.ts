@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { platformAdmin } from "./catalog-helpers.ts";
-import { call, PASSWORD, register, uniqueIp } from "./helpers.ts";
+import { buildPlan, platformAdmin, subscribe } from "./catalog-helpers.ts";
+import { addMember, call, PASSWORD, register, uniqueIp } from "./helpers.ts";
 
 // The console driven as a browser drives it: form posts, cookies, redirects.
 
@@ -181,6 +181,67 @@ describe("console session", () => {
     const after = await browser.fetch("/console/keys?notice=key-revoked");
     expect(after.text).toContain("The key is revoked");
     expect(after.text).toContain("REVOKED");
+  });
+
+  it("shows the prepaid credit on the overview and buys more with the top-up form", async () => {
+    const admin = await platformAdmin();
+    const built = await buildPlan(admin);
+    const owner = await register();
+    await subscribe(owner, built.plan.id, built.monthly.id);
+    const browser = new Browser();
+    await browser.signIn(owner.email);
+    const empty = await browser.fetch("/console/overview");
+    expect(empty.text).toContain("Prepaid credit");
+    expect(empty.text).toContain('data-testid="prepaid-balance">0.00 USD<');
+    expect(empty.text).toContain("No credit yet");
+    expect(empty.text).toContain('action="/console/credits/top-up"');
+
+    // Bad amounts come back as sentences on the overview, and buy nothing.
+    const fraction = await browser.post("/console/credits/top-up", { amount: "12.5" });
+    expect(fraction.response.status).toBe(400);
+    expect(fraction.text).toContain("is not a whole number of cents");
+    const zero = await browser.post("/console/credits/top-up", { amount: "0" });
+    expect(zero.response.status).toBe(400);
+    expect(zero.text).toContain("amount must be from 1 to 1,000,000,000 cents");
+    const grants = () =>
+      call("/api/v1/credit-grants", { token: owner.accessToken, tenant: owner.tenant.id });
+    expect((await grants()).body.data).toHaveLength(0);
+
+    // The same form sent twice (same Idempotency-Key) buys once.
+    const idem = crypto.randomUUID();
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const bought = await browser.post("/console/credits/top-up", { amount: "2500", _idem: idem });
+      expect(bought.response.status).toBe(303);
+      expect(bought.response.headers.get("location")).toBe(
+        "/console/overview?notice=credit-bought",
+      );
+    }
+    const [grant] = (await grants()).body.data;
+    expect((await grants()).body.data).toHaveLength(1);
+    expect(grant).toMatchObject({ amount: 2500, category: "paid", status: "PENDING" });
+    const pending = await browser.fetch("/console/overview?notice=credit-bought");
+    expect(pending.text).toContain("PENDING until the TOP_UP invoice is paid");
+    expect(pending.text).toContain("badge-pending");
+    expect(pending.text).toContain(`href="/console/invoices/${grant.invoiceId}"`);
+    expect(pending.text).toContain('data-testid="prepaid-balance">0.00 USD<');
+
+    const paid = await call(`/api/v1/invoices/${grant.invoiceId}/mark-paid`, {
+      token: admin.accessToken,
+      tenant: owner.tenant.id,
+      body: {},
+    });
+    expect(paid.status, JSON.stringify(paid.body)).toBeLessThan(300);
+    const active = await browser.fetch("/console/overview");
+    expect(active.text).toContain("badge-active");
+    expect(active.text).toContain('data-testid="prepaid-balance">25.00 USD<');
+
+    // A developer is told the credit is not for their role, and gets no form.
+    const developer = await addMember(owner, "DEVELOPER");
+    const other = new Browser();
+    await other.signIn(developer.email);
+    const limited = await other.fetch("/console/overview");
+    expect(limited.text).toContain("cannot see the prepaid credit");
+    expect(limited.text).not.toContain('action="/console/credits/top-up"');
   });
 
   it("signs out by revoking the refresh token", async () => {

@@ -1,12 +1,13 @@
 import { env } from "cloudflare:workers";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { subscriptions } from "@edge-platform/shared/db/schema/subscriptions";
+import { withShard } from "@edge-platform/shared/usage-log/client";
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { describe, expect, it } from "vitest";
-import { createApiKey } from "./catalog-helpers.ts";
 import { insertSubscription, monthlyWindowAt, snapshot } from "./entitlement-fixtures.ts";
 import { call, expectError, register } from "./helpers.ts";
+import { usageLogObject } from "./usage-log-helpers.ts";
 
 // The timeseries is read from usage_hourly, which the counter's flush
 // writes in the same batch as usage_aggregates: over any range the buckets
@@ -24,31 +25,38 @@ async function aggregateTotal(tenantId: string, feature: string): Promise<number
   return row?.total ?? 0;
 }
 
+/** A VALIDATED event in the tenant's usage log, and the counter entry that counts it. */
 async function insertEventRow(
   fixture: { tenantId: string; subscriptionId: string; startedAt: Date },
   at: Date,
   amount: number,
 ) {
-  const id = crypto.randomUUID();
+  const id = withShard(crypto.randomUUID(), 0);
   const window = monthlyWindowAt(fixture, at);
-  await env.DB.prepare(
-    `INSERT INTO usage_events (id, tenant_id, event_id, subscription_id, feature_lookup_key, amount,
-        timestamp, received_at, status, period_key, period_start, period_end)
-     VALUES (?, ?, ?, ?, 'api_calls', ?, ?, ?, 'VALIDATED', ?, ?, ?)`,
-  )
-    .bind(
-      id,
-      fixture.tenantId,
-      crypto.randomUUID(),
-      fixture.subscriptionId,
-      amount,
-      at.toISOString(),
-      at.toISOString(),
-      window.periodKey,
-      window.periodStart,
-      window.periodEnd,
-    )
-    .run();
+  await usageLogObject(fixture.tenantId).import({
+    tenantId: fixture.tenantId,
+    shard: 0,
+    events: [
+      {
+        id,
+        eventId: crypto.randomUUID(),
+        feature: "api_calls",
+        amount,
+        timestamp: at.toISOString(),
+        receivedAt: at.toISOString(),
+        status: "VALIDATED",
+        reason: null,
+        message: null,
+        subscriptionId: fixture.subscriptionId,
+        periodKey: window.periodKey,
+        periodStart: window.periodStart,
+        periodEnd: window.periodEnd,
+        validatedAt: at.toISOString(),
+        aggregatedAt: null,
+        metadata: {},
+      },
+    ],
+  });
   return {
     eventId: id,
     usageEventId: id,
@@ -203,55 +211,5 @@ describe("GET /usage/timeseries", () => {
       expect.arrayContaining(["feature", "from", "to", "granularity"]),
     );
     expect(operation.responses["200"]).toBeDefined();
-  });
-});
-
-describe("GET /usage/events", () => {
-  it("lists the tenant's latest events with their status, newest first", async () => {
-    const owner = await register();
-    await insertSubscription({
-      tenantId: owner.tenant.id,
-      snapshots: [snapshot.metered("api_calls", 0)],
-    });
-    const key = await createApiKey(owner);
-    const ids = [crypto.randomUUID(), crypto.randomUUID()];
-    for (const eventId of ids) {
-      const sent = await call("/api/v1/usage/events", {
-        token: key,
-        body: {
-          events: [
-            { eventId, feature: "api_calls", amount: 2, timestamp: new Date().toISOString() },
-          ],
-        },
-      });
-      expect(sent.status).toBe(202);
-    }
-    const listed = await call("/api/v1/usage/events?limit=5", {
-      token: owner.accessToken,
-      tenant: owner.tenant.id,
-    });
-    expect(listed.status).toBe(200);
-    expect(listed.body.data.map((event: { eventId: string }) => event.eventId)).toEqual(
-      expect.arrayContaining(ids),
-    );
-    expect(listed.body.data[0]).toMatchObject({
-      feature: "api_calls",
-      amount: 2,
-      status: expect.any(String),
-    });
-    const other = await register();
-    const theirs = await call("/api/v1/usage/events", {
-      token: other.accessToken,
-      tenant: other.tenant.id,
-    });
-    expect(theirs.body.data).toEqual([]);
-    expectError(
-      await call("/api/v1/usage/events?limit=500", {
-        token: owner.accessToken,
-        tenant: owner.tenant.id,
-      }),
-      400,
-      /limit must be at most 100/,
-    );
   });
 });

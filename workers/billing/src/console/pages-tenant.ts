@@ -12,7 +12,15 @@ import { barChart } from "./chart.ts";
 import { badge, count, day, formGuard, type Html, money, table, when } from "./layout.ts";
 import { type PageHandler, signedIn } from "./routes.ts";
 import type { ConsoleEnv } from "./session.ts";
-import { type ConsoleView, canSee, done, formOf, formValues, render } from "./view.ts";
+import {
+  type ConsoleView,
+  CREDIT_ROLES,
+  canSee,
+  done,
+  formOf,
+  formValues,
+  render,
+} from "./view.ts";
 
 type Snapshot = {
   featureLookupKey: string;
@@ -64,17 +72,96 @@ function countedFeatures(subscription: { entitlementSnapshots?: Snapshot[] } | n
 
 // ---------------------------------------------------------------- overview
 
-const overview: PageHandler = async (c, view) => {
-  const [subscription, upcoming, balance, alerts] = await Promise.all([
+type CreditGrant = {
+  id: string;
+  amount: number;
+  remaining: number;
+  currency: string;
+  category: string;
+  priority: number;
+  expiresAt: string | null;
+  features: string[] | null;
+  status: string;
+  invoiceId: string | null;
+};
+
+/** The prepaid credit: its balance, the live grants in burn-down order, buying more. */
+function creditSection(view: ConsoleView, credits: ApiResult | null): Html {
+  if (!credits) {
+    return html`<p class="empty">Your role (${view.role}) cannot see the prepaid credit; owners, admins and billing members can.</p>`;
+  }
+  if (!credits.ok) return unavailable("the prepaid credit", credits);
+  const { balance, currency, grants, autoTopUp } = credits.body as {
+    balance: number;
+    currency: string;
+    grants: CreditGrant[];
+    autoTopUp: {
+      enabled: boolean;
+      threshold: number;
+      amount: number;
+      disabledReason: string | null;
+    } | null;
+  };
+  return html`<p>Balance: <strong data-testid="prepaid-balance">${money(balance, currency)}</strong> <span class="hint">(active, unexpired grants; priced usage draws it before it is invoiced)</span></p>
+${
+  autoTopUp
+    ? html`<p>Automatic top-up: ${
+        autoTopUp.enabled
+          ? `buys ${money(autoTopUp.amount, currency)} when the balance falls below ${money(autoTopUp.threshold, currency)}.`
+          : `off${autoTopUp.disabledReason ? ` (${autoTopUp.disabledReason})` : ""}.`
+      }</p>`
+    : ""
+}
+${table(
+  "Credit grants in the order usage draws them",
+  ["Kind", "Status", "Granted", "Remaining", "Priority", "Expires", "Pays for", "Invoice"],
+  grants.map(
+    (grant) =>
+      html`<tr><td>${grant.category}</td><td>${badge(grant.status)}</td><td class="num">${money(grant.amount, grant.currency)}</td><td class="num">${money(grant.remaining, grant.currency)}</td><td class="num">${grant.priority}</td><td>${grant.expiresAt ? when(grant.expiresAt) : "never"}</td><td>${grant.features ? grant.features.join(", ") : "all priced usage"}</td><td>${
+        grant.invoiceId
+          ? html`<a href="/console/invoices/${grant.invoiceId}">Invoice<span class="visually-hidden"> of the ${money(grant.amount, grant.currency)} grant</span></a>`
+          : "-"
+      }</td></tr>`,
+  ),
+  "No credit yet: buy some below. Usage with a price then draws it down before it is invoiced.",
+)}
+<form method="post" action="/console/credits/top-up" class="row panel">${formGuard(view.csrfToken)}
+  <div class="field"><label for="top-up-amount">Amount (cents)</label><input id="top-up-amount" name="amount" type="number" min="1" max="1000000000" step="1" required inputmode="numeric" aria-describedby="top-up-hint" /></div>
+  <button type="submit">Buy credit</button>
+  <p id="top-up-hint" class="hint">In whole cents of ${currency.toUpperCase()}: 5000 buys ${money(5000, currency)}. It is invoiced now (TOP_UP) and the credit counts once that invoice is paid.</p>
+</form>`;
+}
+
+/** The form's amount in whole cents, or why it is not one. */
+export function topUpCents(value: string | undefined): number | string {
+  const trimmed = value?.trim() ?? "";
+  if (!trimmed) return "Enter the amount of credit to buy, in cents.";
+  if (!/^\d+$/.test(trimmed)) {
+    return `The amount "${trimmed}" is not a whole number of cents: enter, for example, 5000 for 50.00.`;
+  }
+  return Number(trimmed);
+}
+
+const overview: PageHandler = (c, view) => overviewPage(c, view);
+
+async function overviewPage(
+  c: Context<ConsoleEnv>,
+  view: ConsoleView,
+  extra: { error?: string; status?: number } = {},
+) {
+  const [subscription, upcoming, balance, alerts, credits] = await Promise.all([
     activeSubscription(view),
     view.api.get("/invoices/upcoming"),
     view.api.get("/billing/balance"),
     view.api.get("/usage-alerts?limit=100"),
+    canSee(view, CREDIT_ROLES) ? view.api.get("/credits") : Promise.resolve(null),
   ]);
   if (!subscription.ok) {
     return render(c, view, {
       title: "Overview",
       current: "/console/overview",
+      error: extra.error,
+      status: extra.status,
       body:
         subscription.status === 404
           ? html`<p class="empty">This tenant has no subscription yet, so there is no plan, usage or invoice to show. Subscribe through the API (POST /api/v1/subscriptions) to start.</p>`
@@ -149,6 +236,8 @@ const overview: PageHandler = async (c, view) => {
   return render(c, view, {
     title: "Overview",
     current: "/console/overview",
+    error: extra.error,
+    status: extra.status,
     body: html`<div class="cards">
   <div class="card"><div class="label">Plan</div><div class="value">${sub.plan.name}</div><div>${money(sub.price.amount, sub.price.currency)} / ${sub.price.interval === "MONTHLY" ? "month" : "year"}</div></div>
   <div class="card"><div class="label">Status</div><div class="value">${badge(status)}</div><div>${statusText}</div></div>
@@ -168,9 +257,11 @@ ${
           (alert) =>
             html`<li><strong>${alert.featureLookupKey}</strong> reached ${alert.threshold.type === "percent" ? `${alert.threshold.value}%` : `${count(alert.threshold.value)} units`} (${count(alert.thresholdUnits)} units; now ${count(usedOf.get(alert.featureLookupKey))})</li>`,
         )}</ul>`
-}`,
+}
+<h2>Prepaid credit</h2>
+${creditSection(view, credits)}`,
   });
-};
+}
 
 // ------------------------------------------------------------------- usage
 
@@ -810,6 +901,21 @@ export function registerTenantPages(app: Hono<ConsoleEnv>, fetchApi: ApiFetch) {
     signedIn(fetchApi, tenantPage(href, title, handler));
 
   app.get("/overview", page("/console/overview", "Overview", overview));
+  app.post(
+    "/credits/top-up",
+    page("/console/overview", "Overview", async (c, view) => {
+      const form = await formOf(c);
+      const amount = topUpCents(form.amount);
+      if (typeof amount === "string") return overviewPage(c, view, { error: amount, status: 400 });
+      const result = await view.api.post("/credits/top-up", {
+        idempotencyKey: form._idem,
+        body: { amount },
+      });
+      if (!result.ok)
+        return overviewPage(c, view, { error: errorText(result), status: result.status });
+      return done(c, "/console/overview", "credit-bought");
+    }),
+  );
   app.get("/usage", page("/console/usage", "Usage", usage));
   app.get("/invoices", page("/console/invoices", "Invoices", invoices));
   app.get(

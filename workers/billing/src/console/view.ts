@@ -86,10 +86,15 @@ export async function loadView(
   };
 }
 
-export function canSee(view: ConsoleView, href: string): boolean {
-  const screen = TENANT_SCREENS.find((s) => s.href === href);
-  if (!screen) return true;
-  return view.role !== undefined && screen.roles.includes(view.role);
+/** Who reads the prepaid credit and buys more (`GET /credits`, `POST /credits/top-up`). */
+export const CREDIT_ROLES: Role[] = ["OWNER", "ADMIN", "BILLING"];
+
+/** Whether the view's role is one of `roles`: a screen's (by its href) or a section's. */
+export function canSee(view: ConsoleView, what: string | Role[]): boolean {
+  const roles =
+    typeof what === "string" ? TENANT_SCREENS.find((s) => s.href === what)?.roles : what;
+  if (!roles) return true;
+  return view.role !== undefined && roles.includes(view.role);
 }
 
 const NOTICES: Record<string, string> = {
@@ -113,6 +118,8 @@ const NOTICES: Record<string, string> = {
   "dead-letter-retried": "The message is sent again.",
   "dead-letter-discarded": "The message is discarded.",
   "webhook-updated": "The endpoint is updated.",
+  "credit-bought":
+    "The top-up is invoiced. Its credit is PENDING until the TOP_UP invoice is paid, then it joins the balance.",
 };
 
 export interface RenderOptions {

@@ -16,8 +16,9 @@ export const ARCHIVE_PREFIX = "usage";
 /** Finished events per file when they come faster than an hour. */
 export const DEFAULT_ARCHIVE_FILE_EVENTS = 10_000;
 /**
- * A finished event stays hot this long before it may be archived: a
- * counter flush retried after it finished its events finds them here.
+ * A finished event stays hot this long before it may be archived (unless
+ * `USAGE_ARCHIVE_SETTLE_SECONDS` says otherwise): a counter flush retried
+ * after it finished its events finds them here.
  */
 export const ARCHIVE_SETTLE_MS = 60_000;
 
@@ -45,15 +46,22 @@ export interface ArchiveSettings {
 }
 
 export function archiveSettings(
-  env: Pick<Env, "USAGE_ARCHIVE_FILE_EVENTS" | "USAGE_RETENTION_DAYS">,
+  env: Pick<
+    Env,
+    "USAGE_ARCHIVE_FILE_EVENTS" | "USAGE_ARCHIVE_SETTLE_SECONDS" | "USAGE_RETENTION_DAYS"
+  >,
 ): ArchiveSettings {
   const configured = Number(env.USAGE_ARCHIVE_FILE_EVENTS);
+  const settleSeconds = Number(env.USAGE_ARCHIVE_SETTLE_SECONDS);
   return {
     fileEvents:
       Number.isFinite(configured) && configured >= 1
         ? Math.min(100_000, Math.floor(configured))
         : DEFAULT_ARCHIVE_FILE_EVENTS,
-    settleMs: ARCHIVE_SETTLE_MS,
+    settleMs:
+      Number.isFinite(settleSeconds) && settleSeconds >= 1
+        ? Math.min(3_600, Math.floor(settleSeconds)) * 1_000
+        : ARCHIVE_SETTLE_MS,
     retentionDays: retentionDays(env.USAGE_RETENTION_DAYS),
   };
 }
