@@ -62,7 +62,7 @@ describe("usage pipeline capacity model", () => {
     const flushes = 999 + 2;
     expect(row(rows, "D1 single writer").use).toBeCloseTo((flushes * COSTS.d1MsPerFlush) / 1000, 6);
     expect(d1StatementsPerEvent(input({ flushSeconds: 1 }))).toBeCloseTo(
-      (flushes * (COSTS.windowsPerFlush + 1)) / 1_000_000,
+      (flushes * (COSTS.windowsPerFlush + 2)) / 1_000_000,
       9,
     );
     const size = row(

@@ -380,12 +380,12 @@ export function totalDurableObjectBytes(input: CapacityInput): number {
   return ids + counters + files;
 }
 
-/** D1 statements per event: each flush round is one batch of a statement per window and one for the flush id. */
+/** D1 statements per event: each flush round is one batch of a statement per window, one for their hours and one for the flush id. */
 export function d1StatementsPerEvent(input: CapacityInput): number {
   const flushes =
     flushesPerSecond(hotEps(input), input) +
     (input.tenants - 1) * flushesPerSecond(otherTenantEps(input), input);
-  return (flushes * (COSTS.windowsPerFlush + 1)) / input.eps;
+  return (flushes * (COSTS.windowsPerFlush + 2)) / input.eps;
 }
 
 function format(value: number): string {

@@ -270,18 +270,25 @@ describe("usage pipeline, end to end over the real queues", () => {
         .map((name) => [name, (after[name] ?? 0) - (before[name] ?? 0)] as const)
         .filter(([, delta]) => delta !== 0),
     );
-    // The only rows D1 gained: the counter's flush ledger and the aggregates.
+    // The only rows D1 gained: the counter's flush ledger, the aggregates
+    // and their hours.
     const { flushes, windows } = await flushStatements();
-    expect(Object.keys(grown).sort()).toEqual(["usage_aggregates", "usage_flushes"]);
+    expect(Object.keys(grown).sort()).toEqual([
+      "usage_aggregates",
+      "usage_flushes",
+      "usage_hourly",
+    ]);
     expect(grown.usage_flushes).toBe(flushes);
-    // Each flush is one D1 batch: an increment per window and its ledger row.
-    const statementsPerEvent = (windows + flushes) / EVENTS;
+    // Each flush is one D1 batch: an increment per window, one statement for
+    // its hours and its ledger row.
+    const statements = windows + 2 * flushes;
+    const statementsPerEvent = statements / EVENTS;
     console.log(
       JSON.stringify({
         msg: "D1 write statements per event",
         events: EVENTS,
         flushes,
-        statements: windows + flushes,
+        statements,
         statementsPerEvent,
       }),
     );
