@@ -7,7 +7,8 @@ export default defineConfig({
     name: "e2e",
     include: ["e2e/**/*.e2e.test.ts"],
     globalSetup: ["e2e/global-setup.ts"],
-    testTimeout: 30_000,
+    // Long enough to wait out a sign-in rate limit (e2e/lib/billing-api.ts).
+    testTimeout: 90_000,
     hookTimeout: 180_000,
     fileParallelism: false,
   },
