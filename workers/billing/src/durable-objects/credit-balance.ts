@@ -109,6 +109,12 @@ export interface CreditRefusal {
 export class CreditBalance {
   private loadedAt = 0;
   private loading: Promise<void> | null = null;
+  /**
+   * The grants as `grants()` reads them, kept between statements: every
+   * priced consume reads them, and only this object's own statements
+   * (load, draws, settling) change them, each of which drops this copy.
+   */
+  private grantsRead: readonly GrantBalance[] | null = null;
   private generation = 0;
 
   constructor(
@@ -221,6 +227,7 @@ export class CreditBalance {
          status = excluded.status, amount = excluded.amount`,
       JSON.stringify(results),
     );
+    this.grantsRead = null;
     this.sql.exec(
       `INSERT INTO credit_rule (id, enabled, threshold, amount) VALUES (1, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled,
@@ -310,8 +317,8 @@ export class CreditBalance {
     return this.hasUnflushed() || Boolean(rule?.pending_grant_id && !rule.pending_started);
   }
 
-  grants(): GrantBalance[] {
-    return this.sql
+  grants(): readonly GrantBalance[] {
+    this.grantsRead ??= this.sql
       .exec<GrantRow>("SELECT * FROM credit_grants")
       .toArray()
       .map((row) => ({
@@ -324,6 +331,7 @@ export class CreditBalance {
         status: row.status as StoredGrantStatus,
         remaining: Math.max(0, row.amount - row.drawn),
       }));
+    return this.grantsRead;
   }
 
   /** Whether any grant could pay for anything (the pipeline skips the work otherwise). */
@@ -495,6 +503,7 @@ export class CreditBalance {
         draw.amount,
         draw.grantId,
       );
+      this.grantsRead = null;
       this.sql.exec(
         `INSERT INTO credit_draws (grant_id, subscription_id, feature_key, period_key, period_start, amount)
          VALUES (?, ?, ?, ?, ?, ?)
@@ -520,6 +529,7 @@ export class CreditBalance {
       .toArray()[0];
     if (!row) return null;
     this.sql.exec("UPDATE credit_grants SET status = ? WHERE id = ?", status, grantId);
+    this.grantsRead = null;
     return Math.max(0, row.amount - row.drawn);
   }
 
