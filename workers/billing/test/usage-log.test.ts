@@ -3,9 +3,11 @@ import { env } from "cloudflare:workers";
 import { shardOfEventId, shardOfId } from "@edge-platform/shared/usage-log/client";
 import { describe, expect, it } from "vitest";
 import { tenantArchivePrefix } from "../src/usage-log/archive-layout.ts";
+import type { EventIdHash } from "../src/usage-log/event-id-hash.ts";
 import { decodeUsageEventsParquet } from "../src/usage-log/parquet.ts";
 import { findUsageEvent, listUsageEvents, storeUsageEvents } from "../src/usage-log/service.ts";
 import { tenantShards } from "../src/usage-log/shards.ts";
+import { dayTableName, UsageLogStore } from "../src/usage-log/storage.ts";
 import type { UsageLog } from "../src/usage-log/usage-log.ts";
 import { createApiKey } from "./catalog-helpers.ts";
 import { insertSubscription, insertTenant, snapshot } from "./entitlement-fixtures.ts";
@@ -78,7 +80,6 @@ async function age(tenantId: string, shard: number, hoursAgo: number) {
         row.id,
       );
     }
-    sql.exec("UPDATE event_ids SET received_ms = received_ms - ?", shift);
   });
 }
 
@@ -100,7 +101,6 @@ async function receivedInOpenHour(tenantId: string, shard: number) {
   const openHourStart = new Date(Math.floor((ARCHIVE_AT() + 5_000) / HOUR) * HOUR + 1_000);
   await inUsageLog(tenantId, shard, (sql) => {
     sql.exec("UPDATE events SET received_at = ?", openHourStart.toISOString());
-    sql.exec("UPDATE event_ids SET received_ms = ?", openHourStart.getTime());
   });
 }
 
@@ -386,5 +386,189 @@ describe("GET /usage/events: the listing", () => {
     expectError(await call(`${EVENTS}?cursor=nonsense`, { token: one.key }), 400);
     expectError(await call(`${EVENTS}?colour=red`, { token: one.key }), 400);
     expectError(await call(EVENTS), 401);
+  });
+});
+
+/** The day tables of a shard's archived-id index (`event_ids_<yyyymmdd>`), oldest first. */
+async function dayTables(tenantId: string, shard = 0) {
+  return inUsageLog(tenantId, shard, (sql) =>
+    sql
+      .exec<{ name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'event_ids_[0-9]*' ORDER BY name",
+      )
+      .toArray()
+      .map((row) => row.name),
+  );
+}
+
+/** Gives a shard's object a store with another eventId hash (as a new instance would read its tables). */
+async function useStore(tenantId: string, hash?: EventIdHash) {
+  await inUsageLog(tenantId, 0, (sql, instance) => {
+    (instance as unknown as { store: UsageLogStore }).store = new UsageLogStore(sql, hash);
+  });
+}
+
+/** Stores, finishes and archives a batch as received `hoursAgo` hours ago. */
+async function storeAndArchive(
+  tenantId: string,
+  events: ReturnType<typeof incoming>[],
+  hoursAgo: number,
+) {
+  expect((await storeUsageEvents(env, tenantId, events)).size).toBe(events.length);
+  await aggregateAll(tenantId, 0);
+  await age(tenantId, 0, hoursAgo);
+  expect(await archive(tenantId, 0)).toMatchObject({ events: events.length });
+}
+
+const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+describe("usage log: the archived-id index (an 8-byte hash and the file, one table per day)", () => {
+  it("neither refuses nor double counts a different eventId with the same hash", async () => {
+    const tenantId = await insertTenant();
+    // Every eventId hashes alike: each archived id is a hash hit for every other.
+    const sameHash: EventIdHash = () => [-7, 42];
+    await useStore(tenantId, sameHash);
+    const first = incoming({ amount: 3 });
+    await storeAndArchive(tenantId, [first], 2);
+    const [second, third] = [incoming({ amount: 5 }), incoming({ amount: 7 })];
+    // A hash hit on the first's file: read, it does not hold these, so they are new.
+    expect([...(await storeUsageEvents(env, tenantId, [second, third, first]))].sort()).toEqual(
+      [second.eventId, third.eventId].sort(),
+    );
+    await aggregateAll(tenantId, 0);
+    await age(tenantId, 0, 2);
+    expect(await archive(tenantId, 0)).toMatchObject({ files: 1, events: 2 });
+    // The day's table keeps the first; the others, sharing its hash, are indexed by full id.
+    const index = await inUsageLog(tenantId, 0, (sql) => ({
+      rows: sql
+        .exec<{ n: number }>(
+          `SELECT count(*) AS n FROM ${dayTableName(utcDay(Date.now() - 2 * HOUR))}`,
+        )
+        .one().n,
+      collisions: sql
+        .exec<{ event_id: string }>("SELECT event_id FROM id_collisions ORDER BY event_id")
+        .toArray()
+        .map((row) => row.event_id),
+    }));
+    expect(index).toEqual({ rows: 1, collisions: [second.eventId, third.eventId].sort() });
+    // Every resend is refused, and each event is found with its own body.
+    expect((await storeUsageEvents(env, tenantId, [first, second, third])).size).toBe(0);
+    for (const event of [first, second, third]) {
+      const found = await findUsageEvent(env, tenantId, event.eventId);
+      expect(found).toMatchObject({
+        eventId: event.eventId,
+        amount: event.amount,
+        status: "AGGREGATED",
+      });
+    }
+    await expect(findUsageEvent(env, tenantId, crypto.randomUUID())).rejects.toThrow(
+      "Usage event not found",
+    );
+    // Counted once each: one row per event across the archive files.
+    const rows = [];
+    for (const object of await archiveObjects(tenantId)) {
+      const file = (await env.USAGE_ARCHIVE.get(object.key)) as R2ObjectBody;
+      rows.push(...(await decodeUsageEventsParquet(await file.arrayBuffer())));
+    }
+    expect(rows.map((row) => row.eventId).sort()).toEqual(
+      [first, second, third].map((event) => event.eventId).sort(),
+    );
+    expect(rows.reduce((sum, row) => sum + row.amount, 0)).toBe(15);
+    await useStore(tenantId);
+  });
+
+  it("refuses duplicates across day tables and the archive boundary, and drops a day past retention", async () => {
+    const tenantId = await insertTenant();
+    const twoDaysAgo = Array.from({ length: 4 }, () => incoming());
+    await storeAndArchive(tenantId, twoDaysAgo, 50);
+    const today = Array.from({ length: 3 }, () => incoming());
+    await storeAndArchive(tenantId, today, 2);
+    const hot = Array.from({ length: 2 }, () => incoming());
+    expect((await storeUsageEvents(env, tenantId, hot)).size).toBe(2);
+    const oldDay = utcDay(Date.now() - 50 * HOUR);
+    const newDay = utcDay(Date.now() - 2 * HOUR);
+    expect(await dayTables(tenantId)).toEqual([dayTableName(oldDay), dayTableName(newDay)]);
+    // One batch touching both day tables and the hot log: every repeat refused, the new one taken.
+    const fresh = incoming();
+    const again = await storeUsageEvents(env, tenantId, [
+      twoDaysAgo[0],
+      today[1],
+      hot[0],
+      fresh,
+      twoDaysAgo[3],
+    ] as ReturnType<typeof incoming>[]);
+    expect([...again]).toEqual([fresh.eventId]);
+    // Found from either day's file and from the hot log.
+    for (const event of [twoDaysAgo[2], today[0], hot[1]]) {
+      expect((await findUsageEvent(env, tenantId, event?.eventId ?? "")).eventId).toBe(
+        event?.eventId,
+      );
+    }
+
+    // Retention is 35 days: a day's table goes whole once the day is past it.
+    const log = usageLogObject(tenantId, 0);
+    const dayAfterOld = Date.parse(`${oldDay}T00:00:00.000Z`) + 24 * HOUR;
+    expect(await log.prune(dayAfterOld + 35 * 24 * HOUR - 1)).toBe(0);
+    expect(await log.prune(dayAfterOld + 35 * 24 * HOUR)).toBe(4);
+    expect(await dayTables(tenantId)).toEqual([dayTableName(newDay)]);
+    await expect(findUsageEvent(env, tenantId, twoDaysAgo[1]?.eventId ?? "")).rejects.toThrow(
+      "Usage event not found",
+    );
+    // Forgotten: accepted as new (validation then judges its timestamp); the younger day still refuses.
+    const resent = await storeUsageEvents(env, tenantId, [twoDaysAgo[1], today[2]] as ReturnType<
+      typeof incoming
+    >[]);
+    expect([...resent]).toEqual([twoDaysAgo[1]?.eventId]);
+  });
+
+  it("still reads the index of earlier releases (one row per eventId) until it ages out", async () => {
+    const tenantId = await insertTenant();
+    const archived = Array.from({ length: 3 }, () => incoming());
+    await storeAndArchive(tenantId, archived, 2);
+    const hot = incoming();
+    expect((await storeUsageEvents(env, tenantId, [hot])).size).toBe(1);
+    // The state an earlier release left: its `event_ids` table, no day tables.
+    const receivedMs = Date.now() - 2 * HOUR;
+    await inUsageLog(tenantId, 0, (sql) => {
+      sql.exec(`CREATE TABLE event_ids (
+        event_id TEXT PRIMARY KEY, id TEXT NOT NULL, received_ms INTEGER NOT NULL, file_id INTEGER
+      ) WITHOUT ROWID`);
+      sql.exec("CREATE INDEX event_ids_received_idx ON event_ids (received_ms)");
+      const fileId = sql.exec<{ id: number }>("SELECT id FROM files").one().id;
+      for (const event of archived) {
+        sql.exec(
+          "INSERT INTO event_ids VALUES (?, ?, ?, ?)",
+          event.eventId,
+          crypto.randomUUID(),
+          receivedMs,
+          fileId,
+        );
+      }
+      const hotId = sql.exec<{ id: string }>("SELECT id FROM events").one().id;
+      sql.exec("INSERT INTO event_ids VALUES (?, ?, ?, NULL)", hot.eventId, hotId, Date.now());
+      for (const table of sql
+        .exec<{ name: string }>("SELECT name FROM sqlite_master WHERE name GLOB 'event_ids_[0-9]*'")
+        .toArray()) {
+        sql.exec(`DROP TABLE ${table.name}`);
+      }
+    });
+    await useStore(tenantId);
+    // Refused and found through the former index.
+    expect((await storeUsageEvents(env, tenantId, [...archived, hot])).size).toBe(0);
+    expect((await findUsageEvent(env, tenantId, archived[1]?.eventId ?? "")).eventId).toBe(
+      archived[1]?.eventId,
+    );
+    // Past retention its rows go (the hot one stays while its event is hot), then the table.
+    const log = usageLogObject(tenantId, 0);
+    expect(await log.prune(Date.now() + 36 * 24 * HOUR)).toBe(3);
+    expect((await storeUsageEvents(env, tenantId, [hot])).size).toBe(0);
+    await aggregateAll(tenantId, 0);
+    await age(tenantId, 0, 2);
+    await archive(tenantId, 0);
+    expect(await log.prune(Date.now() + 36 * 24 * HOUR)).toBe(2);
+    const legacy = await inUsageLog(tenantId, 0, (sql) =>
+      sql.exec("SELECT 1 FROM sqlite_master WHERE name = 'event_ids'").toArray(),
+    );
+    expect(legacy).toHaveLength(0);
   });
 });

@@ -142,7 +142,12 @@ async function readFile(env: LogEnv, key: string): Promise<StoredEvent[]> {
   return (await decodeUsageEventsParquet(await object.arrayBuffer())) as StoredEvent[];
 }
 
-/** One event by the client's eventId, from its shard's hot log or its archive file. */
+/**
+ * One event by the client's eventId, from its shard's hot log or its
+ * archive file. The shard names the files that may hold it: one indexed by
+ * the full eventId must; one found by the eventId's hash may not (another
+ * id with the same hash), and the next is tried.
+ */
 export async function findUsageEvent(env: LogEnv, tenantId: string, eventId: string) {
   const config = tenantShards(env, tenantId);
   const shards = [shardOfEventId(eventId, config.shards)];
@@ -154,12 +159,16 @@ export async function findUsageEvent(env: LogEnv, tenantId: string, eventId: str
     )) as unknown as ReturnType<UsageLog["find"]>;
     if (!found) continue;
     if (found.kind === "hot") return usageEventBody(found.event);
-    const event = (await readFile(env, found.fileKey)).find((row) => row.id === found.id);
-    if (event && event.tenantId === tenantId) return usageEventBody(event);
-    throw new ApiError(
-      503,
-      `The usage archive file ${found.fileKey} does not hold event ${eventId} as indexed`,
-    );
+    for (const file of found.files) {
+      const event = (await readFile(env, file.key)).find((row) => row.eventId === eventId);
+      if (event && event.tenantId === tenantId) return usageEventBody(event);
+      if (file.exact) {
+        throw new ApiError(
+          503,
+          `The usage archive file ${file.key} does not hold event ${eventId} as indexed`,
+        );
+      }
+    }
   }
   throw new ApiError(404, USAGE_EVENT_NOT_FOUND);
 }

@@ -5,24 +5,33 @@ import type {
   UsageLogStatus,
   ValidatedUpdate,
 } from "@edge-platform/shared/usage-log/client";
+import { type EventIdHash, eventIdHash, hashKeySql } from "./event-id-hash.ts";
 
 /*
  * The SQLite storage of one tenant shard's usage log (UsageLog object).
  *
- *   events     the hot log: every event not yet archived, keyed by our id
- *              (UUID v7, so inserts append), with its status and window;
- *              a partial index on `touched_at` over the unfinished ones
- *              serves the re-drive.
- *   outbox     events accepted but not yet sent to usage-raw; written in
- *              the same transaction as the event, deleted once sent.
- *   event_ids  client eventId -> our id, receipt time and archive file:
- *              the duplicate guard and the id -> file index, kept for the
- *              retention window (at least the 7-day validation window).
- *   files      the Parquet files written to R2 (WRITING until every event
- *              of it is indexed and deleted here, then DONE).
- *
- * The only index keyed by a random value is event_ids' primary key (the
- * client's eventId); every other index grows at one end.
+ *   events         the hot log: every event not yet archived, keyed by our
+ *                  id (UUID v7, so inserts append), with its status and
+ *                  window; a partial index on `touched_at` over the
+ *                  unfinished ones serves the re-drive, and an index on the
+ *                  client's eventId is the duplicate guard while it is hot.
+ *   outbox         events accepted but not yet sent to usage-raw; written in
+ *                  the same transaction as the event, deleted once sent.
+ *   event_ids_<yyyymmdd>
+ *                  one table per UTC day of receipt: the archived events'
+ *                  duplicate guard and id -> file index, an 8-byte hash of
+ *                  the eventId (the rowid) and the archive file's number.
+ *                  Written when a file is finished (never on the ingestion
+ *                  path); a day past the retention window goes as one
+ *                  DROP TABLE. A hash hit is confirmed against the file's
+ *                  own eventIds (event-id-hash.ts).
+ *   id_collisions  the full eventId of an archived event whose hash its
+ *                  day's table already held for another id (rare).
+ *   files          the Parquet files written to R2 (WRITING until every event
+ *                  of it is indexed and deleted here, then DONE).
+ *   event_ids      (objects of earlier releases only) the former index, one
+ *                  row per eventId with our id; read until it has aged out,
+ *                  then dropped.
  */
 
 export const SCHEMA = `
@@ -51,6 +60,7 @@ CREATE TABLE IF NOT EXISTS events (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS events_unfinished_idx ON events (touched_at)
   WHERE status IN ('PENDING', 'VALIDATED');
+CREATE INDEX IF NOT EXISTS events_event_id_idx ON events (event_id);
 CREATE TABLE IF NOT EXISTS outbox (
   id TEXT PRIMARY KEY,
   attempts INTEGER NOT NULL DEFAULT 0,
@@ -58,13 +68,11 @@ CREATE TABLE IF NOT EXISTS outbox (
   last_error TEXT
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS outbox_due_idx ON outbox (next_attempt_at);
-CREATE TABLE IF NOT EXISTS event_ids (
+CREATE TABLE IF NOT EXISTS id_collisions (
   event_id TEXT PRIMARY KEY,
-  id TEXT NOT NULL,
-  received_ms INTEGER NOT NULL,
-  file_id INTEGER
+  day TEXT NOT NULL,
+  file_id INTEGER NOT NULL
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS event_ids_received_idx ON event_ids (received_ms);
 CREATE TABLE IF NOT EXISTS files (
   id INTEGER PRIMARY KEY,
   key TEXT NOT NULL UNIQUE,
@@ -175,10 +183,69 @@ export function storedEvent(tenantId: string, row: EventRecord): StoredEvent {
 
 const FINISHED = "('AGGREGATED', 'REJECTED')";
 
+/** An archive file, by its number in `files` and its R2 key. */
+export interface FileRef {
+  id: number;
+  key: string;
+}
+
+/**
+ * The eventIds of archive files read so far (from R2), by file number: what
+ * confirms or refutes a hash hit of the archived-id index.
+ */
+export type FilesRead = ReadonlyMap<number, ReadonlySet<string>>;
+
+/**
+ * Either the decision, or the archive files to read before it can be made
+ * (a hash hit on an index row of theirs; nothing was written).
+ */
+export type Decision<T> = { done: T } | { unread: FileRef[] };
+
+/** Where an eventId's event is: hot, or in one of these archive files. */
+export type Location =
+  | { kind: "hot"; event: StoredEvent }
+  | {
+      kind: "archived";
+      /** Files that may hold it, most likely first; `exact` when indexed by the full eventId. */
+      files: { key: string; exact: boolean }[];
+    };
+
+const DAY_TABLE_PREFIX = "event_ids_";
+const DAY_MS = 86_400_000;
+
+/** The index table of a UTC day (`yyyy-mm-dd`). */
+export function dayTableName(day: string): string {
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new Error(`not a day: ${day}`);
+  return `${DAY_TABLE_PREFIX}${day.replaceAll("-", "")}`;
+}
+
+function dayOfTable(table: string): string {
+  const digits = table.slice(DAY_TABLE_PREFIX.length);
+  return `${digits.slice(0, 4)}-${digits.slice(4, 6)}-${digits.slice(6, 8)}`;
+}
+
 /** Storage statements of one tenant shard; synchronous, the caller owns transactions. */
 export class UsageLogStore {
-  constructor(private readonly sql: SqlStorage) {
+  /** The day tables, oldest first (read once, kept as they are created and dropped). */
+  private days: string[];
+  /** Whether the former one-row-per-eventId index of earlier releases is still here. */
+  private legacyIndex: boolean;
+
+  constructor(
+    private readonly sql: SqlStorage,
+    private readonly hash: EventIdHash = eventIdHash,
+  ) {
     sql.exec(SCHEMA);
+    this.days = sql
+      .exec<{ name: string }>(
+        `SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB '${DAY_TABLE_PREFIX}[0-9]*'
+          ORDER BY name`,
+      )
+      .toArray()
+      .map((row) => row.name);
+    this.legacyIndex =
+      sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_ids'").toArray()
+        .length > 0;
   }
 
   meta(key: string): string | undefined {
@@ -195,42 +262,83 @@ export class UsageLogStore {
     );
   }
 
-  /** The eventIds among `eventIds` already held (hot or archived, within retention). */
-  seen(eventIds: string[]): string[] {
-    if (eventIds.length === 0) return [];
-    return this.sql
-      .exec<{ event_id: string }>(
-        "SELECT event_id FROM event_ids WHERE event_id IN (SELECT value FROM json_each(?))",
-        JSON.stringify(eventIds),
+  /**
+   * The eventIds among `eventIds` held already (hot, or archived within
+   * retention). Exact: an id known by its full value (hot, a collision row,
+   * the former index) is held; an archived one found by its hash is held
+   * only if its file, read from `filesRead`, has it. Files not read yet come
+   * back as `unread`.
+   */
+  held(eventIds: string[], filesRead: FilesRead): Decision<Set<string>> {
+    const held = new Set<string>();
+    if (eventIds.length === 0) return { done: held };
+    const list = JSON.stringify(eventIds);
+    const exact = [
+      "SELECT event_id FROM events WHERE event_id IN (SELECT value FROM json_each(?1))",
+      "SELECT event_id FROM id_collisions WHERE event_id IN (SELECT value FROM json_each(?1))",
+      ...(this.legacyIndex
+        ? ["SELECT event_id FROM event_ids WHERE event_id IN (SELECT value FROM json_each(?1))"]
+        : []),
+    ].join(" UNION ALL ");
+    for (const row of this.sql.exec<{ event_id: string }>(exact, list)) held.add(row.event_id);
+    const rest = eventIds.filter((eventId) => !held.has(eventId));
+    if (rest.length === 0 || this.days.length === 0) return { done: held };
+    const hits = this.sql
+      .exec<{ i: number; file_id: number }>(
+        `WITH q(i, h) AS MATERIALIZED (SELECT key, ${hashKeySql("value")} FROM json_each(?1))
+         ${this.days
+           .map(
+             (table) => `SELECT q.i AS i, t.file_id AS file_id FROM q JOIN ${table} t ON t.h = q.h`,
+           )
+           .join(" UNION ALL ")}`,
+        JSON.stringify(rest.map((eventId) => this.hash(eventId))),
       )
-      .toArray()
-      .map((row) => row.event_id);
+      .toArray();
+    const unread = new Set<number>();
+    for (const hit of hits) {
+      const eventId = rest[hit.i] as string;
+      const file = filesRead.get(hit.file_id);
+      if (!file) unread.add(hit.file_id);
+      else if (file.has(eventId)) held.add(eventId);
+    }
+    if (unread.size === 0) return { done: held };
+    // A file past retention (its row gone, its day table going) holds nothing any more.
+    const files = this.sql
+      .exec<{ id: number; key: string }>(
+        "SELECT id, key FROM files WHERE status = 'DONE' AND id IN (SELECT value FROM json_each(?))",
+        JSON.stringify([...unread]),
+      )
+      .toArray();
+    if (files.length === 0) return { done: held };
+    return { unread: files.map((file) => ({ id: file.id, key: file.key })) };
   }
 
   /**
    * Stores new events with their outbox entries (call inside one storage
    * transaction). An eventId held already, or repeated in the batch, is
-   * skipped. Returns the eventIds stored.
+   * skipped. Returns the eventIds stored, or the archive files to read
+   * first (nothing written then).
    */
-  insert(events: NewEvent[], receivedAt: string, nowMs: number, firstSendAt: number): string[] {
-    if (events.length === 0) return [];
-    const receivedMs = Date.parse(receivedAt);
-    const fresh = new Set(
-      this.sql
-        .exec<{ event_id: string }>(
-          `INSERT INTO event_ids (event_id, id, received_ms)
-           SELECT json_extract(value, '$.eventId'), json_extract(value, '$.id'), ?
-             FROM json_each(?) WHERE true
-           ON CONFLICT (event_id) DO NOTHING
-           RETURNING event_id`,
-          receivedMs,
-          JSON.stringify(events.map((event) => ({ eventId: event.eventId, id: event.id }))),
-        )
-        .toArray()
-        .map((row) => row.event_id),
+  insert(
+    events: NewEvent[],
+    receivedAt: string,
+    nowMs: number,
+    firstSendAt: number,
+    filesRead: FilesRead = new Map(),
+  ): Decision<string[]> {
+    if (events.length === 0) return { done: [] };
+    const decision = this.held(
+      events.map((event) => event.eventId),
+      filesRead,
     );
-    const stored = events.filter((event) => fresh.delete(event.eventId));
-    if (stored.length === 0) return [];
+    if ("unread" in decision) return decision;
+    const held = decision.done;
+    const stored = events.filter((event) => {
+      if (held.has(event.eventId)) return false;
+      held.add(event.eventId);
+      return true;
+    });
+    if (stored.length === 0) return { done: [] };
     this.sql.exec(
       `INSERT INTO events (id, event_id, feature, amount, timestamp, received_at, metadata, touched_at)
        SELECT json_extract(value, '$.id'), json_extract(value, '$.eventId'),
@@ -248,7 +356,7 @@ export class UsageLogStore {
       firstSendAt,
       JSON.stringify(stored.map((event) => event.id)),
     );
-    return stored.map((event) => event.eventId);
+    return { done: stored.map((event) => event.eventId) };
   }
 
   /**
@@ -257,19 +365,21 @@ export class UsageLogStore {
    * the bound has passed, unless their own messages finish them first. An
    * eventId held already is skipped, so moving twice is harmless.
    */
-  import(events: ImportedEvent[], nowMs: number): number {
+  import(
+    events: ImportedEvent[],
+    nowMs: number,
+    filesRead: FilesRead = new Map(),
+  ): Decision<number> {
+    const decision = this.held(
+      events.map((event) => event.eventId),
+      filesRead,
+    );
+    if ("unread" in decision) return decision;
+    const held = decision.done;
     let stored = 0;
     for (const event of events) {
-      const claimed = this.sql
-        .exec(
-          `INSERT INTO event_ids (event_id, id, received_ms) VALUES (?, ?, ?)
-           ON CONFLICT (event_id) DO NOTHING RETURNING event_id`,
-          event.eventId,
-          event.id,
-          Date.parse(event.receivedAt),
-        )
-        .toArray().length;
-      if (claimed === 0) continue;
+      if (held.has(event.eventId)) continue;
+      held.add(event.eventId);
       const finished = event.status === "AGGREGATED" || event.status === "REJECTED";
       this.sql.exec(
         `INSERT INTO events (id, event_id, feature, amount, timestamp, received_at, status, reason,
@@ -298,7 +408,7 @@ export class UsageLogStore {
       );
       stored++;
     }
-    return stored;
+    return { done: stored };
   }
 
   rows(tenantId: string, ids: string[]): UsageLogRow[] {
@@ -455,28 +565,42 @@ export class UsageLogStore {
     return changed > 0 || exists;
   }
 
-  /** The hot event with this client eventId, or where it was archived. */
-  find(
-    tenantId: string,
-    eventId: string,
-  ):
-    | { kind: "hot"; event: StoredEvent }
-    | { kind: "archived"; fileKey: string; id: string }
-    | undefined {
-    const index = this.sql
-      .exec<{ id: string; file_id: number | null }>(
-        "SELECT id, file_id FROM event_ids WHERE event_id = ?",
-        eventId,
-      )
+  /** The hot event with this client eventId, or the archive files that may hold it. */
+  find(tenantId: string, eventId: string): Location | undefined {
+    const hot = this.sql
+      .exec<EventRecord>("SELECT * FROM events WHERE event_id = ?", eventId)
       .toArray()[0];
-    if (!index) return undefined;
-    const row = this.sql.exec<EventRecord>("SELECT * FROM events WHERE id = ?", index.id).toArray();
-    if (row[0]) return { kind: "hot", event: storedEvent(tenantId, row[0]) };
-    if (index.file_id === null) return undefined;
-    const file = this.sql
-      .exec<{ key: string }>("SELECT key FROM files WHERE id = ?", index.file_id)
-      .toArray()[0];
-    return file ? { kind: "archived", fileKey: file.key, id: index.id } : undefined;
+    if (hot) return { kind: "hot", event: storedEvent(tenantId, hot) };
+    const exact = [
+      `SELECT f.key AS key FROM id_collisions c JOIN files f ON f.id = c.file_id
+        WHERE c.event_id = ?1 AND f.status = 'DONE'`,
+      ...(this.legacyIndex
+        ? [
+            `SELECT f.key AS key FROM event_ids e JOIN files f ON f.id = e.file_id
+              WHERE e.event_id = ?1 AND f.status = 'DONE'`,
+          ]
+        : []),
+    ].join(" UNION ALL ");
+    const files = this.sql
+      .exec<{ key: string }>(exact, eventId)
+      .toArray()
+      .map((row) => ({ key: row.key, exact: true }));
+    if (this.days.length > 0) {
+      const [hi, lo] = this.hash(eventId);
+      // Newest day first: a hash hit there is the likeliest.
+      const byHash = this.days
+        .toReversed()
+        .map(
+          (table) =>
+            `SELECT f.key AS key FROM ${table} t JOIN files f ON f.id = t.file_id
+              WHERE t.h = ((?1 << 32) | ?2) AND f.status = 'DONE'`,
+        )
+        .join(" UNION ALL ");
+      for (const row of this.sql.exec<{ key: string }>(byHash, hi, lo)) {
+        files.push({ key: row.key, exact: false });
+      }
+    }
+    return files.length > 0 ? { kind: "archived", files } : undefined;
   }
 
   /** Hot events in id order after `afterId`, received in [from, to). */
@@ -681,43 +805,139 @@ export class UsageLogStore {
       .map((row) => storedEvent(tenantId, row));
   }
 
-  /** Step 3: index the file's events, delete them here, mark the file DONE (caller's transaction). */
+  /**
+   * Step 3: index the file's events in its day's table, delete them here,
+   * mark the file DONE (caller's transaction). The index is written here,
+   * once per event in file-sized sorted batches, not on the ingestion path.
+   */
   finishFile(fileId: number, bytes: number): number {
+    const { day } = this.sql
+      .exec<{ day: string }>("SELECT day FROM files WHERE id = ?", fileId)
+      .one();
+    const eventIds = this.sql
+      .exec<{ event_id: string }>("SELECT event_id FROM events WHERE file_id = ?", fileId)
+      .toArray()
+      .map((row) => row.event_id);
+    const table = this.dayTable(day);
+    const keyed = eventIds.map((eventId) => ({ eventId, hash: this.hash(eventId) }));
+    // Sorted as SQLite orders the 64-bit key (signed high half, then the low half).
+    keyed.sort((a, b) => a.hash[0] - b.hash[0] || a.hash[1] - b.hash[1]);
+    const collided = new Set<string>();
+    for (let index = 1; index < keyed.length; index++) {
+      const previous = keyed[index - 1]?.hash;
+      const current = keyed[index];
+      if (
+        previous &&
+        current &&
+        previous[0] === current.hash[0] &&
+        previous[1] === current.hash[1]
+      ) {
+        collided.add(current.eventId);
+      }
+    }
+    const pairs = JSON.stringify(keyed.map((entry) => entry.hash));
+    for (const row of this.sql.exec<{ i: number }>(
+      `WITH q(i, h) AS MATERIALIZED (SELECT key, ${hashKeySql("value")} FROM json_each(?))
+       SELECT q.i AS i FROM q JOIN ${table} t ON t.h = q.h`,
+      pairs,
+    )) {
+      collided.add((keyed[row.i] as { eventId: string }).eventId);
+    }
     this.sql.exec(
-      `UPDATE event_ids SET file_id = ?
-        WHERE event_id IN (SELECT event_id FROM events WHERE file_id = ?)`,
+      `INSERT INTO ${table} (h, file_id) SELECT ${hashKeySql("value")}, ? FROM json_each(?)`,
       fileId,
-      fileId,
+      collided.size === 0
+        ? pairs
+        : JSON.stringify(
+            keyed.filter((entry) => !collided.has(entry.eventId)).map((entry) => entry.hash),
+          ),
     );
+    if (collided.size > 0) {
+      this.sql.exec(
+        `INSERT INTO id_collisions (event_id, day, file_id) SELECT value, ?, ? FROM json_each(?)
+         WHERE true ON CONFLICT (event_id) DO UPDATE SET day = excluded.day, file_id = excluded.file_id`,
+        day,
+        fileId,
+        JSON.stringify([...collided]),
+      );
+    }
     const deleted = this.sql.exec("DELETE FROM events WHERE file_id = ?", fileId).rowsWritten;
     this.sql.exec("UPDATE files SET status = 'DONE', bytes = ? WHERE id = ?", bytes, fileId);
     return deleted;
   }
 
+  /** The index table of `day`, created on its first file. */
+  private dayTable(day: string): string {
+    const table = dayTableName(day);
+    if (!this.days.includes(table)) {
+      this.sql.exec(
+        `CREATE TABLE IF NOT EXISTS ${table} (h INTEGER PRIMARY KEY, file_id INTEGER NOT NULL)`,
+      );
+      this.days = [...this.days, table].sort();
+    }
+    return table;
+  }
+
   /**
-   * Forgets up to `limit` ids (the oldest) received before `before` whose
-   * events are no longer hot, and files past it; returns how many ids went.
+   * Forgets what was received before `before`: each whole day before its
+   * day goes as one DROP TABLE, with that day's collision rows and file
+   * rows (so an id is kept between the retention window and a day more);
+   * the former index of earlier releases loses up to `limit` rows (the
+   * oldest) whose events are no longer hot, and goes once empty. Returns
+   * how many ids were forgotten.
    */
   prune(before: number, limit: number): number {
-    const forgotten = this.sql.exec(
-      `DELETE FROM event_ids
-        WHERE event_id IN (SELECT event_id FROM event_ids WHERE received_ms < ?
-                            ORDER BY received_ms LIMIT ?)
-          AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = event_ids.id)`,
-      before,
-      limit,
-    ).rowsWritten;
-    this.sql.exec(
-      "DELETE FROM files WHERE status = 'DONE' AND last_received < ?",
-      new Date(before).toISOString(),
-    );
+    const cutoff = new Date(before).toISOString().slice(0, 10);
+    let forgotten = 0;
+    for (const table of this.days.filter((name) => dayOfTable(name) < cutoff)) {
+      forgotten += this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).one().n;
+      this.sql.exec(`DROP TABLE ${table}`);
+      this.days = this.days.filter((name) => name !== table);
+    }
+    forgotten += this.sql.exec("DELETE FROM id_collisions WHERE day < ?", cutoff).rowsWritten;
+    this.sql.exec("DELETE FROM files WHERE status = 'DONE' AND day < ?", cutoff);
+    if (this.legacyIndex) {
+      forgotten += this.sql.exec(
+        `DELETE FROM event_ids
+          WHERE event_id IN (SELECT event_id FROM event_ids WHERE received_ms < ?
+                              ORDER BY received_ms LIMIT ?)
+            AND NOT EXISTS (SELECT 1 FROM events e WHERE e.id = event_ids.id)`,
+        before,
+        limit,
+      ).rowsWritten;
+      if (this.sql.exec("SELECT 1 FROM event_ids LIMIT 1").toArray().length === 0) {
+        this.sql.exec("DROP TABLE event_ids");
+        this.legacyIndex = false;
+      }
+    }
     return forgotten;
   }
 
+  /**
+   * The receipt time whose retention end is the next prune: the end of the
+   * oldest indexed day, or the oldest id of the former index.
+   */
   oldestIdMs(): number | null {
-    return this.sql
-      .exec<{ at: number | null }>("SELECT min(received_ms) AS at FROM event_ids")
-      .one().at;
+    const times: number[] = [];
+    const oldestDay = this.days[0];
+    if (oldestDay) times.push(Date.parse(`${dayOfTable(oldestDay)}T00:00:00.000Z`) + DAY_MS);
+    if (this.legacyIndex) {
+      const at = this.sql
+        .exec<{ at: number | null }>("SELECT min(received_ms) AS at FROM event_ids")
+        .one().at;
+      if (at !== null) times.push(at);
+    }
+    return times.length > 0 ? Math.min(...times) : null;
+  }
+
+  /** Ids in the archived-id index (every day table, collision rows and the former index). */
+  indexedIds(): number {
+    const tables = [...this.days, "id_collisions", ...(this.legacyIndex ? ["event_ids"] : [])];
+    return tables.reduce(
+      (sum, table) =>
+        sum + this.sql.exec<{ n: number }>(`SELECT count(*) AS n FROM ${table}`).one().n,
+      0,
+    );
   }
 
   hasArchivable(): boolean {

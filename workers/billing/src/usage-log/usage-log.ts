@@ -15,10 +15,13 @@ import type {
 import { redriveAfterSeconds, redriveOf } from "../domain/usage-redrive.ts";
 import { sendInChunks } from "../services/usage-publishing.ts";
 import { archiveFileKey, archiveSettings, hourStartMs } from "./archive-layout.ts";
-import { encodeUsageEventsParquet } from "./parquet.ts";
+import { decodeUsageEventsParquet, encodeUsageEventsParquet } from "./parquet.ts";
 import {
+  type Decision,
   type FileRecord,
+  type FilesRead,
   type ImportedEvent,
+  type Location,
   type NewEvent,
   type StoredEvent,
   UsageLogStore,
@@ -55,6 +58,8 @@ const PRUNE_INTERVAL_MS = 3_600_000;
 /** Ids forgotten per alarm, so that one alarm stays short. */
 const PRUNE_BATCH = 20_000;
 const DAY_MS = 86_400_000;
+/** Rounds of reading archive files for one decision (each round reads every file it named). */
+const MAX_DECISION_ROUNDS = 4;
 
 export interface ArchiveRunOptions {
   nowMs?: number;
@@ -107,8 +112,8 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
   }): Promise<string[]> {
     this.bind(input.tenantId, input.shard);
     const nowMs = Date.now();
-    const stored = this.ctx.storage.transactionSync(() =>
-      this.store.insert(input.events, input.receivedAt, nowMs, nowMs),
+    const stored = await this.decide((filesRead) =>
+      this.store.insert(input.events, input.receivedAt, nowMs, nowMs, filesRead),
     );
     if (stored.length > 0) {
       await this.ensureAlarm(nowMs + FIRST_SEND_DELAY_MS);
@@ -118,15 +123,17 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
   }
 
   /** eventIds among these that this shard holds (the previous shard count's object, after a change). */
-  seen(eventIds: string[]): string[] {
-    return this.store.seen(eventIds);
+  async seen(eventIds: string[]): Promise<string[]> {
+    return [...(await this.decide((filesRead) => this.store.held(eventIds, filesRead)))];
   }
 
   /** Events moved in from the D1 log of earlier releases (idempotent). */
   async import(input: { tenantId: string; shard: number; events: ImportedEvent[] }) {
     this.bind(input.tenantId, input.shard);
     const nowMs = Date.now();
-    const stored = this.ctx.storage.transactionSync(() => this.store.import(input.events, nowMs));
+    const stored = await this.decide((filesRead) =>
+      this.store.import(input.events, nowMs, filesRead),
+    );
     if (stored > 0) {
       const bound = redriveAfterSeconds(this.env.USAGE_REDRIVE_AFTER_SECONDS) * 1000;
       await this.ensureAlarm(nowMs + bound);
@@ -181,7 +188,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
 
   // --- reads --------------------------------------------------------------
 
-  find(eventId: string) {
+  find(eventId: string): Location | undefined {
     return this.store.find(this.tenantId(), eventId);
   }
 
@@ -206,7 +213,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
     return {
       events: count("events"),
       outbox: count("outbox"),
-      eventIds: count("event_ids"),
+      indexedIds: this.store.indexedIds(),
       files: count("files"),
       unfinished: this.store.unfinishedCount(),
     };
@@ -503,6 +510,32 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       );
     }
     return candidates.length === 0 ? null : Math.min(...candidates);
+  }
+
+  /**
+   * Runs a storage decision in one transaction; when it needs archive files
+   * (a hash hit of the archived-id index), reads them from R2 outside the
+   * transaction and runs it again, so that the decision and its writes are
+   * one transaction with nothing awaited between them.
+   */
+  private async decide<T>(attempt: (filesRead: FilesRead) => Decision<T>): Promise<T> {
+    const filesRead = new Map<number, ReadonlySet<string>>();
+    for (let round = 0; round < MAX_DECISION_ROUNDS; round++) {
+      const decision = this.ctx.storage.transactionSync(() => attempt(filesRead));
+      if ("done" in decision) return decision.done;
+      for (const file of decision.unread) {
+        filesRead.set(file.id, await this.archivedEventIds(file.key));
+      }
+    }
+    throw new Error("the usage log's index kept pointing at unread archive files");
+  }
+
+  /** The eventIds in one archive file (read from R2: a hash hit is confirmed against them). */
+  private async archivedEventIds(key: string): Promise<Set<string>> {
+    const object = await this.env.USAGE_ARCHIVE.get(key);
+    if (!object) throw new Error(`the usage archive file ${key} cannot be read`);
+    const events = await decodeUsageEventsParquet(await object.arrayBuffer());
+    return new Set(events.map((event) => event.eventId));
   }
 
   private async ensureAlarm(at: number): Promise<void> {
