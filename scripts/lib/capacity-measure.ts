@@ -130,9 +130,9 @@ export interface UsageLogMeasurement {
   events: number;
   batch: number;
   fileEvents: number;
-  /** A hot event's row (AGGREGATED, every column set) in `events`, with its indexes. */
+  /** A hot event's row (AGGREGATED, every column set) in `events`, with its eventId index. */
   hotEventBytes: number;
-  /** An eventId's row in `event_ids` (duplicate guard and id -> file index) with its index. */
+  /** An archived eventId's row in its day's table (8-byte hash and file: duplicate guard and id -> file index). */
   eventIdBytes: number;
   /** One archive file's row in `files` with its index. */
   fileRowBytes: number;
@@ -228,7 +228,10 @@ export async function measureUsageLog(
     timed("finish", () => store.finishClaim(flushId, ids, receivedAt, clock));
     if (count(db, "events") >= fileEvents) {
       // Measured before the archive takes them: a full file's worth of hot rows.
-      hotEventBytes = (pageBytes(db).get("events") ?? 0) / count(db, "events");
+      const pages = pageBytes(db);
+      hotEventBytes =
+        ((pages.get("events") ?? 0) + (pages.get("events_event_id_idx") ?? 0)) /
+        count(db, "events");
       const rows = timed("archive", () => store.archivable(clock + 1, fileEvents));
       const first = rows[0];
       const last = rows.at(-1);
@@ -261,7 +264,11 @@ export async function measureUsageLog(
   const pages = pageBytes(db);
   const sum = (...names: string[]) =>
     names.reduce((bytes, name) => bytes + (pages.get(name) ?? 0), 0);
-  const idRows = count(db, "event_ids");
+  // The archived-id index: one table per day (`event_ids_<yyyymmdd>`) and the collision rows.
+  const indexTables = [...pages.keys()].filter(
+    (name) => /^event_ids_\d{8}$/.test(name) || name === "id_collisions",
+  );
+  const idRows = indexTables.reduce((rows, name) => rows + count(db, name), 0);
   const per = (ms: number) => ms / total;
   const shardMsPerEvent = {
     insert: per(time.insert),
@@ -281,7 +288,7 @@ export async function measureUsageLog(
     batch,
     fileEvents,
     hotEventBytes,
-    eventIdBytes: sum("event_ids", "event_ids_received_idx") / idRows,
+    eventIdBytes: sum(...indexTables) / idRows,
     fileRowBytes: measureFileRows(SCHEMA, 2_000),
     counterIdBytes: counter,
     d1FlushRowBytes: d1.rowBytes,
