@@ -227,7 +227,7 @@ function parquetSchemaElements(): SchemaElement[] {
 }
 
 /** Milliseconds of a canonical ISO string; anything `toISOString` would not give back is refused, so the round trip is exact. */
-function canonicalMillis(value: string, field: string, eventId: string): number {
+function checkedMillis(value: string, field: string, eventId: string): number {
   const millis = Date.parse(value);
   if (Number.isNaN(millis) || new Date(millis).toISOString() !== value) {
     throw new UsageEventsParquetError(
@@ -252,6 +252,17 @@ function compareRows(
  * is not a canonical ISO string).
  */
 export function encodeUsageEventsParquet(events: readonly ArchivedUsageEvent[]): ArrayBuffer {
+  // A file's events share most of their times (received, validated and
+  // aggregated in batches): each distinct string is checked once.
+  const millisOf = new Map<string, number>();
+  const canonicalMillis = (value: string, field: string, eventId: string): number => {
+    let millis = millisOf.get(value);
+    if (millis === undefined) {
+      millis = checkedMillis(value, field, eventId);
+      millisOf.set(value, millis);
+    }
+    return millis;
+  };
   const order = events.map((event, index) => {
     if (!Number.isSafeInteger(event.amount)) {
       throw new UsageEventsParquetError(

@@ -1,3 +1,4 @@
+import type { RawUsageMessage } from "@edge-platform/shared/queues/usage";
 import type {
   FlushClaim,
   RejectedUpdate,
@@ -644,29 +645,26 @@ export class UsageLogStore {
 
   // --- outbox and re-drive ---------------------------------------------------
 
-  dueOutbox(
-    tenantId: string,
-    nowMs: number,
-    limit: number,
-  ): { event: StoredEvent; attempts: number }[] {
+  /** Due outbox entries as the usage-raw messages they become (only the columns a message carries). */
+  dueOutbox(tenantId: string, nowMs: number, limit: number): RawUsageMessage[] {
     return this.sql
-      .exec<EventRecord & { attempts: number }>(
-        `SELECT e.*, o.attempts AS attempts FROM outbox o JOIN events e ON e.id = o.id
+      .exec<{
+        id: string;
+        eventId: string;
+        feature: string;
+        amount: number;
+        timestamp: string;
+        receivedAt: string;
+      }>(
+        `SELECT e.id AS id, e.event_id AS eventId, e.feature AS feature, e.amount AS amount,
+                e.timestamp AS timestamp, e.received_at AS receivedAt
+           FROM outbox o JOIN events e ON e.id = o.id
           WHERE o.next_attempt_at <= ? ORDER BY o.next_attempt_at LIMIT ?`,
         nowMs,
         limit,
       )
       .toArray()
-      .map((row) => ({ event: storedEvent(tenantId, row), attempts: row.attempts }));
-  }
-
-  leaseOutbox(ids: string[], until: number): void {
-    if (ids.length === 0) return;
-    this.sql.exec(
-      "UPDATE outbox SET next_attempt_at = ? WHERE id IN (SELECT value FROM json_each(?))",
-      until,
-      JSON.stringify(ids),
-    );
+      .map((row) => ({ ...row, tenantId }));
   }
 
   /** Sent: the entries go (the event's own row stays, PENDING, until validation moves it). */

@@ -50,7 +50,6 @@ import {
 const FIRST_SEND_DELAY_MS = 2_000;
 const OUTBOX_BATCH = 1_000;
 const OUTBOX_MAX_ROUNDS = 10;
-const OUTBOX_LEASE_MS = 30_000;
 export const OUTBOX_MAX_ATTEMPTS = 5;
 const REDRIVE_BATCH = 500;
 const REDRIVE_MAX_ROUNDS = 5;
@@ -91,6 +90,10 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
   private lastRedriveMs = 0;
   private lastPruneMs = 0;
   private archiveBacklog = false;
+  /** The tenant and shard this object serves (read once, then kept). */
+  private binding: { tenantId: string; shard: number } | undefined;
+  /** When the alarm is set (null: none), as this instance last set or saw it; undefined: not read yet. */
+  private alarmAt: number | null | undefined;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -223,6 +226,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
 
   override async alarm(): Promise<void> {
     const nowMs = Date.now();
+    this.alarmAt = null;
     try {
       await this.publish(nowMs);
       if (nowMs - this.lastRedriveMs >= 5_000) {
@@ -241,11 +245,11 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       console.error(
         JSON.stringify({ level: "error", msg: "usage log alarm failed", error: String(error) }),
       );
-      await this.ctx.storage.setAlarm(Date.now() + 5_000);
+      await this.setAlarm(Date.now() + 5_000);
       return;
     }
     const next = this.nextWorkAt(Date.now());
-    if (next !== null) await this.ctx.storage.setAlarm(next);
+    if (next !== null) await this.setAlarm(next);
   }
 
   /**
@@ -411,18 +415,10 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
     for (let round = 0; round < OUTBOX_MAX_ROUNDS; round++) {
       const due = this.store.dueOutbox(tenantId, nowMs, OUTBOX_BATCH);
       if (due.length === 0) break;
-      const ids = due.map((row) => row.event.id);
-      this.store.leaseOutbox(ids, nowMs + OUTBOX_LEASE_MS);
-      const messages: RawUsageMessage[] = due.map(({ event }) => ({
-        id: event.id,
-        tenantId,
-        eventId: event.eventId,
-        feature: event.feature,
-        amount: event.amount,
-        timestamp: event.timestamp,
-        receivedAt: event.receivedAt,
-      }));
-      const report = await sendInChunks(this.env.USAGE_RAW_QUEUE, messages);
+      // No lease while the send is out: one publish runs at a time (publish()),
+      // and after a crash mid-send the entries are due again (a resent
+      // message changes nothing downstream).
+      const report = await sendInChunks(this.env.USAGE_RAW_QUEUE, due);
       this.store.deleteOutbox(report.sent);
       for (const failure of report.failed) {
         const exhausted = this.store.failOutbox(
@@ -538,22 +534,40 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
     return new Set(events.map((event) => event.eventId));
   }
 
+  /** Sets the alarm no later than `at` (the storage is read once per instance, then kept here). */
   private async ensureAlarm(at: number): Promise<void> {
-    const current = await this.ctx.storage.getAlarm();
-    if (current === null || current > at) await this.ctx.storage.setAlarm(at);
+    if (this.alarmAt === undefined) this.alarmAt = await this.ctx.storage.getAlarm();
+    if (this.alarmAt === null || this.alarmAt > at) await this.setAlarm(at);
+  }
+
+  private async setAlarm(at: number): Promise<void> {
+    await this.ctx.storage.setAlarm(at);
+    this.alarmAt = at;
   }
 
   private bind(tenantId: string, shard: number): void {
-    if (this.store.meta("tenant_id") === undefined) {
+    const bound = this.bound();
+    if (bound === undefined) {
       this.store.setMeta("tenant_id", tenantId);
       this.store.setMeta("shard", String(shard));
-    } else if (this.store.meta("tenant_id") !== tenantId) {
+      this.binding = { tenantId, shard };
+    } else if (bound.tenantId !== tenantId) {
       throw new Error("this usage log belongs to another tenant");
     }
   }
 
+  private bound(): { tenantId: string; shard: number } | undefined {
+    if (this.binding === undefined) {
+      const tenantId = this.store.meta("tenant_id");
+      if (tenantId !== undefined) {
+        this.binding = { tenantId, shard: Number(this.store.meta("shard") ?? "0") };
+      }
+    }
+    return this.binding;
+  }
+
   private boundTenant(): string | undefined {
-    return this.store.meta("tenant_id");
+    return this.bound()?.tenantId;
   }
 
   private tenantId(): string {
@@ -561,6 +575,6 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
   }
 
   private shard(): number {
-    return Number(this.store.meta("shard") ?? "0");
+    return this.bound()?.shard ?? 0;
   }
 }
