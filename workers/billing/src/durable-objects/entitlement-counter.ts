@@ -223,6 +223,13 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   private readonly creditGrants: CreditBalance;
   /** Progressive billing: invoices issued when the period's priced usage passes a threshold. */
   private readonly progressive: ProgressiveWatch;
+  /**
+   * `window_totals.used` and `counters.used` as the last statement on each
+   * row read or wrote them: every consume reads both, and only this
+   * object's statements change them (each one updates or drops its entry).
+   */
+  private readonly totalsRead = new Map<string, number>();
+  private readonly attributedRead = new Map<string, number>();
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -764,16 +771,19 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
 
   /** Units the window's subscription used in it (what its invoice prices). */
   private attributedUsed(key: WindowKey): number {
-    return (
-      this.sql
-        .exec<CounterRow>(
-          "SELECT used FROM counters WHERE subscription_id = ? AND feature_key = ? AND period_key = ?",
-          key.subscriptionId,
-          key.featureKey,
-          key.window.key,
-        )
-        .toArray()[0]?.used ?? 0
-    );
+    const id = attributionId(key);
+    const read = this.attributedRead.get(id);
+    if (read !== undefined) return read;
+    const used = this.sql
+      .exec<CounterRow>(
+        "SELECT used FROM counters WHERE subscription_id = ? AND feature_key = ? AND period_key = ?",
+        key.subscriptionId,
+        key.featureKey,
+        key.window.key,
+      )
+      .toArray()[0]?.used;
+    if (used !== undefined) this.attributedRead.set(id, used);
+    return used ?? 0;
   }
 
   /**
@@ -948,13 +958,18 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
 
   /** The tenant's units counted in the window, or undefined when the object has no total for it yet. */
   private usedIn(key: WindowKey): number | undefined {
-    return this.sql
+    const id = windowId(key);
+    const read = this.totalsRead.get(id);
+    if (read !== undefined) return read;
+    const used = this.sql
       .exec<CounterRow>(
         "SELECT used FROM window_totals WHERE feature_key = ? AND period_key = ?",
         key.featureKey,
         key.window.key,
       )
       .toArray()[0]?.used;
+    if (used !== undefined) this.totalsRead.set(id, used);
+    return used;
   }
 
   /**
@@ -991,6 +1006,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
             key.window.end?.toISOString() ?? null,
             stored + this.heldUnits(key),
           );
+          this.totalsRead.delete(id);
           return flushed;
         })
         .then(() => undefined)
@@ -1035,12 +1051,17 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
 
   /** The window's total and the subscription's attribution row (created on first use). */
   private countInWindow(key: WindowKey, amount: number): void {
-    this.sql.exec(
-      "UPDATE window_totals SET used = used + ? WHERE feature_key = ? AND period_key = ?",
-      amount,
-      key.featureKey,
-      key.window.key,
+    this.rememberTotal(
+      windowId(key),
+      this.sql.exec<CounterRow>(
+        "UPDATE window_totals SET used = used + ? WHERE feature_key = ? AND period_key = ? RETURNING used",
+        amount,
+        key.featureKey,
+        key.window.key,
+      ),
     );
+    // A row read or written before exists (prune, the only delete, forgets them all).
+    if (this.attributedRead.has(attributionId(key))) return;
     this.sql.exec(
       `INSERT INTO counters (subscription_id, feature_key, period_key, period_start, period_end, used, unflushed)
        VALUES (?, ?, ?, ?, ?, 0, 0)
@@ -1055,18 +1076,35 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
 
   private addUnits(key: WindowKey, amount: number, at: string): void {
     this.countInWindow(key, amount);
-    this.sql.exec(
-      `UPDATE counters
-         SET used = used + ?1,
-             unflushed = unflushed + ?1,
-             last_event_at = max(coalesce(last_event_at, ''), ?2)
-       WHERE subscription_id = ?3 AND feature_key = ?4 AND period_key = ?5`,
-      amount,
-      at,
-      key.subscriptionId,
-      key.featureKey,
-      key.window.key,
+    this.rememberAttributed(
+      attributionId(key),
+      this.sql.exec<CounterRow>(
+        `UPDATE counters
+           SET used = used + ?1,
+               unflushed = unflushed + ?1,
+               last_event_at = max(coalesce(last_event_at, ''), ?2)
+         WHERE subscription_id = ?3 AND feature_key = ?4 AND period_key = ?5
+         RETURNING used`,
+        amount,
+        at,
+        key.subscriptionId,
+        key.featureKey,
+        key.window.key,
+      ),
     );
+  }
+
+  /** What a statement's `RETURNING used` answered becomes the row's read value (none: forgotten). */
+  private rememberTotal(id: string, cursor: SqlStorageCursor<CounterRow>): void {
+    const used = cursor.toArray()[0]?.used;
+    if (used === undefined) this.totalsRead.delete(id);
+    else this.totalsRead.set(id, used);
+  }
+
+  private rememberAttributed(id: string, cursor: SqlStorageCursor<CounterRow>): void {
+    const used = cursor.toArray()[0]?.used;
+    if (used === undefined) this.attributedRead.delete(id);
+    else this.attributedRead.set(id, used);
   }
 
   /**
@@ -1075,16 +1113,20 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
    */
   private addClaimedUnits(key: WindowKey, amount: number, at: string): void {
     this.countInWindow(key, amount);
-    this.sql.exec(
-      `UPDATE counters
-         SET used = used + ?1,
-             last_event_at = max(coalesce(last_event_at, ''), ?2)
-       WHERE subscription_id = ?3 AND feature_key = ?4 AND period_key = ?5`,
-      amount,
-      at,
-      key.subscriptionId,
-      key.featureKey,
-      key.window.key,
+    this.rememberAttributed(
+      attributionId(key),
+      this.sql.exec<CounterRow>(
+        `UPDATE counters
+           SET used = used + ?1,
+               last_event_at = max(coalesce(last_event_at, ''), ?2)
+         WHERE subscription_id = ?3 AND feature_key = ?4 AND period_key = ?5
+         RETURNING used`,
+        amount,
+        at,
+        key.subscriptionId,
+        key.featureKey,
+        key.window.key,
+      ),
     );
   }
 
@@ -1169,19 +1211,26 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
           // Not claimed: D1 did not count it, so neither may the counter,
           // and what its units drew goes back to the grants.
           this.creditGrants.returnEventDraws(row.usage_event_id);
-          this.sql.exec(
-            `UPDATE counters SET used = max(0, used - ?)
-              WHERE subscription_id = ? AND feature_key = ? AND period_key = ?`,
-            row.amount,
-            row.subscription_id,
-            row.feature_key,
-            row.period_key,
+          this.rememberAttributed(
+            `${row.subscription_id}\u0000${row.feature_key}\u0000${row.period_key}`,
+            this.sql.exec<CounterRow>(
+              `UPDATE counters SET used = max(0, used - ?)
+                WHERE subscription_id = ? AND feature_key = ? AND period_key = ?
+                RETURNING used`,
+              row.amount,
+              row.subscription_id,
+              row.feature_key,
+              row.period_key,
+            ),
           );
-          this.sql.exec(
-            "UPDATE window_totals SET used = max(0, used - ?) WHERE feature_key = ? AND period_key = ?",
-            row.amount,
-            row.feature_key,
-            row.period_key,
+          this.rememberTotal(
+            `${row.feature_key}\u0000${row.period_key}`,
+            this.sql.exec<CounterRow>(
+              "UPDATE window_totals SET used = max(0, used - ?) WHERE feature_key = ? AND period_key = ? RETURNING used",
+              row.amount,
+              row.feature_key,
+              row.period_key,
+            ),
           );
         }
         this.sql.exec("DELETE FROM pending_events WHERE flush_id = ?", next.id);
@@ -1326,6 +1375,8 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       "DELETE FROM window_totals WHERE period_end IS NOT NULL AND period_end < ?",
       new Date(cutoff).toISOString(),
     );
+    this.totalsRead.clear();
+    this.attributedRead.clear();
     this.sql.exec("DELETE FROM recorded_events WHERE recorded_at < ?", cutoff);
     this.sql.exec(
       "DELETE FROM consume_requests WHERE recorded_at < ?",
