@@ -14,6 +14,7 @@ import type {
 } from "@edge-platform/shared/usage-log/client";
 import { redriveAfterSeconds, redriveOf } from "../domain/usage-redrive.ts";
 import { sendInChunks } from "../services/usage-publishing.ts";
+import { usageRawQueue } from "../services/usage-raw-queues.ts";
 import { archiveFileKey, archiveSettings, hourStartMs } from "./archive-layout.ts";
 import { encodeUsageEventsParquet } from "./parquet.ts";
 import {
@@ -295,7 +296,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
         else validated.push(redrive.message);
       }
       const [rawReport, validatedReport] = await Promise.all([
-        sendInChunks(this.env.USAGE_RAW_QUEUE, raw),
+        sendInChunks(usageRawQueue(this.env, tenantId), raw),
         sendInChunks(this.env.USAGE_VALIDATED_QUEUE, validated),
       ]);
       result.raw += rawReport.sent.length;
@@ -415,7 +416,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
         timestamp: event.timestamp,
         receivedAt: event.receivedAt,
       }));
-      const report = await sendInChunks(this.env.USAGE_RAW_QUEUE, messages);
+      const report = await sendInChunks(usageRawQueue(this.env, tenantId), messages);
       this.store.deleteOutbox(report.sent);
       for (const failure of report.failed) {
         const exhausted = this.store.failOutbox(
