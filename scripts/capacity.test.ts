@@ -22,8 +22,8 @@ function input(overrides: Partial<CapacityInput> = {}): CapacityInput {
     shards: 1,
     hotShards: 1,
     flushSeconds: 0.2,
-    flushIdsHours: 35 * 24,
-    counterIdDays: 35,
+    flushIdsHours: 1,
+    counterIdDays: 1 / 24,
     rawQueues: 1,
     envelopeEvents: 100,
     batch: 1000,
@@ -60,7 +60,11 @@ describe("usage pipeline capacity model", () => {
     const rows = capacityRows(input({ flushSeconds: 1 }));
     // 999 tenants at 991 events/s flush once a second; the busiest (10,000/s) twice (5,000 a round).
     const flushes = 999 + 2;
-    expect(row(rows, "D1 single writer").use).toBeCloseTo((flushes * COSTS.d1MsPerFlush) / 1000, 6);
+    // Each flush's row is pruned an hour later: a row deleted per flush.
+    expect(row(rows, "D1 single writer").use).toBeCloseTo(
+      (flushes * (COSTS.d1MsPerFlush + COSTS.d1MsPerPrunedFlush)) / 1000,
+      6,
+    );
     expect(d1StatementsPerEvent(input({ flushSeconds: 1 }))).toBeCloseTo(
       (flushes * (COSTS.windowsPerFlush + 2)) / 1_000_000,
       9,
@@ -69,16 +73,25 @@ describe("usage pipeline capacity model", () => {
       capacityRows(input({ flushSeconds: 1, flushIdsHours: 1 })),
       "D1 database size",
     );
+    // An hour of flushes, and each tenant's latest whatever its age.
     expect(size.use).toBeCloseTo(
-      (flushes * 3600 * COSTS.d1FlushRowBytes) / LIMITS.d1DatabaseBytes,
+      ((flushes * 3600 + 1000) * COSTS.d1FlushRowBytes) / LIMITS.d1DatabaseBytes,
       6,
     );
   });
 
   it("sends one envelope per shard touched by a request, spread over the raw queues", () => {
-    const rows = capacityRows(input({ eps: 100_000, shards: 4, hotShards: 4, rawQueues: 2 }));
+    const one = capacityRows(input({ eps: 100_000, shards: 4, hotShards: 4 }));
     // 100 requests/s, each touching 4 shards of 250 events: 3 envelopes each.
-    expect(row(rows, "Queues: 5,000 messages/s").use).toBeCloseTo((100 * 4 * 3) / 2 / 5000, 9);
+    expect(row(one, "Queues: 5,000 messages/s").use).toBeCloseTo((100 * 4 * 3) / 5000, 9);
+    // Two queues: the busiest carries the busiest tenant's 1 request/s and,
+    // of the 999 others' 99, its hash share (half, plus two standard deviations).
+    const two = capacityRows(input({ eps: 100_000, shards: 4, hotShards: 4, rawQueues: 2 }));
+    const share = (999 / 2 + 2 * Math.sqrt(999 / 4)) / 999;
+    expect(row(two, "Queues: 5,000 messages/s").use).toBeCloseTo(
+      ((1 + 99 * share) * 4 * 3) / 5000,
+      9,
+    );
   });
 
   it("picks the fewest shards that keep a tenant's shards at or below half their limits", () => {
@@ -101,17 +114,21 @@ describe("usage pipeline capacity model", () => {
   });
 
   it("keeps every limit at or below half for 1,000 tenants at 1,000,000 events/s with the documented configuration", () => {
-    const { input: documented } = parseInput([
+    const { input: documented, settings } = parseInput([
       "--tenants=1000",
       "--eps=1000000",
-      "--shards=auto",
-      "--flush-seconds=1",
-      "--flush-ids-hours=1",
-      "--counter-id-days=0.04",
-      "--raw-queues=41",
+      "--id-bytes=18",
+      "--set=USAGE_LOG_SHARDS=auto",
+      "--set=USAGE_LOG_TENANT_SHARDS=auto",
+      "--set=USAGE_FLUSH_INTERVAL_MS=1000",
+      "--set=USAGE_RAW_QUEUES=10",
     ]);
     expect(documented.hotShare).toBe(0.01);
+    // The rest is wrangler.toml's: 35 days of eventIds, an hour of counter ids and flush ids.
     expect(documented.retentionDays).toBe(35);
+    expect(settings.USAGE_COUNTER_ID_RETENTION_SECONDS).toBe("3600");
+    expect(settings.USAGE_FLUSH_IDS_RETENTION_SECONDS).toBe("3600");
+    expect([documented.shards, documented.hotShards]).toEqual([11, 110]);
     const rows = capacityRows(documented);
     expect(rows.filter((r) => r.use > 0.5).map((r) => r.limit)).toEqual([]);
     expect(report(documented)).toContain("Every limit is at or below 50% of its value.");
@@ -120,7 +137,43 @@ describe("usage pipeline capacity model", () => {
   it("refuses unusable options", () => {
     expect(() => parseInput(["--eps=-5"])).toThrow("--eps must be a positive number");
     expect(() => parseInput(["--hot-share=2"])).toThrow("--hot-share must be at most 1");
-    expect(() => parseInput(["--shards=many"])).toThrow("--shards must be a positive number");
+    expect(() => parseInput(["--shards=many"])).toThrow(
+      "USAGE_LOG_SHARDS must be a positive number",
+    );
+    expect(() => parseInput(["--set=USAGE_UNKNOWN=1"])).toThrow("--set takes NAME=VALUE");
+  });
+
+  it("takes the design's settings from wrangler.toml, by the configuration's names", () => {
+    const { input: defaults, settings } = parseInput(["--tenants=10", "--eps=100"]);
+    expect(settings).toMatchObject({
+      USAGE_LOG_SHARDS: "1",
+      USAGE_FLUSH_INTERVAL_MS: "200",
+      USAGE_RAW_QUEUES: "1",
+    });
+    expect(defaults).toMatchObject({
+      shards: 1,
+      hotShards: 1,
+      flushSeconds: 0.2,
+      flushIdsHours: 1,
+      counterIdDays: 1 / 24,
+      rawQueues: 1,
+      fileEvents: 10_000,
+    });
+    const { input: set } = parseInput([
+      "--set=USAGE_FLUSH_INTERVAL_MS=1000",
+      "--set=USAGE_COUNTER_ID_RETENTION_SECONDS=86400",
+      "--flush-ids-seconds=7200",
+      "--raw-queues=3",
+    ]);
+    expect(set).toMatchObject({
+      flushSeconds: 1,
+      counterIdDays: 1,
+      flushIdsHours: 2,
+      rawQueues: 3,
+    });
+    expect(report(set)).toContain(
+      "USAGE_FLUSH_INTERVAL_MS=1000 USAGE_FLUSH_IDS_RETENTION_SECONDS=7200 USAGE_COUNTER_ID_RETENTION_SECONDS=86400 USAGE_RAW_QUEUES=3",
+    );
   });
 });
 
@@ -137,6 +190,8 @@ describe("measured costs", () => {
     expect(measured.d1FlushRowBytes).toBeGreaterThan(COSTS.d1FlushRowBytes * 0.9);
     expect(measured.d1FlushRowBytes).toBeLessThan(COSTS.d1FlushRowBytes * 1.1);
     expect(measured.shardMsPerEvent.total).toBeGreaterThan(0);
+    expect(measured.counterForgetMsPerEvent).toBeGreaterThan(0);
+    expect(measured.d1MsPerPrunedFlush).toBeGreaterThan(0);
     expect(measured.parquetBytesPerEvent).toBeGreaterThan(10);
   }, 60_000);
 });

@@ -7,29 +7,37 @@
  * design's, measured (`npm run capacity -- --measure` measures them again
  * with the product's own statements) or fixed by its code.
  *
- * Options (defaults are what the code does today):
+ * The design's settings are the billing worker's configuration, by the
+ * same names: their defaults are wrangler.toml's [vars], and
+ * `--set NAME=VALUE` (repeatable) sets one as a deployment would:
+ *   USAGE_LOG_SHARDS N | auto          usage-log shards of every tenant; auto:
+ *                                      the fewest that keep an average
+ *                                      tenant's shards at or below 50%
+ *   USAGE_LOG_TENANT_SHARDS N | auto   the busiest tenant's entry (default as
+ *                                      USAGE_LOG_SHARDS)
+ *   USAGE_RETENTION_DAYS               how long the eventId -> file index
+ *                                      (and duplicate guard) is kept
+ *   USAGE_FLUSH_INTERVAL_MS            the counters' flush interval
+ *   USAGE_FLUSH_IDS_RETENTION_SECONDS  how long usage_flushes rows stay in D1
+ *   USAGE_COUNTER_ID_RETENTION_SECONDS how long a counter remembers recorded ids
+ *   USAGE_RAW_QUEUES                   usage-raw queues, tenants spread by hash
+ *   USAGE_ARCHIVE_FILE_EVENTS          events per archive file
+ * Other options:
  *   --tenants, --eps         tenants and events/s of the whole platform
  *   --hot-share              the busiest tenant's share of all events
  *                            (default ten times the average, at most 1)
- *   --retention-days         USAGE_RETENTION_DAYS (35): how long the
- *                            eventId -> file index (and duplicate guard) is kept
- *   --shards N | auto        usage-log shards of every tenant
- *                            (USAGE_LOG_SHARDS); auto: the fewest that keep
- *                            an average tenant's shards at or below 50%
- *   --hot-shards N | auto    the busiest tenant's (USAGE_LOG_TENANT_SHARDS);
- *                            default as --shards
- *   --flush-seconds          the counters' flush interval (0.2)
- *   --flush-ids-hours        how long usage_flushes rows stay in D1
- *                            (default: for good, i.e. the whole horizon)
- *   --counter-id-days        how long a counter remembers recorded event ids (35)
- *   --raw-queues             usage-raw queues, tenants spread by hash (1)
+ *   --config FILE            the wrangler.toml whose [vars] are the defaults
  *   --envelope-events        events per queue message (100)
  *   --batch                  events per ingestion request (1000)
- *   --file-events            events per archive file (USAGE_ARCHIVE_FILE_EVENTS, 10000)
  *   --id-bytes               bytes of an eventId's index row (measured: 152)
  *   --measure                measure the costs on this machine and print them
+ * Shorthands for settings: --shards, --hot-shards, --retention-days,
+ * --flush-interval-ms, --flush-ids-seconds, --counter-id-seconds,
+ * --raw-queues, --file-events.
  */
+import path from "node:path";
 import { parseArgs } from "node:util";
+import { readWranglerVars } from "./lib/wrangler-vars.ts";
 
 /** Cloudflare's published limits (Workers Paid), see docs/capacity.md for sources. */
 export const LIMITS = {
@@ -62,6 +70,8 @@ export const COSTS = {
   fileRowBytes: 444,
   /** measured: a counter's remembered event id (`recorded_events`). */
   counterIdBytes: 103,
+  /** measured: the counter's sweep forgetting an id (rowid range), per event: 0.0010 to 0.0011 ms. */
+  counterForgetMsPerEvent: 0.0012,
   /** measured: one flush's `usage_flushes` row in D1 with its index (two windows in its ledger). */
   d1FlushRowBytes: 508,
   /**
@@ -73,8 +83,10 @@ export const COSTS = {
   shardMsPerEvent: 0.12,
   /** measured: archive writing (statements and encoding) per event, part of the above. */
   archiveMsPerEvent: 0.07,
-  /** measured: one flush's D1 batch (two window increments and the flush row), SQLite CPU time (0.13 to 0.26). */
-  d1MsPerFlush: 0.27,
+  /** measured: one flush's D1 batch (two window increments, the hours and the flush row), SQLite CPU time (0.24 to 0.42). */
+  d1MsPerFlush: 0.43,
+  /** measured: the Cron Trigger's prune of one usage_flushes row, SQLite CPU time (0.0026 to 0.0055). */
+  d1MsPerPrunedFlush: 0.006,
   /** measured: the ingestion Worker's CPU per event (body parsed, events judged, split by shard, serialised). */
   ingestionMsPerEvent: 0.009,
   /** bench: a counter's time per event in `record` (stage timers; the flush now waits on the shards' RPC, not on D1 rows). */
@@ -150,7 +162,7 @@ const tenantShards = (input: CapacityInput, tenant: Tenant) =>
 const shardEps = (input: CapacityInput, tenant: Tenant = "busiest") =>
   tenantEps(input, tenant) / tenantShards(input, tenant);
 const shardSetting = (tenant: Tenant) =>
-  tenant === "busiest" ? "--hot-shards, USAGE_LOG_TENANT_SHARDS" : "--shards, USAGE_LOG_SHARDS";
+  tenant === "busiest" ? "USAGE_LOG_TENANT_SHARDS" : "USAGE_LOG_SHARDS";
 /**
  * The counter flush rounds per second of a tenant at `rate` (one D1 batch
  * each): one per interval while events come, more when an interval holds
@@ -175,6 +187,18 @@ const filesPerSecond = (rate: number, input: CapacityInput) =>
 const messagesPerRequest = (shards: number, input: CapacityInput) => {
   const touched = Math.min(shards, input.batch);
   return touched * Math.ceil(input.batch / touched / input.envelopeEvents);
+};
+
+/**
+ * The share of the other tenants' raw messages on the busiest raw queue.
+ * Tenants are spread by a hash of their id, so a queue's count of them is
+ * binomial: the model takes its mean plus two standard deviations.
+ */
+const busiestQueueShare = (input: CapacityInput) => {
+  const others = input.tenants - 1;
+  if (input.rawQueues <= 1 || others <= 0) return 1;
+  const p = 1 / input.rawQueues;
+  return Math.min(others, others * p + 2 * Math.sqrt(others * p * (1 - p))) / others;
 };
 
 /** The limits of one tenant shard: its storage, its single writer, its request rate. */
@@ -226,57 +250,61 @@ export const TERMS: Term[] = [
     next: "fuller envelopes (--envelope-events); then a counter per tenant and feature",
   },
   {
-    limit: () => "DO single writer: the busiest tenant's counter",
-    use: (input) => (hotEps(input) * COSTS.counterMsPerEvent) / 1000,
+    limit: () => "DO single writer: the busiest tenant's counter (record, and forgetting ids)",
+    use: (input) =>
+      (hotEps(input) * (COSTS.counterMsPerEvent + COSTS.counterForgetMsPerEvent)) / 1000,
     next: "a counter per tenant and feature",
   },
   {
     limit: (input) =>
-      `DO storage (10 GB per object): the busiest tenant's counter, event ids remembered ${input.counterIdDays} days`,
+      `DO storage (10 GB per object): the busiest tenant's counter, event ids remembered ${duration(input.counterIdDays * DAY)}`,
     use: (input) =>
       (hotEps(input) * DAY * input.counterIdDays * COSTS.counterIdBytes) /
       LIMITS.durableObjectBytes,
-    next: "remember recorded ids for an hour or less (--counter-id-days; the shard's claim already refuses a second count)",
+    next: "remember recorded ids for less (USAGE_COUNTER_ID_RETENTION_SECONDS; the shard's claim refuses a second count whenever a repeat comes)",
   },
   {
     limit: (input) =>
-      `D1 database size (10 GB): usage_flushes rows kept ${input.flushIdsHours >= input.retentionDays * 24 ? `for good (${input.retentionDays}-day horizon)` : `${input.flushIdsHours} h`}`,
+      `D1 database size (10 GB): usage_flushes rows kept ${input.flushIdsHours >= input.retentionDays * 24 ? `for good (${input.retentionDays}-day horizon)` : duration(input.flushIdsHours * 3_600)} (and each tenant's latest)`,
     use: (input) => {
       const flushes =
         flushesPerSecond(hotEps(input), input) +
         (input.tenants - 1) * flushesPerSecond(otherTenantEps(input), input);
       const seconds = Math.min(input.flushIdsHours * 3_600, input.retentionDays * DAY);
-      return (flushes * seconds * COSTS.d1FlushRowBytes) / LIMITS.d1DatabaseBytes;
+      return ((flushes * seconds + input.tenants) * COSTS.d1FlushRowBytes) / LIMITS.d1DatabaseBytes;
     },
-    next: "prune usage_flushes after an hour (--flush-ids-hours), or keep one applied-flush sequence per tenant",
+    next: "keep usage_flushes rows for less (USAGE_FLUSH_IDS_RETENTION_SECONDS)",
   },
   {
-    limit: () => "D1 single writer: counter flushes (one batch per tenant per flush round)",
+    limit: () =>
+      "D1 single writer: counter flushes (one batch per tenant per flush round) and their pruning",
     use: (input) => {
       const flushes =
         flushesPerSecond(hotEps(input), input) +
         (input.tenants - 1) * flushesPerSecond(otherTenantEps(input), input);
-      return (flushes * COSTS.d1MsPerFlush) / 1000;
+      return (flushes * (COSTS.d1MsPerFlush + COSTS.d1MsPerPrunedFlush)) / 1000;
     },
-    next: "a longer flush interval (--flush-seconds; 202 -> AGGREGATED grows by as much)",
+    next: "a longer flush interval (USAGE_FLUSH_INTERVAL_MS; 202 -> AGGREGATED grows by as much)",
   },
   {
-    limit: () => "Queues: 5,000 messages/s per queue (usage-raw)",
+    limit: (input) =>
+      input.rawQueues === 1
+        ? "Queues: 5,000 messages/s per queue (usage-raw)"
+        : "Queues: 5,000 messages/s per queue (the busiest usage-raw queue: the busiest tenant's, with its hash share of the others)",
     use: (input) => {
       const requests = (rate: number) => rate / input.batch;
-      const messages =
-        requests(hotEps(input)) * messagesPerRequest(input.hotShards, input) +
-        requests(input.eps - hotEps(input)) * messagesPerRequest(input.shards, input);
-      return messages / input.rawQueues / LIMITS.queueMessagesPerSecond;
+      const hot = requests(hotEps(input)) * messagesPerRequest(input.hotShards, input);
+      const others = requests(input.eps - hotEps(input)) * messagesPerRequest(input.shards, input);
+      return (hot + others * busiestQueueShare(input)) / LIMITS.queueMessagesPerSecond;
     },
-    next: "raw queues by tenant hash (--raw-queues), or fuller envelopes (--envelope-events; 128 KB holds about 400)",
+    next: "more raw queues (USAGE_RAW_QUEUES), or fuller envelopes (--envelope-events; 128 KB holds about 400)",
   },
   {
     limit: () => "Queues: 250 concurrent consumer invocations (validation)",
     use: (input) =>
       ((input.eps / COSTS.validationBatchEvents) * COSTS.validationBatchSeconds) /
       (LIMITS.queueConsumerConcurrency * input.rawQueues),
-    next: "more raw queues (--raw-queues), each with its own consumers",
+    next: "more raw queues (USAGE_RAW_QUEUES), each with its own consumers",
   },
   {
     limit: () => "DO CPU per invocation (30 s): one archive alarm run of the busiest shard",
@@ -399,66 +427,146 @@ function percent(use: number): string {
   return `${(use * 100).toFixed(use < 0.01 ? 3 : 1)}%`;
 }
 
-export function parseInput(argv: string[]): { input: CapacityInput; measure: boolean } {
+/** A duration in words: seconds, minutes, hours or days. */
+function duration(seconds: number): string {
+  const short = (value: number) => String(Number(value.toPrecision(3)));
+  if (seconds >= DAY) return `${short(seconds / DAY)} days`;
+  if (seconds >= 3_600) return `${short(seconds / 3_600)} h`;
+  if (seconds >= 60) return `${short(seconds / 60)} min`;
+  return `${short(seconds)} s`;
+}
+
+/** The billing worker's settings the model reads, by their configuration names. */
+export const SETTINGS = [
+  "USAGE_LOG_SHARDS",
+  "USAGE_LOG_TENANT_SHARDS",
+  "USAGE_RETENTION_DAYS",
+  "USAGE_FLUSH_INTERVAL_MS",
+  "USAGE_FLUSH_IDS_RETENTION_SECONDS",
+  "USAGE_COUNTER_ID_RETENTION_SECONDS",
+  "USAGE_RAW_QUEUES",
+  "USAGE_ARCHIVE_FILE_EVENTS",
+] as const;
+export type Setting = (typeof SETTINGS)[number];
+
+/** Shorthand options for settings. */
+const SHORTHANDS: Record<string, Setting> = {
+  shards: "USAGE_LOG_SHARDS",
+  "hot-shards": "USAGE_LOG_TENANT_SHARDS",
+  "retention-days": "USAGE_RETENTION_DAYS",
+  "flush-interval-ms": "USAGE_FLUSH_INTERVAL_MS",
+  "flush-ids-seconds": "USAGE_FLUSH_IDS_RETENTION_SECONDS",
+  "counter-id-seconds": "USAGE_COUNTER_ID_RETENTION_SECONDS",
+  "raw-queues": "USAGE_RAW_QUEUES",
+  "file-events": "USAGE_ARCHIVE_FILE_EVENTS",
+};
+
+const ROOT_CONFIG = path.join(import.meta.dirname, "../wrangler.toml");
+
+export function parseInput(argv: string[]): {
+  input: CapacityInput;
+  settings: Record<Setting, string>;
+  measure: boolean;
+} {
   const { values } = parseArgs({
     args: argv,
     options: {
       tenants: { type: "string", default: "1000" },
       eps: { type: "string", default: "1000" },
       "hot-share": { type: "string" },
-      "retention-days": { type: "string", default: "35" },
-      shards: { type: "string", default: "1" },
-      "hot-shards": { type: "string" },
-      "flush-seconds": { type: "string", default: "0.2" },
-      "flush-ids-hours": { type: "string" },
-      "counter-id-days": { type: "string", default: "35" },
-      "raw-queues": { type: "string", default: "1" },
+      config: { type: "string" },
+      set: { type: "string", multiple: true },
+      ...Object.fromEntries(Object.keys(SHORTHANDS).map((name) => [name, { type: "string" }])),
       "envelope-events": { type: "string", default: "100" },
       batch: { type: "string", default: "1000" },
-      "file-events": { type: "string", default: "10000" },
       "id-bytes": { type: "string" },
       measure: { type: "boolean", default: false },
     },
-  });
+  }) as { values: Record<string, string | string[] | boolean | undefined> };
+  const text = (name: string) => values[name] as string | undefined;
+  const vars = readWranglerVars(text("config") ?? ROOT_CONFIG);
+  const settings = Object.fromEntries(SETTINGS.map((name) => [name, vars[name] ?? ""])) as Record<
+    Setting,
+    string
+  >;
+  // The busiest tenant's entry is a count here; an empty map means "as USAGE_LOG_SHARDS".
+  if (settings.USAGE_LOG_TENANT_SHARDS.trim().startsWith("{"))
+    settings.USAGE_LOG_TENANT_SHARDS = "";
+  for (const [flag, name] of Object.entries(SHORTHANDS)) {
+    const value = text(flag);
+    if (value !== undefined) settings[name] = value;
+  }
+  for (const assignment of (values.set as string[] | undefined) ?? []) {
+    const [name, ...rest] = assignment.split("=");
+    if (!name || !(SETTINGS as readonly string[]).includes(name) || rest.length === 0) {
+      throw new Error(`--set takes NAME=VALUE with NAME one of ${SETTINGS.join(", ")}`);
+    }
+    settings[name as Setting] = rest.join("=");
+  }
   const number = (name: string, value: string | undefined): number => {
     const parsed = Number(value);
-    if (value === undefined || !Number.isFinite(parsed) || parsed <= 0) {
-      throw new Error(`--${name} must be a positive number`);
+    if (value === undefined || value === "" || !Number.isFinite(parsed) || parsed <= 0) {
+      throw new Error(`${name} must be a positive number`);
     }
     return parsed;
   };
-  const tenants = Math.floor(number("tenants", values.tenants));
-  const retentionDays = number("retention-days", values["retention-days"]);
+  const tenants = Math.floor(number("--tenants", text("tenants")));
+  const retentionDays = number("USAGE_RETENTION_DAYS", settings.USAGE_RETENTION_DAYS);
   const hotShare =
-    values["hot-share"] === undefined
+    text("hot-share") === undefined
       ? Math.min(1, 10 / tenants)
-      : number("hot-share", values["hot-share"]);
+      : number("--hot-share", text("hot-share"));
   if (hotShare > 1) throw new Error("--hot-share must be at most 1");
   const base = {
     idBytes:
-      values["id-bytes"] === undefined
-        ? COSTS.eventIdBytes
-        : number("id-bytes", values["id-bytes"]),
+      text("id-bytes") === undefined ? COSTS.eventIdBytes : number("--id-bytes", text("id-bytes")),
     tenants,
-    eps: number("eps", values.eps),
+    eps: number("--eps", text("eps")),
     hotShare,
     retentionDays,
-    flushSeconds: number("flush-seconds", values["flush-seconds"]),
+    flushSeconds: number("USAGE_FLUSH_INTERVAL_MS", settings.USAGE_FLUSH_INTERVAL_MS) / 1000,
     flushIdsHours:
-      values["flush-ids-hours"] === undefined
-        ? retentionDays * 24
-        : number("flush-ids-hours", values["flush-ids-hours"]),
-    counterIdDays: number("counter-id-days", values["counter-id-days"]),
-    rawQueues: Math.floor(number("raw-queues", values["raw-queues"])),
-    envelopeEvents: Math.floor(number("envelope-events", values["envelope-events"])),
-    batch: Math.floor(number("batch", values.batch)),
-    fileEvents: Math.floor(number("file-events", values["file-events"])),
+      number("USAGE_FLUSH_IDS_RETENTION_SECONDS", settings.USAGE_FLUSH_IDS_RETENTION_SECONDS) /
+      3_600,
+    counterIdDays:
+      number("USAGE_COUNTER_ID_RETENTION_SECONDS", settings.USAGE_COUNTER_ID_RETENTION_SECONDS) /
+      DAY,
+    rawQueues: Math.floor(number("USAGE_RAW_QUEUES", settings.USAGE_RAW_QUEUES)),
+    envelopeEvents: Math.floor(number("--envelope-events", text("envelope-events"))),
+    batch: Math.floor(number("--batch", text("batch"))),
+    fileEvents: Math.floor(number("USAGE_ARCHIVE_FILE_EVENTS", settings.USAGE_ARCHIVE_FILE_EVENTS)),
   };
   const count = (name: string, value: string | undefined, tenant: Tenant) =>
     value === "auto" ? autoShards(base, tenant) : Math.min(4096, Math.floor(number(name, value)));
-  const shards = count("shards", values.shards, "average");
-  const hotShards = count("hot-shards", values["hot-shards"] ?? values.shards, "busiest");
-  return { input: { ...base, shards, hotShards }, measure: values.measure ?? false };
+  const shards = count("USAGE_LOG_SHARDS", settings.USAGE_LOG_SHARDS, "average");
+  const hotShards = count(
+    "USAGE_LOG_TENANT_SHARDS",
+    settings.USAGE_LOG_TENANT_SHARDS || settings.USAGE_LOG_SHARDS,
+    "busiest",
+  );
+  return {
+    input: { ...base, shards, hotShards },
+    settings: {
+      ...settings,
+      USAGE_LOG_SHARDS: String(shards),
+      USAGE_LOG_TENANT_SHARDS: String(hotShards),
+    },
+    measure: (values.measure as boolean | undefined) ?? false,
+  };
+}
+
+/** The input as the billing worker's configuration (wrangler.toml [vars]). */
+export function configurationOf(input: CapacityInput): Record<Setting, string> {
+  return {
+    USAGE_LOG_SHARDS: String(input.shards),
+    USAGE_LOG_TENANT_SHARDS: `{"<busiest tenant>": ${input.hotShards}}`,
+    USAGE_RETENTION_DAYS: String(input.retentionDays),
+    USAGE_FLUSH_INTERVAL_MS: String(Math.round(input.flushSeconds * 1000)),
+    USAGE_FLUSH_IDS_RETENTION_SECONDS: String(Math.round(input.flushIdsHours * 3_600)),
+    USAGE_COUNTER_ID_RETENTION_SECONDS: String(Math.round(input.counterIdDays * DAY)),
+    USAGE_RAW_QUEUES: String(input.rawQueues),
+    USAGE_ARCHIVE_FILE_EVENTS: String(input.fileEvents),
+  };
 }
 
 export function report(input: CapacityInput): string {
@@ -467,7 +575,10 @@ export function report(input: CapacityInput): string {
   const first = [...rows].sort((a, b) => a.maxEps - b.maxEps)[0];
   return (
     `Usage pipeline capacity: ${input.tenants} tenants, ${format(input.eps)} events/s, busiest tenant ${(input.hotShare * 100).toFixed(1)}% (${format(hotEps(input))} events/s over ${input.hotShards} shard${input.hotShards === 1 ? "" : "s"}, ${format(shardEps(input, "busiest"))} each; the others ${format(otherTenantEps(input))} events/s over ${input.shards}), retention ${input.retentionDays} days\n` +
-    `Configuration: --shards ${input.shards} --hot-shards ${input.hotShards} --id-bytes ${input.idBytes} --flush-seconds ${input.flushSeconds} --flush-ids-hours ${format(input.flushIdsHours)} --counter-id-days ${input.counterIdDays} --raw-queues ${input.rawQueues} --envelope-events ${input.envelopeEvents} --batch ${input.batch} --file-events ${input.fileEvents}\n\n` +
+    `Configuration (the billing worker's vars): ${Object.entries(configurationOf(input))
+      .map(([name, value]) => `${name}=${value}`)
+      .join(" ")}\n` +
+    `Model inputs: --id-bytes ${input.idBytes} --envelope-events ${input.envelopeEvents} --batch ${input.batch}\n\n` +
     "| limit | use at this rate | binds at (events/s) | above 50%: next step |\n|---|---|---|---|\n" +
     rows
       .map(

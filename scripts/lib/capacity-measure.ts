@@ -47,6 +47,7 @@ async function workerModules() {
   };
   const aggregates = (await import(path.join(billing, "db/usage-aggregates.ts"))) as {
     applyUsageFlush(d1: unknown, flush: unknown): Promise<boolean>;
+    pruneUsageFlushes(d1: unknown, appliedBefore: string, limit: number): Promise<number>;
   };
   const ingestion = (await import(path.join(billing, "domain/usage-events.ts"))) as {
     planBatch(items: unknown[]): { candidates: { event: { eventId: string } }[] };
@@ -138,6 +139,8 @@ export interface UsageLogMeasurement {
   fileRowBytes: number;
   /** The counter's remembered event id (`recorded_events`, same DDL as entitlement-counter.ts). */
   counterIdBytes: number;
+  /** CPU ms per event of the counter forgetting its id (the alarm's rowid-range sweep). */
+  counterForgetMsPerEvent: number;
   /** One counter flush's `usage_flushes` row in D1 with its index (two windows). */
   d1FlushRowBytes: number;
   /** CPU ms per event of the shard's statements, by step, and of the Parquet encoding. */
@@ -159,6 +162,8 @@ export interface UsageLogMeasurement {
   ingestionMsPerEvent: number;
   /** CPU ms of one counter flush's D1 batch (two windows and the flush id), SQLite alone. */
   d1MsPerFlush: number;
+  /** CPU ms per usage_flushes row the Cron Trigger's prune deletes, SQLite alone. */
+  d1MsPerPrunedFlush: number;
   parquetBytesPerEvent: number;
 }
 
@@ -172,7 +177,7 @@ export interface UsageLogMeasurement {
 export async function measureUsageLog(
   options: { events?: number; batch?: number; fileEvents?: number; d1Flushes?: number } = {},
 ): Promise<UsageLogMeasurement> {
-  const { UsageLogStore, SCHEMA, applyUsageFlush, planBatch, shardOfEventId } =
+  const { UsageLogStore, SCHEMA, applyUsageFlush, pruneUsageFlushes, planBatch, shardOfEventId } =
     await workerModules();
   const total = options.events ?? 50_000;
   const batch = options.batch ?? 1_000;
@@ -282,7 +287,7 @@ export async function measureUsageLog(
   };
   const counter = measureCounterIds(total);
   const ingestionMsPerEvent = measureIngestion(planBatch, shardOfEventId, total, batch);
-  const d1 = measureD1Flushes(applyUsageFlush, options.d1Flushes ?? 2_000);
+  const d1 = await measureD1Flushes(applyUsageFlush, pruneUsageFlushes, options.d1Flushes ?? 2_000);
   return {
     events: total,
     batch,
@@ -290,10 +295,12 @@ export async function measureUsageLog(
     hotEventBytes,
     eventIdBytes: sum(...indexTables) / idRows,
     fileRowBytes: measureFileRows(SCHEMA, 2_000),
-    counterIdBytes: counter,
+    counterIdBytes: counter.bytes,
+    counterForgetMsPerEvent: counter.forgetMs,
     d1FlushRowBytes: d1.rowBytes,
     shardMsPerEvent,
     d1MsPerFlush: d1.msPerFlush,
+    d1MsPerPrunedFlush: d1.msPerPrunedFlush,
     ingestionMsPerEvent,
     parquetBytesPerEvent: parquetBytes / Math.max(1, total - count(db, "events")),
   };
@@ -362,26 +369,40 @@ function measureFileRows(schema: string, files: number): number {
 }
 
 /** The EntitlementCounter's remembered ids: its `recorded_events` table (ids of ours, time-ordered). */
-function measureCounterIds(total: number): number {
+function measureCounterIds(total: number): { bytes: number; forgetMs: number } {
   const db = new DatabaseSync(":memory:");
-  db.exec("CREATE TABLE recorded_events (event_id TEXT PRIMARY KEY, recorded_at INTEGER NOT NULL)");
+  db.exec(`CREATE TABLE recorded_events (event_id TEXT PRIMARY KEY, recorded_at INTEGER NOT NULL);
+           CREATE TABLE pending_events (usage_event_id TEXT PRIMARY KEY)`);
   const insert = db.prepare("INSERT INTO recorded_events (event_id, recorded_at) VALUES (?, ?)");
   const start = Date.parse("2026-11-20T10:00:00.000Z");
   transaction(db, () => {
     for (let index = 0; index < total; index++) insert.run(ourId(start + index, 0), start + index);
   });
   const pages = pageBytes(db);
-  return (
+  const bytes =
     ((pages.get("recorded_events") ?? 0) + (pages.get("sqlite_autoindex_recorded_events_1") ?? 0)) /
-    total
+    total;
+  // The counter's sweep (EntitlementCounter.forgetRecordedIds), in batches of 20,000 as it runs.
+  const forget = db.prepare(
+    `DELETE FROM recorded_events WHERE rowid IN (
+       SELECT rowid FROM recorded_events
+        WHERE rowid < coalesce(
+                (SELECT rowid FROM recorded_events WHERE recorded_at >= ?1 ORDER BY rowid LIMIT 1),
+                9223372036854775807)
+          AND event_id NOT IN (SELECT usage_event_id FROM pending_events)
+        ORDER BY rowid LIMIT ?2)`,
   );
+  const startCpu = cpuMs();
+  while (transaction(db, () => Number(forget.run(start + total, 20_000).changes)) > 0);
+  return { bytes, forgetMs: (cpuMs() - startCpu) / total };
 }
 
 /** The D1 side of a counter flush (usage_aggregates increments and the usage_flushes row) on the migrations' schema. */
-function measureD1Flushes(
+async function measureD1Flushes(
   applyUsageFlush: (d1: unknown, flush: unknown) => Promise<boolean>,
+  pruneUsageFlushes: (d1: unknown, appliedBefore: string, limit: number) => Promise<number>,
   flushes: number,
-): { rowBytes: number; msPerFlush: number } {
+): Promise<{ rowBytes: number; msPerFlush: number; msPerPrunedFlush: number }> {
   const db = new DatabaseSync(":memory:");
   const migrations = path.join(ROOT, "migrations");
   for (const file of readdirSync(migrations)
@@ -434,7 +455,16 @@ function measureD1Flushes(
       ([name]) => name.startsWith("usage_flushes") || name === "sqlite_autoindex_usage_flushes_1",
     )
     .reduce((sum, [, bytes]) => sum + bytes, 0);
-  return { rowBytes: flushBytes / rows, msPerFlush: ms / flushes };
+  // The Cron Trigger's prune: every row but the tenant's latest is past the retention.
+  const pruneStart = cpuMs();
+  let pruned = 0;
+  for (;;) {
+    const deleted = await pruneUsageFlushes(d1, "9999-12-31T00:00:00.000Z", 10_000);
+    pruned += deleted;
+    if (deleted < 10_000) break;
+  }
+  const msPerPrunedFlush = (cpuMs() - pruneStart) / Math.max(1, pruned);
+  return { rowBytes: flushBytes / rows, msPerFlush: ms / flushes, msPerPrunedFlush };
 }
 
 /** The part of D1Database a flush uses (prepare, bind, batch), over node:sqlite, synchronously. */
@@ -442,7 +472,14 @@ function d1Database(db: DatabaseSync) {
   return {
     prepare(query: string) {
       return {
-        bind: (...args: SQLInputValue[]) => ({ query, args }),
+        bind: (...args: SQLInputValue[]) => ({
+          query,
+          args,
+          run: () =>
+            Promise.resolve({
+              meta: { changes: Number(db.prepare(query).run(...args).changes) },
+            }),
+        }),
       };
     },
     batch(statements: { query: string; args: SQLInputValue[] }[]) {

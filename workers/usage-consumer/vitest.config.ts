@@ -14,6 +14,9 @@ const DATABASE_ID = "6f0e3a52-6c1e-4a4e-9d35-0b1b2b7c0001";
  * (bound here with `script_name = "billing"`, as in production), and the
  * pipeline tests ingest through its HTTP API. Its queue producers and this
  * worker's consumers meet in the one Miniflare instance, as in `npm run dev`.
+ * Here the billing worker spreads tenants over two raw queues
+ * (USAGE_RAW_QUEUES = 2: usage-raw and usage-raw-1), so every pipeline test
+ * runs the several-queue path; `npm run dev` runs the default, one.
  */
 async function bundleBilling(): Promise<string> {
   const outdir = path.join(ROOT, ".tmp/vitest/billing-aux");
@@ -42,6 +45,16 @@ export default defineConfig(async () => {
         wrangler: { configPath: path.join(import.meta.dirname, "./wrangler.toml") },
         miniflare: {
           bindings: { TEST_MIGRATIONS: migrations, ENVIRONMENT: "test" },
+          // The second raw queue, consumed as wrangler.toml's usage-raw is.
+          queueConsumers: {
+            "usage-raw-1": {
+              maxBatchSize: 100,
+              maxBatchTimeout: 0.05,
+              maxRetries: 5,
+              deadLetterQueue: "usage-raw-1-dlq",
+            },
+            "usage-raw-1-dlq": { maxBatchSize: 50, maxBatchTimeout: 1, maxRetries: 10 },
+          },
           // Test-only way in: the billing API.
           serviceBindings: { BILLING: "billing" },
           workers: [
@@ -61,6 +74,7 @@ export default defineConfig(async () => {
               r2Buckets: { USAGE_ARCHIVE: "usage-archive" },
               queueProducers: {
                 USAGE_RAW_QUEUE: { queueName: "usage-raw" },
+                USAGE_RAW_QUEUE_1: { queueName: "usage-raw-1" },
                 USAGE_VALIDATED_QUEUE: { queueName: "usage-validated" },
                 // The counter's usage alerts and quota.exhausted events.
                 TENANT_EVENTS_QUEUE: { queueName: "tenant-events" },
@@ -68,6 +82,7 @@ export default defineConfig(async () => {
               bindings: {
                 ENVIRONMENT: "test",
                 CORS_ORIGINS: "",
+                USAGE_RAW_QUEUES: "2",
                 JWT_SECRET: "test-only-jwt-signing-secret-0123456789abcdef",
               },
             },

@@ -2,9 +2,13 @@ import { describe, expect, it } from "vitest";
 import {
   envelopeItems,
   envelopesOf,
+  isRawDeadLetterQueue,
+  isRawUsageQueue,
   isUsageEnvelope,
   packEnvelopes,
   QUEUE_SEND_BATCH_MAX_BYTES,
+  rawQueueIndex,
+  rawQueueName,
   sendBatches,
   USAGE_ENVELOPE_MAX_EVENTS,
 } from "./usage.ts";
@@ -55,5 +59,31 @@ describe("usage envelopes", () => {
       expect(bytes <= QUEUE_SEND_BATCH_MAX_BYTES || batch.length === 1).toBe(true);
     }
     expect(batches.length).toBeGreaterThan(1);
+  });
+});
+
+describe("raw usage queues", () => {
+  it("names queue 0 usage-raw and the others usage-raw-<i>, each with its -dlq", () => {
+    expect([0, 1, 2].map(rawQueueName)).toEqual(["usage-raw", "usage-raw-1", "usage-raw-2"]);
+    for (const name of ["usage-raw", "usage-raw-1", "usage-raw-12"]) {
+      expect(isRawUsageQueue(name)).toBe(true);
+      expect(isRawDeadLetterQueue(`${name}-dlq`)).toBe(true);
+    }
+    for (const name of ["usage-raw-dlq", "usage-raw-0", "usage-raw-x", "usage-validated"]) {
+      expect(isRawUsageQueue(name)).toBe(false);
+    }
+    expect(isRawDeadLetterQueue("usage-validated-dlq")).toBe(false);
+  });
+
+  it("spreads tenants over the queues by a stable hash of their id", () => {
+    const tenants = Array.from({ length: 400 }, (_, n) => `tenant-${n}`);
+    expect(new Set(tenants.map((id) => rawQueueIndex(id, 1)))).toEqual(new Set([0]));
+    const counts = [0, 0, 0, 0];
+    for (const id of tenants) {
+      const index = rawQueueIndex(id, 4);
+      expect(rawQueueIndex(id, 4)).toBe(index);
+      counts[index] = (counts[index] ?? 0) + 1;
+    }
+    for (const count of counts) expect(count).toBeGreaterThan(60);
   });
 });

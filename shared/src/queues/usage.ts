@@ -16,6 +16,41 @@ export const USAGE_QUEUES = {
 } as const;
 export type UsageQueueName = (typeof USAGE_QUEUES)[keyof typeof USAGE_QUEUES];
 
+/**
+ * Raw events may be spread over several queues (USAGE_RAW_QUEUES): queue 0
+ * is usage-raw, queue i > 0 is usage-raw-<i>, each with its own dead-letter
+ * queue (<name>-dlq). A tenant's events go to the queue a stable hash of
+ * its id picks, so each queue takes its share of Queues' per-queue message
+ * rate; the validation stage consumes every one of them alike.
+ */
+export function rawQueueName(index: number): string {
+  return index === 0 ? USAGE_QUEUES.raw : `${USAGE_QUEUES.raw}-${index}`;
+}
+
+const RAW_QUEUE = /^usage-raw(-[1-9][0-9]*)?$/;
+
+/** Whether a queue carries raw usage events (usage-raw or usage-raw-<i>). */
+export function isRawUsageQueue(name: string): boolean {
+  return RAW_QUEUE.test(name);
+}
+
+/** Whether a queue is the dead-letter queue of a raw usage queue. */
+export function isRawDeadLetterQueue(name: string): boolean {
+  return name.endsWith("-dlq") && isRawUsageQueue(name.slice(0, -"-dlq".length));
+}
+
+/** The raw queue of a tenant among `count`: FNV-1a of its id, modulo the count. */
+export function rawQueueIndex(tenantId: string, count: number): number {
+  const queues = Math.max(1, Math.floor(count));
+  if (queues === 1) return 0;
+  let hash = 0x811c9dc5;
+  for (let index = 0; index < tenantId.length; index++) {
+    hash ^= tenantId.charCodeAt(index);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return (hash >>> 0) % queues;
+}
+
 /** Queues accept at most 100 messages per sendBatch. */
 export const QUEUE_SEND_BATCH_MAX = 100;
 

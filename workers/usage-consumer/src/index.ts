@@ -1,4 +1,4 @@
-import { envelopeItems, USAGE_QUEUES } from "@edge-platform/shared/queues/usage";
+import { envelopeItems, isRawUsageQueue, USAGE_QUEUES } from "@edge-platform/shared/queues/usage";
 import { insertDeadLetters } from "./db/dead-letters.ts";
 import { deadLetterFromMessage, retriedDeadLetter } from "./domain/dead-letter.ts";
 import { runAggregationStage } from "./stages/aggregation.ts";
@@ -29,9 +29,9 @@ async function recordDeadLetters(batch: MessageBatch<unknown>, env: Env): Promis
 
 export default {
   async queue(batch, env, _ctx) {
+    // usage-raw and usage-raw-<i> (USAGE_RAW_QUEUES in the billing worker) alike.
+    if (isRawUsageQueue(batch.queue)) return runValidationStage(batch, env);
     switch (batch.queue) {
-      case USAGE_QUEUES.raw:
-        return runValidationStage(batch, env);
       case USAGE_QUEUES.validated:
         return runAggregationStage(batch, env);
       case USAGE_QUEUES.duplicates:

@@ -1,6 +1,7 @@
 import type { Context, Hono } from "hono";
 import { html } from "hono/html";
 import { TENANT_EVENT_TYPES } from "../domain/tenant-events.ts";
+import type { InvoiceBody } from "../routes/invoices-schemas.ts";
 import {
   type ApiBody,
   type ApiFetch,
@@ -385,29 +386,9 @@ async function latestUsageEvents(api: ConsoleApi): Promise<ApiResult> {
 
 // ---------------------------------------------------------------- invoices
 
-type Invoice = {
-  id: string;
-  invoiceNumber: string | null;
-  status: string;
-  kind: string;
-  currency: string;
-  subtotal: number;
-  discount: number;
-  tax: number;
-  taxRate: number | null;
-  total: number;
-  periodStart: string;
-  periodEnd: string;
-  dueDate: string | null;
-  finalizedAt: string | null;
-  paidAt: string | null;
-  voidedAt: string | null;
-  lineItems: { id: string; kind: string; description: string; quantity: number; amount: number }[];
-};
-
 export function invoiceRows(
-  invoices: Invoice[],
-  actions?: (invoice: Invoice) => Html,
+  invoices: InvoiceBody[],
+  actions?: (invoice: InvoiceBody) => Html,
   /** Operators' links to another tenant's invoice: `?tenantId=...`. */
   tenantQuery = "",
 ): Html[] {
@@ -471,7 +452,7 @@ const invoiceDetail: PageHandler = async (c, view) => {
           : unavailable("the invoice", found),
     });
   }
-  const invoice = found.body as Invoice;
+  const invoice = found.body as InvoiceBody;
   const credits = invoice.lineItems
     .filter((l) => l.kind === "CREDIT_APPLIED")
     .reduce((s, l) => s + l.amount, 0);

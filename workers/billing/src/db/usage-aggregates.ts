@@ -151,6 +151,36 @@ export async function applyUsageFlush(d1: D1Database, flush: UsageFlush): Promis
   return (results.at(-1)?.meta.changes ?? 0) === 1;
 }
 
+/*
+ * Forgets flush ids no retry can need. A tenant's flushes apply in order:
+ * its counter claims a new flush only once the previous one is settled
+ * (applied and its events finished), so when a tenant has a later row, the
+ * earlier ones will never be tried again. Each tenant's latest row stays,
+ * whatever its age (its flush may still be retried); the others go once
+ * older than the cutoff. Rows are inserted in applied_at order, so their
+ * rowids are too: the statement walks only the expired rows, from the oldest.
+ */
+const PRUNE_FLUSH_IDS = `
+DELETE FROM usage_flushes WHERE rowid IN (
+  SELECT f.rowid FROM usage_flushes f
+   WHERE f.rowid < coalesce(
+           (SELECT rowid FROM usage_flushes WHERE applied_at >= ?1 ORDER BY rowid LIMIT 1),
+           9223372036854775807)
+     AND EXISTS (SELECT 1 FROM usage_flushes later
+                  WHERE later.tenant_id = f.tenant_id AND later.applied_at >= f.applied_at
+                    AND later.rowid > f.rowid)
+   ORDER BY f.rowid LIMIT ?2)`;
+
+/** Deletes up to `limit` usage_flushes rows applied before `appliedBefore` that no retry can need; answers how many. */
+export async function pruneUsageFlushes(
+  d1: D1Database,
+  appliedBefore: string,
+  limit: number,
+): Promise<number> {
+  const result = await d1.prepare(PRUNE_FLUSH_IDS).bind(appliedBefore, limit).run();
+  return result.meta.changes ?? 0;
+}
+
 export function listUsageAggregates(
   db: Database,
   tenantId: string,

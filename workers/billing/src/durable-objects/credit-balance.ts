@@ -112,9 +112,11 @@ export class CreditBalance {
   /**
    * The grants as `grants()` reads them, kept between statements: every
    * priced consume reads them, and only this object's own statements
-   * (load, draws, settling) change them, each of which drops this copy.
+   * change them: a draw updates this copy, a load or settling drops it.
    */
   private grantsRead: readonly GrantBalance[] | null = null;
+  /** The `credit_rule` row as last read (undefined: not read since it last changed). */
+  private ruleRead: { row: RuleRow | undefined } | undefined;
   private generation = 0;
 
   constructor(
@@ -228,6 +230,7 @@ export class CreditBalance {
       JSON.stringify(results),
     );
     this.grantsRead = null;
+    this.ruleRead = undefined;
     this.sql.exec(
       `INSERT INTO credit_rule (id, enabled, threshold, amount) VALUES (1, ?, ?, ?)
        ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled,
@@ -247,12 +250,16 @@ export class CreditBalance {
       this.sql.exec(
         "UPDATE credit_rule SET pending_grant_id = NULL, pending_currency = NULL, pending_started = 0",
       );
+      this.ruleRead = undefined;
     }
     if (generation === this.generation) this.loadedAt = Date.now();
   }
 
   private rule(): RuleRow | undefined {
-    return this.sql.exec<RuleRow>("SELECT * FROM credit_rule WHERE id = 1").toArray()[0];
+    this.ruleRead ??= {
+      row: this.sql.exec<RuleRow>("SELECT * FROM credit_rule WHERE id = 1").toArray()[0],
+    };
+    return this.ruleRead.row;
   }
 
   /**
@@ -293,6 +300,7 @@ export class CreditBalance {
       crypto.randomUUID(),
       currency,
     );
+    this.ruleRead = undefined;
     this.wake();
   }
 
@@ -309,6 +317,7 @@ export class CreditBalance {
       "UPDATE credit_rule SET pending_started = 1 WHERE pending_grant_id = ?",
       rule.pending_grant_id,
     );
+    this.ruleRead = undefined;
   }
 
   /** Whether the alarm still has work here: draws to flush, a top-up to start. */
@@ -498,12 +507,22 @@ export class CreditBalance {
 
   private apply(target: DrawTarget, draws: { grantId: string; amount: number }[]): void {
     for (const draw of draws) {
-      this.sql.exec(
-        "UPDATE credit_grants SET drawn = drawn + ? WHERE id = ?",
-        draw.amount,
-        draw.grantId,
-      );
-      this.grantsRead = null;
+      const drawn = this.sql
+        .exec<{ amount: number; drawn: number }>(
+          "UPDATE credit_grants SET drawn = drawn + ? WHERE id = ? RETURNING amount, drawn",
+          draw.amount,
+          draw.grantId,
+        )
+        .toArray()[0];
+      // The copy read before follows the statement (a priced consume draws every time).
+      this.grantsRead =
+        drawn && this.grantsRead
+          ? this.grantsRead.map((grant) =>
+              grant.id === draw.grantId
+                ? { ...grant, remaining: Math.max(0, drawn.amount - drawn.drawn) }
+                : grant,
+            )
+          : null;
       this.sql.exec(
         `INSERT INTO credit_draws (grant_id, subscription_id, feature_key, period_key, period_start, amount)
          VALUES (?, ?, ?, ?, ?, ?)

@@ -45,6 +45,7 @@ import {
   type UsageFlushWindowDelta,
 } from "../db/usage-aggregates.ts";
 import type { CountedWindow } from "../domain/usage-alerts.ts";
+import { counterIdRetentionMs, flushIntervalMs } from "../domain/usage-counter-settings.ts";
 import { startAutoTopUp } from "../services/credits.ts";
 import { issueProgressiveInvoice } from "../services/progressive-invoices.ts";
 import { applyCounterFlush } from "../usage-log/flush-claims.ts";
@@ -112,8 +113,11 @@ import { UnflushedUsageHours } from "./usage-hours.ts";
  * the event's subscription and the window computed with `resetWindowAt`
  * (domain/billing-period.ts) from the snapshot's reset period and the
  * event's timestamp, and acks the message once `record` returns: the units
- * are durable here, and the event id is remembered
- * (RECORDED_EVENT_RETENTION_MS) so a redelivery is counted as a duplicate.
+ * are durable here, and the event id is remembered for
+ * USAGE_COUNTER_ID_RETENTION_SECONDS (an hour) so a redelivery is counted as
+ * a duplicate. That memory is a fast path, not the guarantee of counting
+ * once: a repeat that arrives after it (a dead letter retried days later)
+ * is refused by the claim below.
  * Such units wait in `pending_events` rather than in `unflushed`: the flush
  * carries the events as claims, and step 3 claims them in the tenant's
  * usage log before the D1 batch (usage-log/flush-claims.ts), adding to each
@@ -124,7 +128,6 @@ import { UnflushedUsageHours } from "./usage-hours.ts";
  * usage_aggregates, or the counters and the aggregates would drift apart.
  */
 
-const FLUSH_DELAY_MS = 200;
 const FLUSH_MAX_WINDOWS = 40;
 /**
  * Event rows claimed by one flush (one JSON parameter of the D1 batch, about
@@ -136,15 +139,22 @@ const FLUSH_MAX_ROUNDS = 20;
 const FLUSH_RETRY_MAX_MS = 60_000;
 /** Subscription state is re-read at least this often even without a refresh call. */
 const ENTITLEMENTS_TTL_MS = 30_000;
-/** Counters are kept this long after their window ends, event ids this long after they were recorded. */
-const RECORDED_EVENT_RETENTION_MS = 35 * 86_400_000;
+/** Counters are kept this long after their window ends. */
+const WINDOW_RETENTION_MS = 35 * 86_400_000;
 /**
- * Old counters, event ids and request records are swept at most this
- * often: the flush alarm comes every FLUSH_DELAY_MS under traffic, and a
- * sweep on each would scan the tables five times a second for rows that
+ * Old counters and request records are swept at most this often: the
+ * flush alarm comes every USAGE_FLUSH_INTERVAL_MS under traffic, and a
+ * sweep on each would scan the tables several times a second for rows that
  * age by the day.
  */
 const PRUNE_INTERVAL_MS = 60_000;
+/**
+ * Remembered event ids forgotten per alarm at most: every alarm forgets
+ * what expired since the last one (one id per recorded event), so the
+ * memory stays at its window however busy the tenant, and no alarm holds
+ * the object long.
+ */
+const RECORDED_PRUNE_BATCH = 20_000;
 
 interface CounterRow extends Record<string, SqlStorageValue> {
   used: number;
@@ -223,6 +233,19 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   private readonly creditGrants: CreditBalance;
   /** Progressive billing: invoices issued when the period's priced usage passes a threshold. */
   private readonly progressive: ProgressiveWatch;
+  /**
+   * `window_totals.used` and `counters.used` as the last statement on each
+   * row read or wrote them: every consume reads both, and only this
+   * object's statements change them (each one updates or drops its entry).
+   */
+  private readonly totalsRead = new Map<string, number>();
+  private readonly attributedRead = new Map<string, number>();
+  /** USAGE_FLUSH_INTERVAL_MS: how long units gather before a flush writes them to D1. */
+  private readonly flushDelayMs = flushIntervalMs(this.env.USAGE_FLUSH_INTERVAL_MS);
+  /** USAGE_COUNTER_ID_RETENTION_SECONDS: how long recorded event ids are remembered. */
+  private readonly recordedIdRetentionMs = counterIdRetentionMs(
+    this.env.USAGE_COUNTER_ID_RETENTION_SECONDS,
+  );
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -751,6 +774,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       this.scheduleFlush(delay);
       return;
     }
+    this.forgetRecordedIds(Date.now());
     if (Date.now() - this.prunedAtMs >= PRUNE_INTERVAL_MS && this.prune(Date.now())) {
       this.prunedAtMs = Date.now();
     }
@@ -764,16 +788,19 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
 
   /** Units the window's subscription used in it (what its invoice prices). */
   private attributedUsed(key: WindowKey): number {
-    return (
-      this.sql
-        .exec<CounterRow>(
-          "SELECT used FROM counters WHERE subscription_id = ? AND feature_key = ? AND period_key = ?",
-          key.subscriptionId,
-          key.featureKey,
-          key.window.key,
-        )
-        .toArray()[0]?.used ?? 0
-    );
+    const id = attributionId(key);
+    const read = this.attributedRead.get(id);
+    if (read !== undefined) return read;
+    const used = this.sql
+      .exec<CounterRow>(
+        "SELECT used FROM counters WHERE subscription_id = ? AND feature_key = ? AND period_key = ?",
+        key.subscriptionId,
+        key.featureKey,
+        key.window.key,
+      )
+      .toArray()[0]?.used;
+    if (used !== undefined) this.attributedRead.set(id, used);
+    return used ?? 0;
   }
 
   /**
@@ -948,13 +975,18 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
 
   /** The tenant's units counted in the window, or undefined when the object has no total for it yet. */
   private usedIn(key: WindowKey): number | undefined {
-    return this.sql
+    const id = windowId(key);
+    const read = this.totalsRead.get(id);
+    if (read !== undefined) return read;
+    const used = this.sql
       .exec<CounterRow>(
         "SELECT used FROM window_totals WHERE feature_key = ? AND period_key = ?",
         key.featureKey,
         key.window.key,
       )
       .toArray()[0]?.used;
+    if (used !== undefined) this.totalsRead.set(id, used);
+    return used;
   }
 
   /**
@@ -991,6 +1023,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
             key.window.end?.toISOString() ?? null,
             stored + this.heldUnits(key),
           );
+          this.totalsRead.delete(id);
           return flushed;
         })
         .then(() => undefined)
@@ -1035,12 +1068,17 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
 
   /** The window's total and the subscription's attribution row (created on first use). */
   private countInWindow(key: WindowKey, amount: number): void {
-    this.sql.exec(
-      "UPDATE window_totals SET used = used + ? WHERE feature_key = ? AND period_key = ?",
-      amount,
-      key.featureKey,
-      key.window.key,
+    this.rememberTotal(
+      windowId(key),
+      this.sql.exec<CounterRow>(
+        "UPDATE window_totals SET used = used + ? WHERE feature_key = ? AND period_key = ? RETURNING used",
+        amount,
+        key.featureKey,
+        key.window.key,
+      ),
     );
+    // A row read or written before exists (prune, the only delete, forgets them all).
+    if (this.attributedRead.has(attributionId(key))) return;
     this.sql.exec(
       `INSERT INTO counters (subscription_id, feature_key, period_key, period_start, period_end, used, unflushed)
        VALUES (?, ?, ?, ?, ?, 0, 0)
@@ -1055,18 +1093,35 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
 
   private addUnits(key: WindowKey, amount: number, at: string): void {
     this.countInWindow(key, amount);
-    this.sql.exec(
-      `UPDATE counters
-         SET used = used + ?1,
-             unflushed = unflushed + ?1,
-             last_event_at = max(coalesce(last_event_at, ''), ?2)
-       WHERE subscription_id = ?3 AND feature_key = ?4 AND period_key = ?5`,
-      amount,
-      at,
-      key.subscriptionId,
-      key.featureKey,
-      key.window.key,
+    this.rememberAttributed(
+      attributionId(key),
+      this.sql.exec<CounterRow>(
+        `UPDATE counters
+           SET used = used + ?1,
+               unflushed = unflushed + ?1,
+               last_event_at = max(coalesce(last_event_at, ''), ?2)
+         WHERE subscription_id = ?3 AND feature_key = ?4 AND period_key = ?5
+         RETURNING used`,
+        amount,
+        at,
+        key.subscriptionId,
+        key.featureKey,
+        key.window.key,
+      ),
     );
+  }
+
+  /** What a statement's `RETURNING used` answered becomes the row's read value (none: forgotten). */
+  private rememberTotal(id: string, cursor: SqlStorageCursor<CounterRow>): void {
+    const used = cursor.toArray()[0]?.used;
+    if (used === undefined) this.totalsRead.delete(id);
+    else this.totalsRead.set(id, used);
+  }
+
+  private rememberAttributed(id: string, cursor: SqlStorageCursor<CounterRow>): void {
+    const used = cursor.toArray()[0]?.used;
+    if (used === undefined) this.attributedRead.delete(id);
+    else this.attributedRead.set(id, used);
   }
 
   /**
@@ -1075,16 +1130,20 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
    */
   private addClaimedUnits(key: WindowKey, amount: number, at: string): void {
     this.countInWindow(key, amount);
-    this.sql.exec(
-      `UPDATE counters
-         SET used = used + ?1,
-             last_event_at = max(coalesce(last_event_at, ''), ?2)
-       WHERE subscription_id = ?3 AND feature_key = ?4 AND period_key = ?5`,
-      amount,
-      at,
-      key.subscriptionId,
-      key.featureKey,
-      key.window.key,
+    this.rememberAttributed(
+      attributionId(key),
+      this.sql.exec<CounterRow>(
+        `UPDATE counters
+           SET used = used + ?1,
+               last_event_at = max(coalesce(last_event_at, ''), ?2)
+         WHERE subscription_id = ?3 AND feature_key = ?4 AND period_key = ?5
+         RETURNING used`,
+        amount,
+        at,
+        key.subscriptionId,
+        key.featureKey,
+        key.window.key,
+      ),
     );
   }
 
@@ -1112,7 +1171,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     );
   }
 
-  private scheduleFlush(delayMs: number = FLUSH_DELAY_MS): void {
+  private scheduleFlush(delayMs: number = this.flushDelayMs): void {
     if (this.alarmPending) return;
     this.alarmPending = true;
     void this.ctx.storage.setAlarm(Date.now() + delayMs);
@@ -1169,19 +1228,26 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
           // Not claimed: D1 did not count it, so neither may the counter,
           // and what its units drew goes back to the grants.
           this.creditGrants.returnEventDraws(row.usage_event_id);
-          this.sql.exec(
-            `UPDATE counters SET used = max(0, used - ?)
-              WHERE subscription_id = ? AND feature_key = ? AND period_key = ?`,
-            row.amount,
-            row.subscription_id,
-            row.feature_key,
-            row.period_key,
+          this.rememberAttributed(
+            `${row.subscription_id}\u0000${row.feature_key}\u0000${row.period_key}`,
+            this.sql.exec<CounterRow>(
+              `UPDATE counters SET used = max(0, used - ?)
+                WHERE subscription_id = ? AND feature_key = ? AND period_key = ?
+                RETURNING used`,
+              row.amount,
+              row.subscription_id,
+              row.feature_key,
+              row.period_key,
+            ),
           );
-          this.sql.exec(
-            "UPDATE window_totals SET used = max(0, used - ?) WHERE feature_key = ? AND period_key = ?",
-            row.amount,
-            row.feature_key,
-            row.period_key,
+          this.rememberTotal(
+            `${row.feature_key}\u0000${row.period_key}`,
+            this.sql.exec<CounterRow>(
+              "UPDATE window_totals SET used = max(0, used - ?) WHERE feature_key = ? AND period_key = ? RETURNING used",
+              row.amount,
+              row.feature_key,
+              row.period_key,
+            ),
           );
         }
         this.sql.exec("DELETE FROM pending_events WHERE flush_id = ?", next.id);
@@ -1310,14 +1376,13 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
   }
 
   /**
-   * Forgets counters of windows that ended long ago and event ids past any
-   * redelivery, once nothing is waiting to be flushed (a later use of such
-   * a window seeds again from D1, which then holds every unit). Answers
-   * whether it swept.
+   * Forgets counters of windows that ended long ago, once nothing is
+   * waiting to be flushed (a later use of such a window seeds again from
+   * D1, which then holds every unit). Answers whether it swept.
    */
   private prune(nowMs: number): boolean {
     if (this.hasPendingUnits()) return false;
-    const cutoff = nowMs - RECORDED_EVENT_RETENTION_MS;
+    const cutoff = nowMs - WINDOW_RETENTION_MS;
     this.sql.exec(
       "DELETE FROM counters WHERE period_end IS NOT NULL AND period_end < ?",
       new Date(cutoff).toISOString(),
@@ -1326,12 +1391,35 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       "DELETE FROM window_totals WHERE period_end IS NOT NULL AND period_end < ?",
       new Date(cutoff).toISOString(),
     );
-    this.sql.exec("DELETE FROM recorded_events WHERE recorded_at < ?", cutoff);
+    this.totalsRead.clear();
+    this.attributedRead.clear();
     this.sql.exec(
       "DELETE FROM consume_requests WHERE recorded_at < ?",
       nowMs - CONSUME_REQUEST_RETENTION_MS,
     );
     return true;
+  }
+
+  /**
+   * Forgets event ids recorded longer ago than the memory lasts, except
+   * those of events a flush has not settled yet (forgetting one of those
+   * would let a repeat add its units to `used` a second time while its
+   * pending row stays single). Ids are inserted in time order, so their
+   * rowids are too: the sweep walks only the expired ones, from the oldest,
+   * whatever the size of the memory. Answers how many it forgot.
+   */
+  private forgetRecordedIds(nowMs: number): number {
+    return this.sql.exec(
+      `DELETE FROM recorded_events WHERE rowid IN (
+         SELECT rowid FROM recorded_events
+          WHERE rowid < coalesce(
+                  (SELECT rowid FROM recorded_events WHERE recorded_at >= ?1 ORDER BY rowid LIMIT 1),
+                  9223372036854775807)
+            AND event_id NOT IN (SELECT usage_event_id FROM pending_events)
+          ORDER BY rowid LIMIT ?2)`,
+      nowMs - this.recordedIdRetentionMs,
+      RECORDED_PRUNE_BATCH,
+    ).rowsWritten;
   }
 }
 

@@ -9,6 +9,7 @@ import { scheduledBillingCycle } from "./billing-cycle.ts";
 import { expireCreditGrants } from "./credit-expiry.ts";
 import { pruneIdempotencyKeys } from "./idempotency-prune.ts";
 import { runSubscriptionJobs } from "./subscription-jobs.ts";
+import { pruneUsageFlushIds } from "./usage-flush-prune.ts";
 import { pruneWebhookHistory } from "./webhook-retention.ts";
 
 function failed(task: string) {
@@ -26,7 +27,8 @@ function failed(task: string) {
  * which sends the events the cycle wrote and re-sends any an earlier relay
  * left), moving what is left of the D1 usage log of earlier releases into
  * the tenants' usage logs (usage-log/d1-drain.ts), and the idempotency-key
- * and webhook-history pruning, and the write-off of expired credit grants.
+ * and webhook-history pruning, the usage counters' old flush ids
+ * (jobs/usage-flush-prune.ts), and the write-off of expired credit grants.
  * The usage logs archive and re-drive by
  * their own alarms. The independent tasks run side by side;
  * a task that fails is logged and does not stop the others. Ends with one
@@ -38,16 +40,23 @@ export async function runScheduledWork(
 ): Promise<ScheduledRunRecord> {
   const started = Date.now();
   const now = new Date(controller.scheduledTime);
-  const [subscriptions, usageDrain, idempotencyPrune, webhookHistoryPrune, creditGrantsExpired] =
-    await Promise.all([
-      runSubscriptionJobs(env, now, { billing: scheduledBillingCycle(env) }).catch(
-        failed("subscription jobs"),
-      ),
-      drainD1UsageLog(env).catch(failed("usage log drain")),
-      pruneIdempotencyKeys(env, controller.scheduledTime),
-      pruneWebhookHistory(env.DB, now),
-      expireCreditGrants(env, now).catch(failed("credit grant expiry")),
-    ]);
+  const [
+    subscriptions,
+    usageDrain,
+    idempotencyPrune,
+    webhookHistoryPrune,
+    creditGrantsExpired,
+    usageFlushIdsPruned,
+  ] = await Promise.all([
+    runSubscriptionJobs(env, now, { billing: scheduledBillingCycle(env) }).catch(
+      failed("subscription jobs"),
+    ),
+    drainD1UsageLog(env).catch(failed("usage log drain")),
+    pruneIdempotencyKeys(env, controller.scheduledTime),
+    pruneWebhookHistory(env.DB, now),
+    expireCreditGrants(env, now).catch(failed("credit grant expiry")),
+    pruneUsageFlushIds(env, controller.scheduledTime),
+  ]);
   // After the cycle, so the events it wrote (finalized, paid, failed, past due) go out now.
   const tenantEvents = await relayTenantEventsQuietly(env);
   const results: ScheduledTaskResults = {
@@ -62,6 +71,6 @@ export async function runScheduledWork(
     { cron: controller.cron, scheduledTime: now, durationMs: Date.now() - started },
     results,
   );
-  console.log(JSON.stringify({ ...record, creditGrantsExpired }));
+  console.log(JSON.stringify({ ...record, creditGrantsExpired, usageFlushIdsPruned }));
   return record;
 }

@@ -111,6 +111,9 @@ export const InvoiceSchema = z
   })
   .openapi("Invoice");
 
+/** An invoice as the API answers it (the console renders this body). */
+export type InvoiceBody = z.infer<typeof InvoiceSchema>;
+
 export const UpcomingInvoiceSchema = z
   .object({
     tenantId: z.string(),

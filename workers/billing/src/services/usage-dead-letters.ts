@@ -1,6 +1,7 @@
 import type { Database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import {
+  isRawUsageQueue,
   rawUsageMessage,
   USAGE_QUEUES,
   validatedUsageMessage,
@@ -17,6 +18,7 @@ import {
 import { type AuditContext, SYSTEM_AUDIT } from "../domain/audit.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../domain/pagination.ts";
 import { markUsageEventSent, reopenUsageEvent } from "../usage-log/service.ts";
+import { usageRawQueue } from "./usage-raw-queues.ts";
 
 /** The usage log's own send of a reopened event waits this long for the retry's send. */
 const RETRY_SEND_GRACE_MS = 5_000;
@@ -83,7 +85,7 @@ export class UsageDeadLetterService {
     if (row.status === "RESOLVED") throw new ApiError(400, ALREADY_RESOLVED);
     if (row.status === "DISCARDED") throw new ApiError(400, DISCARDED_CANNOT_RETRY);
     const now = new Date();
-    if (row.topic === USAGE_QUEUES.raw) {
+    if (isRawUsageQueue(row.topic)) {
       const parsed = rawUsageMessage.safeParse(row.originalPayload);
       if (!parsed.success) throw notRetryable();
       const event = await reopenUsageEvent(
@@ -106,7 +108,7 @@ export class UsageDeadLetterService {
         retryOf: row.id,
       };
       try {
-        await this.env.USAGE_RAW_QUEUE.send(message, { contentType: "json" });
+        await usageRawQueue(this.env, event.tenantId).send(message, { contentType: "json" });
         await markUsageEventSent(this.env, event.tenantId, event.id);
       } catch (error) {
         // The event has an outbox entry again: its usage log sends it shortly.

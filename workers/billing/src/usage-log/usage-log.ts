@@ -14,6 +14,7 @@ import type {
 } from "@edge-platform/shared/usage-log/client";
 import { redriveAfterSeconds, redriveOf } from "../domain/usage-redrive.ts";
 import { sendInChunks } from "../services/usage-publishing.ts";
+import { usageRawQueue } from "../services/usage-raw-queues.ts";
 import { archiveFileKey, archiveSettings, hourStartMs } from "./archive-layout.ts";
 import { decodeUsageEventsParquet, encodeUsageEventsParquet } from "./parquet.ts";
 import {
@@ -306,7 +307,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
         else validated.push(redrive.message);
       }
       const [rawReport, validatedReport] = await Promise.all([
-        sendInChunks(this.env.USAGE_RAW_QUEUE, raw),
+        sendInChunks(usageRawQueue(this.env, tenantId), raw),
         sendInChunks(this.env.USAGE_VALIDATED_QUEUE, validated),
       ]);
       result.raw += rawReport.sent.length;
@@ -418,7 +419,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       // No lease while the send is out: one publish runs at a time (publish()),
       // and after a crash mid-send the entries are due again (a resent
       // message changes nothing downstream).
-      const report = await sendInChunks(this.env.USAGE_RAW_QUEUE, due);
+      const report = await sendInChunks(usageRawQueue(this.env, tenantId), due);
       this.store.deleteOutbox(report.sent);
       for (const failure of report.failed) {
         const exhausted = this.store.failOutbox(

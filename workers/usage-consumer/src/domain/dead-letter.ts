@@ -1,5 +1,9 @@
 import type { DeadLetterStage } from "@edge-platform/shared/db/schema/usage";
-import { deadLetterIdFor, USAGE_QUEUES } from "@edge-platform/shared/queues/usage";
+import {
+  deadLetterIdFor,
+  isRawDeadLetterQueue,
+  USAGE_QUEUES,
+} from "@edge-platform/shared/queues/usage";
 
 export type { DeadLetterStage };
 
@@ -11,7 +15,18 @@ const STAGE_BY_DEAD_LETTER_QUEUE: Record<string, DeadLetterStage> = {
 };
 
 export function stageForDeadLetterQueue(queue: string): DeadLetterStage {
+  if (isRawDeadLetterQueue(queue)) return "VALIDATION";
   return STAGE_BY_DEAD_LETTER_QUEUE[queue] ?? "UNKNOWN";
+}
+
+/**
+ * The queue a dead letter is retried on. Every raw queue's letters are
+ * `usage-raw`'s (a retry goes to the tenant's raw queue, whichever it is
+ * then); the dead-letter queue itself is named in the error details.
+ */
+function topicOf(deadLetterQueue: string): string {
+  if (isRawDeadLetterQueue(deadLetterQueue)) return USAGE_QUEUES.raw;
+  return deadLetterQueue.replace(/-dlq$/, "");
 }
 
 export interface DeadLetterRecord {
@@ -51,7 +66,7 @@ export async function deadLetterFromMessage(
     id: await deadLetterIdFor(`${queue}:${message.id}`),
     sourceEventId: stringField(message.body, "eventId"),
     tenantId: stringField(message.body, "tenantId"),
-    topic: queue.replace(/-dlq$/, ""),
+    topic: topicOf(queue),
     failureStage: stage,
     failureReason: `Retries exhausted at the ${stage.toLowerCase()} stage`,
     originalPayload: message.body ?? null,

@@ -4,8 +4,10 @@ import {
   usageEntry,
 } from "@edge-platform/shared/billing/entitlement-counter-protocol";
 import {
+  type DuplicateUsageMessage,
   deadLetterIdFor,
   envelopeItems,
+  QUEUE_SEND_BATCH_MAX,
   USAGE_QUEUES,
   type ValidatedUsageMessage,
   validatedUsageMessage,
@@ -15,6 +17,7 @@ import {
   resolveDeadLettersStatement,
   upsertDeadLettersStatement,
 } from "../db/usage-events.ts";
+import { loadLogRows } from "../db/usage-log.ts";
 import { Settlement } from "./settle.ts";
 
 const STAGE = "aggregation";
@@ -45,7 +48,10 @@ export function entryOf(message: ValidatedUsageMessage): UsageEntry {
  * aggregate increment. A message is acked once `record` returned for all
  * its events; the messages of a tenant whose call failed are retried with
  * backoff, the others are not affected. An event that does not parse is
- * poison: dead-lettered at once with its reason.
+ * poison: dead-lettered at once with its reason. An event its usage log has
+ * finished already (a message that sat in a queue, a dead letter retried
+ * days later) is not sent to the counter at all: it is reported to
+ * usage-duplicates and acked (see finishedInLog).
  */
 export async function runAggregationStage(batch: MessageBatch<unknown>, env: Env): Promise<void> {
   const settlement = new Settlement(batch.messages);
@@ -99,8 +105,33 @@ export async function runAggregationStage(batch: MessageBatch<unknown>, env: Env
   }
 
   const resolved: string[] = [];
+  const repeats: DuplicateUsageMessage[] = [];
   await Promise.all(
-    [...byTenant.entries()].map(async ([tenantId, items]) => {
+    [...byTenant.entries()].map(async ([tenantId, group]) => {
+      let items = group;
+      try {
+        const finished = await finishedInLog(
+          env,
+          group.map(({ body }) => ({ tenantId, id: body.id })),
+        );
+        items = group.filter(({ body }) => !finished.has(body.id));
+        for (const { body } of group) {
+          const status = finished.get(body.id);
+          if (status === undefined) continue;
+          repeats.push({
+            id: body.id,
+            tenantId,
+            eventId: body.eventId,
+            status,
+            stage: "AGGREGATION",
+            seenAt: now,
+          });
+          if (body.retryOf) resolved.push(body.retryOf);
+        }
+      } catch (error) {
+        for (const item of group) failed.set(item.message, error);
+        return;
+      }
       const counter = entitlementCounter(counters, tenantId);
       for (let start = 0; start < items.length; start += RECORD_MAX_ENTRIES) {
         const chunk = items.slice(start, start + RECORD_MAX_ENTRIES);
@@ -117,6 +148,7 @@ export async function runAggregationStage(batch: MessageBatch<unknown>, env: Env
   );
   for (const [message, error] of failed) settlement.retry(message, error, STAGE);
   settlement.ackRest();
+  await reportRepeats(env, repeats);
   if (resolved.length > 0) {
     await env.DB.batch([resolveDeadLettersStatement(env.DB, resolved, now)]).catch(
       (error: unknown) =>
@@ -124,5 +156,50 @@ export async function runAggregationStage(batch: MessageBatch<unknown>, env: Env
           JSON.stringify({ level: "warn", msg: "dead letters not resolved", error: String(error) }),
         ),
     );
+  }
+}
+
+/**
+ * The events of these that their usage log has finished, with their status:
+ * AGGREGATED or REJECTED, or no longer in their shard (archived, so
+ * finished) and not waiting in the D1 log of an earlier release either.
+ * Counting such an event again would be undone by the counter's flush (the
+ * shard refuses to let it be claimed), but meanwhile the counter's total
+ * and the alerts decided on it would be off: so it does not reach the
+ * counter. This, not the counter's memory of ids, is what keeps a late
+ * repeat out.
+ */
+async function finishedInLog(
+  env: Env,
+  keys: { tenantId: string; id: string }[],
+): Promise<Map<string, string>> {
+  const { rows, waiting } = await loadLogRows(env, keys);
+  const finished = new Map<string, string>();
+  for (const { id } of keys) {
+    const row = rows.get(id);
+    if (row && (row.status === "AGGREGATED" || row.status === "REJECTED")) {
+      finished.set(id, row.status);
+    } else if (!row && !waiting.has(id)) {
+      finished.set(id, "ARCHIVED");
+    }
+  }
+  return finished;
+}
+
+/** Monitoring only: a report that is not sent is logged, the events are done either way. */
+async function reportRepeats(env: Env, repeats: DuplicateUsageMessage[]): Promise<void> {
+  for (let start = 0; start < repeats.length; start += QUEUE_SEND_BATCH_MAX) {
+    try {
+      await env.USAGE_DUPLICATES_QUEUE.sendBatch(
+        repeats
+          .slice(start, start + QUEUE_SEND_BATCH_MAX)
+          .map((body) => ({ body, contentType: "json" as const })),
+      );
+    } catch (error) {
+      console.error(
+        JSON.stringify({ level: "warn", msg: "duplicate report not sent", error: String(error) }),
+      );
+      return;
+    }
   }
 }

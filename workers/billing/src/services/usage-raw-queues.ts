@@ -1,0 +1,51 @@
+import { rawQueueIndex } from "@edge-platform/shared/queues/usage";
+
+/*
+ * Which usage-raw queue a tenant's events go to. USAGE_RAW_QUEUES names how
+ * many there are (1 by default); queue 0 is the USAGE_RAW_QUEUE binding,
+ * queue i > 0 the USAGE_RAW_QUEUE_<i> binding (queue usage-raw-<i>). A
+ * tenant's queue is a stable hash of its id (shared/src/queues/usage.ts).
+ * Changing the count moves tenants between queues; nothing depends on
+ * which queue an event came by, so messages already on their way are
+ * judged the same.
+ */
+
+/** Raw queues at most (bindings per Worker are plenty; this bounds a typo). */
+export const MAX_RAW_QUEUES = 64;
+
+export function rawQueueCount(value: string | undefined): number {
+  const number = Number(value);
+  if (value === undefined || value.trim() === "" || !Number.isFinite(number) || number < 1) {
+    return 1;
+  }
+  return Math.min(MAX_RAW_QUEUES, Math.floor(number));
+}
+
+/** The producer binding of raw queue `index`. */
+export function rawQueueBinding(index: number): string {
+  return index === 0 ? "USAGE_RAW_QUEUE" : `USAGE_RAW_QUEUE_${index}`;
+}
+
+type RawQueueEnv = Pick<Env, "USAGE_RAW_QUEUE" | "USAGE_RAW_QUEUES">;
+
+/**
+ * The raw queue of the tenant. A count naming a binding the Worker does not
+ * have is a configuration error: it is logged and the tenant's events go to
+ * usage-raw, so they still flow.
+ */
+export function usageRawQueue(env: RawQueueEnv, tenantId: string): Queue {
+  const index = rawQueueIndex(tenantId, rawQueueCount(env.USAGE_RAW_QUEUES));
+  if (index === 0) return env.USAGE_RAW_QUEUE;
+  const binding = rawQueueBinding(index);
+  const queue = (env as unknown as Record<string, Queue | undefined>)[binding];
+  if (queue) return queue;
+  console.error(
+    JSON.stringify({
+      level: "error",
+      msg: "USAGE_RAW_QUEUES names a raw queue binding this Worker does not have; using usage-raw",
+      binding,
+      queues: env.USAGE_RAW_QUEUES,
+    }),
+  );
+  return env.USAGE_RAW_QUEUE;
+}
