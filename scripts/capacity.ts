@@ -64,8 +64,8 @@ export const LIMITS = {
 export const COSTS = {
   /** measured: a hot event's row in its shard (`events`, AGGREGATED, every column set, WITHOUT ROWID). */
   hotEventBytes: 406,
-  /** measured: an eventId's row in `event_ids` (duplicate guard and id -> file index) with its receipt-time index. */
-  eventIdBytes: 152,
+  /** measured: an archived eventId's row in its day's table (8-byte hash and file number: duplicate guard and id -> file index). */
+  eventIdBytes: 18,
   /** measured: one archive file's row in `files` (kept for the retention window). */
   fileRowBytes: 444,
   /** measured: a counter's remembered event id (`recorded_events`). */

@@ -131,7 +131,7 @@ export interface UsageLogMeasurement {
   events: number;
   batch: number;
   fileEvents: number;
-  /** A hot event's row (AGGREGATED, every column set) in `events`, with its eventId index. */
+  /** A hot event's row (AGGREGATED, every column set) in `events`. */
   hotEventBytes: number;
   /** An archived eventId's row in its day's table (8-byte hash and file: duplicate guard and id -> file index). */
   eventIdBytes: number;
@@ -233,10 +233,7 @@ export async function measureUsageLog(
     timed("finish", () => store.finishClaim(flushId, ids, receivedAt, clock));
     if (count(db, "events") >= fileEvents) {
       // Measured before the archive takes them: a full file's worth of hot rows.
-      const pages = pageBytes(db);
-      hotEventBytes =
-        ((pages.get("events") ?? 0) + (pages.get("events_event_id_idx") ?? 0)) /
-        count(db, "events");
+      hotEventBytes = (pageBytes(db).get("events") ?? 0) / count(db, "events");
       const rows = timed("archive", () => store.archivable(clock + 1, fileEvents));
       const first = rows[0];
       const last = rows.at(-1);
