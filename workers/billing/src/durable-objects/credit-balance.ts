@@ -439,9 +439,14 @@ export class CreditBalance {
     }
   }
 
-  /** Synchronous: the event's units were claimed (billed), its draws stay. */
-  forgetEventDraws(usageEventId: string): void {
-    this.sql.exec("DELETE FROM credit_event_draws WHERE usage_event_id = ?", usageEventId);
+  /** Synchronous: the events' units were claimed (billed), their draws stay. */
+  forgetEventDraws(usageEventIds: readonly string[]): void {
+    // Most flushes carry events that drew nothing: then there is nothing to forget.
+    if (this.sql.exec("SELECT 1 FROM credit_event_draws LIMIT 1").toArray().length === 0) return;
+    this.sql.exec(
+      "DELETE FROM credit_event_draws WHERE usage_event_id IN (SELECT value FROM json_each(?))",
+      JSON.stringify(usageEventIds),
+    );
   }
 
   /**
@@ -478,7 +483,7 @@ export class CreditBalance {
       );
       returned += row.amount;
     }
-    this.forgetEventDraws(usageEventId);
+    this.forgetEventDraws([usageEventId]);
     return returned;
   }
 

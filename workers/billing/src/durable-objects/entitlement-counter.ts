@@ -1215,16 +1215,25 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
           throw error;
         }
         // Synchronous from here: settle the claims, then drop the flush.
-        const claimedSet = new Set(claimed);
-        let eventUnits = 0;
+        const claimedIds = JSON.stringify(claimed);
+        const eventUnits =
+          this.sql
+            .exec<{ units: number | null }>(
+              `SELECT sum(amount) AS units FROM pending_events
+                WHERE flush_id = ? AND usage_event_id IN (SELECT value FROM json_each(?))`,
+              next.id,
+              claimedIds,
+            )
+            .one().units ?? 0;
+        this.creditGrants.forgetEventDraws(claimed);
         for (const row of this.sql
-          .exec<PendingEventRow>("SELECT * FROM pending_events WHERE flush_id = ?", next.id)
+          .exec<PendingEventRow>(
+            `SELECT * FROM pending_events
+              WHERE flush_id = ? AND usage_event_id NOT IN (SELECT value FROM json_each(?))`,
+            next.id,
+            claimedIds,
+          )
           .toArray()) {
-          if (claimedSet.has(row.usage_event_id)) {
-            eventUnits += row.amount;
-            this.creditGrants.forgetEventDraws(row.usage_event_id);
-            continue;
-          }
           // Not claimed: D1 did not count it, so neither may the counter,
           // and what its units drew goes back to the grants.
           this.creditGrants.returnEventDraws(row.usage_event_id);
