@@ -13,7 +13,13 @@ export default defineConfig({
   ],
   test: {
     name: "aqi",
-    include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    projects: [
+      // Code-level tests (src/) touch no storage: they share one runtime
+      // instead of starting workerd and importing the worker for each file.
+      { test: { name: "unit", include: ["src/**/*.test.ts"], isolate: false } },
+      // API- and model-level tests (test/) each get a fresh runtime.
+      { test: { name: "integration", include: ["test/**/*.test.ts"] } },
+    ],
     // The first request of a file starts the isolate, which compiles the
     // 14 MB onnxruntime wasm; on a busy machine that alone can take seconds.
     testTimeout: 30_000,

@@ -26,7 +26,14 @@ export default defineConfig(async () => {
     ],
     test: {
       name: "billing",
-      include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+      projects: [
+        // Code-level tests (src/) touch no storage: they share one runtime,
+        // which saves starting workerd, importing the worker and applying
+        // the migrations for each of their files.
+        { test: { name: "unit", include: ["src/**/*.test.ts"], isolate: false } },
+        // API-level tests (test/) each get a fresh runtime and storage.
+        { test: { name: "integration", include: ["test/**/*.test.ts"] } },
+      ],
       setupFiles: ["./test/setup.ts"],
       // Room for the generous waits on Durable Object and queue work, and for
       // scenario tests that drive dozens of HTTP calls and billing cycles.
