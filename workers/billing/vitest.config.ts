@@ -1,16 +1,20 @@
 import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { defineConfig } from "vitest/config";
+import { promptQueueConsumers } from "../../scripts/lib/test-queues.ts";
 
 const TEST_JWT_SECRET = "test-only-jwt-signing-secret-0123456789abcdef";
+const WRANGLER_CONFIG = path.join(import.meta.dirname, "../../wrangler.toml");
 
 export default defineConfig(async () => {
   const migrations = await readD1Migrations(path.join(import.meta.dirname, "../../migrations"));
   return {
     plugins: [
       cloudflareTest({
-        wrangler: { configPath: path.join(import.meta.dirname, "../../wrangler.toml") },
+        wrangler: { configPath: WRANGLER_CONFIG },
         miniflare: {
+          // Queue work lands within milliseconds (scripts/lib/test-queues.ts).
+          queueConsumers: promptQueueConsumers(WRANGLER_CONFIG),
           bindings: {
             TEST_MIGRATIONS: migrations,
             ENVIRONMENT: "test",
