@@ -16,6 +16,10 @@ export async function setup(project: TestProject) {
   stack = await startStack({
     timeoutMs: 150_000,
     billingVars: { USAGE_ARCHIVE_FILE_EVENTS: "200", USAGE_ARCHIVE_SETTLE_SECONDS: "5" },
+    // The state is thrown away at the end: stopping need not wait (up to
+    // 10 s) for usage events still in flight. The restart tests drain their
+    // own stacks.
+    env: { DEV_DRAIN_SECONDS: "0" },
   });
   console.log(`[e2e] stack ready in ${((Date.now() - started) / 1000).toFixed(1)} s`);
   project.provide("stack", {

@@ -117,7 +117,7 @@ describe("usage archive read back with DuckDB", () => {
         if (Date.now() > deadline) {
           throw new Error(`only ${await archivedCount()} events archived in time`);
         }
-        await new Promise((resolve) => setTimeout(resolve, 5_000));
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
         files = await readLocalR2Objects(stack().billingPersistTo, "usage-archive", prefix);
       }
       expect(files.length).toBe((VALID + REJECTED) / FILE_EVENTS);

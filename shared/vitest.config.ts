@@ -14,5 +14,8 @@ export default defineConfig({
   test: {
     name: "shared",
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
+    // One runtime for every file: only the rate limiter's test keeps state,
+    // in Durable Objects of its own names.
+    isolate: false,
   },
 });

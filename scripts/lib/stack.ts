@@ -149,7 +149,16 @@ async function startStackOnce(options: StackOptions): Promise<RunningStack> {
   const stop = async () => {
     // Up to DEV_DRAIN_SECONDS draining, then up to 5 s stopping (scripts/dev.ts).
     if (!gone()) child.kill("SIGTERM");
-    await Promise.race([exited, new Promise((resolve) => setTimeout(resolve, 20_000))]);
+    // Cleared once the stack is gone: a pending timer would keep the caller's
+    // process (vitest's, after its global teardown) alive for the rest of it.
+    let waited: NodeJS.Timeout | undefined;
+    await Promise.race([
+      exited,
+      new Promise((resolve) => {
+        waited = setTimeout(resolve, 20_000);
+      }),
+    ]);
+    clearTimeout(waited);
     if (!gone()) await crash();
     if (ownsState) rmSync(stateDir, { recursive: true, force: true });
   };

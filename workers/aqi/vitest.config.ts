@@ -14,8 +14,13 @@ export default defineConfig({
   test: {
     name: "aqi",
     include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-    // The first request of a file starts the isolate, which compiles the
-    // 14 MB onnxruntime wasm; on a busy machine that alone can take seconds.
+    // Every file runs in one runtime: starting one per file compiled the
+    // onnxruntime wasm again each time (about 5 s a file on this machine).
+    // The only state is the rate limiter's, per client IP, and each test
+    // takes fresh IPs (test/helpers.ts, evaluated once per runtime).
+    isolate: false,
+    // The first request starts the isolate, which compiles the 14 MB
+    // onnxruntime wasm; on a busy machine that alone can take seconds.
     testTimeout: 30_000,
   },
 });

@@ -25,9 +25,20 @@ export default defineConfig(async () => {
     ],
     test: {
       name: "portfolio",
-      include: ["src/**/*.test.ts", "test/**/*.test.ts"],
-      // The Chromium page test runs in Node (test/browser/vitest.config.ts).
-      exclude: ["test/browser/**"],
+      projects: [
+        // Code-level tests (src/) touch no storage: they share one runtime
+        // instead of starting workerd and importing the worker for each file.
+        { test: { name: "unit", include: ["src/**/*.test.ts"], isolate: false } },
+        // API-level tests (test/) each get a fresh runtime and storage. The
+        // Chromium page test runs in Node (test/browser/vitest.config.ts).
+        {
+          test: {
+            name: "integration",
+            include: ["test/**/*.test.ts"],
+            exclude: ["test/browser/**"],
+          },
+        },
+      ],
       setupFiles: ["./test/setup.ts"],
     },
   };

@@ -3,6 +3,7 @@ import path from "node:path";
 import { cloudflareTest, readD1Migrations } from "@cloudflare/vitest-plugin";
 import { build } from "esbuild";
 import { defineConfig } from "vitest/config";
+import { promptQueueConsumers } from "../../scripts/lib/test-queues.ts";
 
 const ROOT = path.join(import.meta.dirname, "../..");
 /** The billing worker's D1 database (root wrangler.toml): both workers share it. */
@@ -44,6 +45,8 @@ export default defineConfig(async () => {
       cloudflareTest({
         wrangler: { configPath: path.join(import.meta.dirname, "./wrangler.toml") },
         miniflare: {
+          // Queue work lands within milliseconds (scripts/lib/test-queues.ts).
+          queueConsumers: promptQueueConsumers(path.join(import.meta.dirname, "./wrangler.toml")),
           bindings: { TEST_MIGRATIONS: migrations, ENVIRONMENT: "test" },
           // The second raw queue, consumed as wrangler.toml's usage-raw is.
           queueConsumers: {
