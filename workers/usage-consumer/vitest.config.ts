@@ -45,18 +45,18 @@ export default defineConfig(async () => {
       cloudflareTest({
         wrangler: { configPath: path.join(import.meta.dirname, "./wrangler.toml") },
         miniflare: {
-          // Queue work lands within milliseconds (scripts/lib/test-queues.ts).
-          queueConsumers: promptQueueConsumers(path.join(import.meta.dirname, "./wrangler.toml")),
           bindings: { TEST_MIGRATIONS: migrations, ENVIRONMENT: "test" },
-          // The second raw queue, consumed as wrangler.toml's usage-raw is.
+          // Queue work lands within milliseconds (scripts/lib/test-queues.ts),
+          // and the second raw queue is consumed as wrangler.toml's usage-raw is.
           queueConsumers: {
+            ...promptQueueConsumers(path.join(import.meta.dirname, "./wrangler.toml")),
             "usage-raw-1": {
               maxBatchSize: 100,
               maxBatchTimeout: 0.05,
               maxRetries: 5,
               deadLetterQueue: "usage-raw-1-dlq",
             },
-            "usage-raw-1-dlq": { maxBatchSize: 50, maxBatchTimeout: 1, maxRetries: 10 },
+            "usage-raw-1-dlq": { maxBatchSize: 50, maxBatchTimeout: 0.05, maxRetries: 10 },
           },
           // Test-only way in: the billing API.
           serviceBindings: { BILLING: "billing" },
