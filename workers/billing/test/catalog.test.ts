@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
   createFeature,
@@ -136,6 +137,32 @@ describe("plans", () => {
     expect(archived.status).toBe(200);
     expect(archived.body).toMatchObject({ status: "ARCHIVED", name: "Old", slug: plan.slug });
     expectError(await asAdmin(`/api/v1/plans/${crypto.randomUUID()}`, { name: "X" }, "PATCH"), 404);
+  });
+
+  it("lists a catalog of more plans than D1 takes bound parameters in one statement", async () => {
+    const stamp = new Date().toISOString();
+    const bulk = Array.from({ length: 120 }, (_, index) => ({
+      id: crypto.randomUUID(),
+      name: `Bulk plan ${index}`,
+      slug: `bulk-${crypto.randomUUID()}`,
+    }));
+    await env.DB.batch(
+      bulk.map((plan) =>
+        env.DB.prepare(
+          "INSERT INTO plans (id, name, slug, created_at, updated_at) VALUES (?, ?, ?, ?, ?)",
+        ).bind(plan.id, plan.name, plan.slug, stamp, stamp),
+      ),
+    );
+    const [price] = bulk;
+    await createPrice(admin, price?.id as string, { amount: 1234 });
+
+    const listed = await call("/api/v1/plans?includeArchived=true", { token: admin.accessToken });
+    expect(listed.status, JSON.stringify(listed.body)).toBe(200);
+    const byId = new Map(
+      listed.body.data.map((plan: { id: string; prices: unknown[] }) => [plan.id, plan]),
+    );
+    for (const plan of bulk) expect(byId.has(plan.id)).toBe(true);
+    expect(byId.get(price?.id)).toMatchObject({ prices: [{ amount: 1234 }] });
   });
 
   it("lists ACTIVE plans by displayOrder; includeArchived adds ARCHIVED; unlisted plans only for admins", async () => {

@@ -1,4 +1,5 @@
 import type { Database } from "@edge-platform/shared/db/client";
+import { inList } from "@edge-platform/shared/db/in-list";
 import { invoices, paymentAttempts } from "@edge-platform/shared/db/schema/billing";
 import { subscriptions } from "@edge-platform/shared/db/schema/subscriptions";
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
@@ -13,7 +14,7 @@ export type TenantScope = readonly string[] | undefined;
 const scoped = (
   column: typeof subscriptions.tenantId | typeof invoices.tenantId,
   scope: TenantScope,
-) => (scope ? inArray(column, [...scope]) : undefined);
+) => (scope ? inList(column, scope) : undefined);
 
 export function dueTrialsIn(db: Database, now: string, scope: TenantScope, limit: number) {
   return subscriptionsWithPlan(db)

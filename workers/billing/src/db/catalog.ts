@@ -1,5 +1,6 @@
 import type { EntitlementTerms } from "@edge-platform/shared/billing/entitlement-rules";
 import { type Database, nowIso } from "@edge-platform/shared/db/client";
+import { inList } from "@edge-platform/shared/db/in-list";
 import {
   type CatalogStatus,
   features,
@@ -68,7 +69,7 @@ export function insertPlanPrice(db: Database, row: typeof planPrices.$inferInser
 
 export function listPlanPrices(db: Database, planIds: string[], includeInactive: boolean) {
   if (planIds.length === 0) return Promise.resolve([] as PlanPriceRow[]);
-  const conditions = [inArray(planPrices.planId, planIds)];
+  const conditions = [inList(planPrices.planId, planIds)];
   if (!includeInactive) conditions.push(eq(planPrices.isActive, true));
   return db
     .select()

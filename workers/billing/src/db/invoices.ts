@@ -1,4 +1,5 @@
 import type { Database } from "@edge-platform/shared/db/client";
+import { inList } from "@edge-platform/shared/db/in-list";
 import {
   type CouponDuration,
   type InvoiceKind,
@@ -101,7 +102,7 @@ export function listLineItems(db: Database, invoiceIds: string[]) {
   return db
     .select()
     .from(invoiceLineItems)
-    .where(inArray(invoiceLineItems.invoiceId, invoiceIds))
+    .where(inList(invoiceLineItems.invoiceId, invoiceIds))
     .orderBy(asc(invoiceLineItems.invoiceId), asc(invoiceLineItems.sortOrder))
     .all();
 }

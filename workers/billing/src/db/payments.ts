@@ -1,4 +1,5 @@
 import type { Database } from "@edge-platform/shared/db/client";
+import { inList } from "@edge-platform/shared/db/in-list";
 import {
   invoices,
   type PaymentAttemptStatus,
@@ -145,7 +146,7 @@ export function stalePendingAttempts(
       and(
         eq(paymentAttempts.status, "PENDING"),
         lte(paymentAttempts.updatedAt, before),
-        scope ? inArray(paymentAttempts.tenantId, [...scope]) : undefined,
+        scope ? inList(paymentAttempts.tenantId, scope) : undefined,
       ),
     )
     .orderBy(asc(paymentAttempts.updatedAt))

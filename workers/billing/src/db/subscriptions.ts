@@ -1,5 +1,6 @@
 import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
 import type { Database } from "@edge-platform/shared/db/client";
+import { inList } from "@edge-platform/shared/db/in-list";
 import { planPrices, plans } from "@edge-platform/shared/db/schema/catalog";
 import {
   currentSubscriptionStatuses,
@@ -146,7 +147,7 @@ export function listSnapshots(db: Database, subscriptionIds: string[]) {
   return db
     .select()
     .from(entitlementSnapshots)
-    .where(inArray(entitlementSnapshots.subscriptionId, subscriptionIds))
+    .where(inList(entitlementSnapshots.subscriptionId, subscriptionIds))
     .orderBy(asc(entitlementSnapshots.featureLookupKey))
     .all();
 }
