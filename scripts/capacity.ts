@@ -215,7 +215,7 @@ function shardTerms(tenant: Tenant): Term[] {
           filesPerSecond(rate, input) * DAY * input.retentionDays * COSTS.fileRowBytes;
         return bytes / LIMITS.durableObjectBytes;
       },
-      next: `more shards (${shardSetting(tenant)}); smaller index rows (--id-bytes: an 8-byte eventId hash and the file, one table per day, measure 18 B); or a shorter USAGE_RETENTION_DAYS (at least 8)`,
+      next: `more shards (${shardSetting(tenant)}), or a shorter USAGE_RETENTION_DAYS (at least 8)`,
     },
     {
       limit: () =>
