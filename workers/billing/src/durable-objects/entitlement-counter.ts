@@ -504,7 +504,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
             now,
           );
         if (refused) return refused;
-        this.addUnits(key, input.amount, now.toISOString());
+        this.addUnits(key, input.amount, now.toISOString(), input.amount);
         this.unflushedHours.add(key, input.amount, now.toISOString());
         this.noticeCount(snapshot, key, decision.used, now);
         this.scheduleFlush();
@@ -687,8 +687,9 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       if (creditState && units.direct > 0) {
         this.payForRecorded(creditState, units.key, units.claimed, units.direct);
       }
-      if (units.claimed > 0) this.addClaimedUnits(units.key, units.claimed, units.lastAt);
-      if (units.direct > 0) this.addUnits(units.key, units.direct, units.lastAt);
+      // Claimed units wait in pending_events (queuePendingEvents), not in `unflushed`.
+      const amount = units.claimed + units.direct;
+      if (amount > 0) this.addUnits(units.key, amount, units.lastAt, units.direct);
     }
     this.unflushedHours.addAll(directHours);
     this.queuePendingEvents(pendingRows);
@@ -1068,7 +1069,8 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
 
   /** The window's total and the subscription's attribution row (created on first use). */
   private countInWindow(key: WindowKey, amount: number): void {
-    this.rememberTotal(
+    keepReturnedUsed(
+      this.totalsRead,
       windowId(key),
       this.sql.exec<CounterRow>(
         "UPDATE window_totals SET used = used + ? WHERE feature_key = ? AND period_key = ? RETURNING used",
@@ -1091,54 +1093,21 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
     );
   }
 
-  private addUnits(key: WindowKey, amount: number, at: string): void {
+  /** `amount` more units in the window, `unflushed` of them for the next flush to take. */
+  private addUnits(key: WindowKey, amount: number, at: string, unflushed: number): void {
     this.countInWindow(key, amount);
-    this.rememberAttributed(
+    keepReturnedUsed(
+      this.attributedRead,
       attributionId(key),
       this.sql.exec<CounterRow>(
         `UPDATE counters
            SET used = used + ?1,
-               unflushed = unflushed + ?1,
-               last_event_at = max(coalesce(last_event_at, ''), ?2)
-         WHERE subscription_id = ?3 AND feature_key = ?4 AND period_key = ?5
+               unflushed = unflushed + ?2,
+               last_event_at = max(coalesce(last_event_at, ''), ?3)
+         WHERE subscription_id = ?4 AND feature_key = ?5 AND period_key = ?6
          RETURNING used`,
         amount,
-        at,
-        key.subscriptionId,
-        key.featureKey,
-        key.window.key,
-      ),
-    );
-  }
-
-  /** What a statement's `RETURNING used` answered becomes the row's read value (none: forgotten). */
-  private rememberTotal(id: string, cursor: SqlStorageCursor<CounterRow>): void {
-    const used = cursor.toArray()[0]?.used;
-    if (used === undefined) this.totalsRead.delete(id);
-    else this.totalsRead.set(id, used);
-  }
-
-  private rememberAttributed(id: string, cursor: SqlStorageCursor<CounterRow>): void {
-    const used = cursor.toArray()[0]?.used;
-    if (used === undefined) this.attributedRead.delete(id);
-    else this.attributedRead.set(id, used);
-  }
-
-  /**
-   * Counts units that belong to logged events: in `used` now, and in
-   * `pending_events` (queuePendingEvents) until a flush claims the events.
-   */
-  private addClaimedUnits(key: WindowKey, amount: number, at: string): void {
-    this.countInWindow(key, amount);
-    this.rememberAttributed(
-      attributionId(key),
-      this.sql.exec<CounterRow>(
-        `UPDATE counters
-           SET used = used + ?1,
-               last_event_at = max(coalesce(last_event_at, ''), ?2)
-         WHERE subscription_id = ?3 AND feature_key = ?4 AND period_key = ?5
-         RETURNING used`,
-        amount,
+        unflushed,
         at,
         key.subscriptionId,
         key.featureKey,
@@ -1237,8 +1206,9 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
           // Not claimed: D1 did not count it, so neither may the counter,
           // and what its units drew goes back to the grants.
           this.creditGrants.returnEventDraws(row.usage_event_id);
-          this.rememberAttributed(
-            `${row.subscription_id}\u0000${row.feature_key}\u0000${row.period_key}`,
+          keepReturnedUsed(
+            this.attributedRead,
+            attributionIdOf(row.subscription_id, row.feature_key, row.period_key),
             this.sql.exec<CounterRow>(
               `UPDATE counters SET used = max(0, used - ?)
                 WHERE subscription_id = ? AND feature_key = ? AND period_key = ?
@@ -1249,8 +1219,9 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
               row.period_key,
             ),
           );
-          this.rememberTotal(
-            `${row.feature_key}\u0000${row.period_key}`,
+          keepReturnedUsed(
+            this.totalsRead,
+            windowIdOf(row.feature_key, row.period_key),
             this.sql.exec<CounterRow>(
               "UPDATE window_totals SET used = max(0, used - ?) WHERE feature_key = ? AND period_key = ? RETURNING used",
               row.amount,
@@ -1292,7 +1263,7 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
       period_start: string;
       period_end: string | null;
     }) => {
-      const id = `${row.subscription_id}\u0000${row.feature_key}\u0000${row.period_key}`;
+      const id = attributionIdOf(row.subscription_id, row.feature_key, row.period_key);
       let delta = windows.get(id);
       if (!delta && windows.size < FLUSH_MAX_WINDOWS) {
         delta = {
@@ -1434,7 +1405,22 @@ export class EntitlementCounter extends DurableObject<Env> implements Entitlemen
 
 /** The subscription's attribution row of a window (a `counters` row). */
 function attributionId(key: WindowKey): string {
-  return `${key.subscriptionId}\u0000${key.featureKey}\u0000${key.window.key}`;
+  return attributionIdOf(key.subscriptionId, key.featureKey, key.window.key);
+}
+
+function attributionIdOf(subscriptionId: string, featureKey: string, periodKey: string): string {
+  return `${subscriptionId}\u0000${featureKey}\u0000${periodKey}`;
+}
+
+/** What a statement's `RETURNING used` answered becomes the row's read value (no row: forgotten). */
+function keepReturnedUsed(
+  read: Map<string, number>,
+  id: string,
+  cursor: SqlStorageCursor<CounterRow>,
+): void {
+  const used = cursor.toArray()[0]?.used;
+  if (used === undefined) read.delete(id);
+  else read.set(id, used);
 }
 
 /** The window as tenant events describe it: its whole start for a cycle window (as seed reads it). */
@@ -1460,5 +1446,9 @@ function drawTarget(key: WindowKey) {
 
 /** A window of the tenant's usage of a feature (what limits are decided on). */
 function windowId(key: WindowKey): string {
-  return `${key.featureKey}\u0000${key.window.key}`;
+  return windowIdOf(key.featureKey, key.window.key);
+}
+
+function windowIdOf(featureKey: string, periodKey: string): string {
+  return `${featureKey}\u0000${periodKey}`;
 }
