@@ -1,3 +1,4 @@
+import { inList } from "@edge-platform/shared/db/in-list";
 import { eq, inArray } from "drizzle-orm";
 import type { DrizzleD1Database } from "drizzle-orm/d1";
 import { knowledgeChunks } from "./schema.ts";
@@ -19,16 +20,7 @@ export async function chunkDigestsBySources(db: DrizzleD1Database, sources: stri
 
 export async function chunksByIds(db: DrizzleD1Database, ids: string[]): Promise<ChunkRow[]> {
   if (ids.length === 0) return [];
-  const rows: ChunkRow[] = [];
-  // D1 caps bound parameters per statement at 100.
-  for (let i = 0; i < ids.length; i += 90)
-    rows.push(
-      ...(await db
-        .select()
-        .from(knowledgeChunks)
-        .where(inArray(knowledgeChunks.id, ids.slice(i, i + 90)))),
-    );
-  return rows;
+  return db.select().from(knowledgeChunks).where(inList(knowledgeChunks.id, ids));
 }
 
 /** Upserts changed chunks and deletes removed ones in one atomic batch. */
