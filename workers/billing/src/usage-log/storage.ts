@@ -753,11 +753,15 @@ export class UsageLogStore {
 
   // --- archive -----------------------------------------------------------------
 
-  /** Finished events not yet in a file, finished before `settledBefore`, oldest first. */
-  archivable(settledBefore: number, limit: number): EventRecord[] {
+  /**
+   * Finished events not yet in a file, finished before `settledBefore`,
+   * oldest first: only what choosing a file needs (the file reads its rows
+   * once, in `fileEvents`).
+   */
+  archivable(settledBefore: number, limit: number): { id: string; received_at: string }[] {
     return this.sql
-      .exec<EventRecord>(
-        `SELECT * FROM events
+      .exec<{ id: string; received_at: string }>(
+        `SELECT id, received_at FROM events
           WHERE status IN ${FINISHED} AND file_id IS NULL AND finished_at < ?
           ORDER BY id LIMIT ?`,
         settledBefore,
@@ -796,9 +800,18 @@ export class UsageLogStore {
       .toArray();
   }
 
-  fileEvents(tenantId: string, fileId: number): StoredEvent[] {
+  /** A file's events hold ids from its first to its last: the range keeps this a primary-key search. */
+  fileEvents(
+    tenantId: string,
+    file: Pick<FileRecord, "id" | "first_id" | "last_id">,
+  ): StoredEvent[] {
     return this.sql
-      .exec<EventRecord>("SELECT * FROM events WHERE file_id = ? ORDER BY id", fileId)
+      .exec<EventRecord>(
+        "SELECT * FROM events WHERE id BETWEEN ? AND ? AND file_id = ? ORDER BY id",
+        file.first_id,
+        file.last_id,
+        file.id,
+      )
       .toArray()
       .map((row) => storedEvent(tenantId, row));
   }
@@ -809,11 +822,20 @@ export class UsageLogStore {
    * once per event in file-sized sorted batches, not on the ingestion path.
    */
   finishFile(fileId: number, bytes: number): number {
-    const { day } = this.sql
-      .exec<{ day: string }>("SELECT day FROM files WHERE id = ?", fileId)
+    const file = this.sql
+      .exec<{ day: string; first_id: string; last_id: string }>(
+        "SELECT day, first_id, last_id FROM files WHERE id = ?",
+        fileId,
+      )
       .one();
+    const { day } = file;
     const eventIds = this.sql
-      .exec<{ event_id: string }>("SELECT event_id FROM events WHERE file_id = ?", fileId)
+      .exec<{ event_id: string }>(
+        "SELECT event_id FROM events WHERE id BETWEEN ? AND ? AND file_id = ?",
+        file.first_id,
+        file.last_id,
+        fileId,
+      )
       .toArray()
       .map((row) => row.event_id);
     const table = this.dayTable(day);
@@ -859,7 +881,12 @@ export class UsageLogStore {
         JSON.stringify([...collided]),
       );
     }
-    const deleted = this.sql.exec("DELETE FROM events WHERE file_id = ?", fileId).rowsWritten;
+    const deleted = this.sql.exec(
+      "DELETE FROM events WHERE id BETWEEN ? AND ? AND file_id = ?",
+      file.first_id,
+      file.last_id,
+      fileId,
+    ).rowsWritten;
     this.sql.exec("UPDATE files SET status = 'DONE', bytes = ? WHERE id = ?", bytes, fileId);
     return deleted;
   }

@@ -394,7 +394,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
     file: FileRecord,
     options: ArchiveRunOptions,
   ): Promise<number> {
-    const events = this.store.fileEvents(tenantId, file.id);
+    const events = this.store.fileEvents(tenantId, file);
     const body = encodeUsageEventsParquet(events);
     await this.env.USAGE_ARCHIVE.put(file.key, body, {
       httpMetadata: { contentType: "application/vnd.apache.parquet" },
