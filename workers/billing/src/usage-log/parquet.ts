@@ -168,11 +168,9 @@ export const USAGE_EVENTS_PARQUET_SCHEMA: readonly UsageEventsParquetColumn[] = 
 ];
 
 /**
- * Rows per row group. A lookup by eventId decodes one row group (the
- * event_id bloom filters skip the others) and a time-range read skips row
- * groups by their timestamp statistics, so groups stay small; larger ones
- * would shrink the footer of very large files, which archive batches do
- * not reach.
+ * Rows per row group. A time-range read skips row groups by their
+ * timestamp statistics, so groups stay small; larger ones would shrink the
+ * footer of very large files, which archive batches do not reach.
  */
 export const USAGE_EVENTS_ROW_GROUP_SIZE = 2_000;
 
@@ -246,8 +244,8 @@ function compareRows(
 }
 
 /**
- * One Parquet file (Snappy-compressed, a bloom filter on event_id) with the
- * events sorted by (timestamp, eventId). Throws UsageEventsParquetError on a
+ * One Parquet file (Snappy-compressed) with the events sorted by
+ * (timestamp, eventId). Throws UsageEventsParquetError on a
  * value the format cannot hold exactly (a non-integer amount, a time that
  * is not a canonical ISO string).
  */
@@ -294,7 +292,6 @@ export function encodeUsageEventsParquet(events: readonly ArchivedUsageEvent[]):
     return {
       name: column.column,
       data,
-      ...(column.column === "event_id" ? { bloomFilter: true } : {}),
     };
   });
   return parquetWriteBuffer({
@@ -364,10 +361,13 @@ export function decodeUsageEventsParquet(file: ArrayBuffer): Promise<ArchivedUsa
 }
 
 /**
- * One event by its client eventId, or null. Reads the footer, skips every
- * row group whose event_id bloom filter rules the id out, and decodes the
- * rest (usually one group). `file` may be an AsyncBuffer over ranged reads
- * of an R2 object.
+ * One event by its client eventId, or null. Reads the footer, then the row
+ * groups whose event_id statistics admit the id (a file written by an
+ * earlier release also has event_id bloom filters, which skip more).
+ * `file` may be an AsyncBuffer over ranged reads of an R2 object. Files
+ * carry no bloom filter now: hashing every eventId took about a third of
+ * the time to write a file, in the object that ingests, while a lookup by
+ * eventId is rare and already narrowed to one file by the log's index.
  */
 export async function findUsageEventInParquet(
   file: ParquetFile,

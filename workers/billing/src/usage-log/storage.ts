@@ -770,8 +770,19 @@ export class UsageLogStore {
       .toArray();
   }
 
-  /** Step 1 of a file: the intent, with its events marked, in one transaction (caller's). */
-  startFile(file: Omit<FileRecord, "id" | "status">, ids: string[], nowMs: number): number {
+  /**
+   * Step 1 of a file: the intent, with its events marked, in one transaction
+   * (caller's). The events are those `archivable` chose: finished before
+   * `choice.settledBefore`, received on the file's day, and (unless the file
+   * is full) before `choice.closedBefore`, with ids from the file's first to
+   * its last. They are marked by that range and rule, in one pass; a count
+   * other than `file.events` throws, and the transaction with it.
+   */
+  startFile(
+    file: Omit<FileRecord, "id" | "status">,
+    choice: { settledBefore: number; closedBefore: string; full: boolean },
+    nowMs: number,
+  ): number {
     const id = this.sql
       .exec<{ id: number }>(
         `INSERT INTO files (key, status, day, first_id, last_id, first_received, last_received, events, created_ms)
@@ -786,11 +797,22 @@ export class UsageLogStore {
         nowMs,
       )
       .one().id;
-    this.sql.exec(
-      "UPDATE events SET file_id = ? WHERE id IN (SELECT value FROM json_each(?))",
+    const marked = this.sql.exec(
+      `UPDATE events SET file_id = ?
+        WHERE id BETWEEN ? AND ? AND status IN ${FINISHED} AND file_id IS NULL
+          AND finished_at < ? AND substr(received_at, 1, 10) = ?
+          AND (? OR received_at < ?)`,
       id,
-      JSON.stringify(ids),
-    );
+      file.first_id,
+      file.last_id,
+      choice.settledBefore,
+      file.day,
+      choice.full ? 1 : 0,
+      choice.closedBefore,
+    ).rowsWritten;
+    if (marked !== file.events) {
+      throw new Error(`archive file ${file.key}: ${marked} events marked, ${file.events} chosen`);
+    }
     return id;
   }
 
@@ -855,23 +877,27 @@ export class UsageLogStore {
         collided.add(current.eventId);
       }
     }
-    const pairs = JSON.stringify(keyed.map((entry) => entry.hash));
-    for (const row of this.sql.exec<{ i: number }>(
-      `WITH q(i, h) AS MATERIALIZED (SELECT key, ${hashKeySql("value")} FROM json_each(?))
-       SELECT q.i AS i FROM q JOIN ${table} t ON t.h = q.h`,
-      pairs,
-    )) {
-      collided.add((keyed[row.i] as { eventId: string }).eventId);
-    }
-    this.sql.exec(
-      `INSERT INTO ${table} (h, file_id) SELECT ${hashKeySql("value")}, ? FROM json_each(?)`,
+    // A hash another file's event holds already keeps that row (nothing
+    // written); only when some were not written is the day's table searched
+    // for them, which 64-bit hashes make rare.
+    const unique = collided.size === 0 ? keyed : keyed.filter((e) => !collided.has(e.eventId));
+    const pairs = JSON.stringify(unique.map((entry) => entry.hash));
+    const written = this.sql.exec(
+      `INSERT INTO ${table} (h, file_id) SELECT ${hashKeySql("value")}, ? FROM json_each(?)
+       WHERE true ON CONFLICT (h) DO NOTHING`,
       fileId,
-      collided.size === 0
-        ? pairs
-        : JSON.stringify(
-            keyed.filter((entry) => !collided.has(entry.eventId)).map((entry) => entry.hash),
-          ),
-    );
+      pairs,
+    ).rowsWritten;
+    if (written < unique.length) {
+      for (const row of this.sql.exec<{ i: number }>(
+        `WITH q(i, h) AS MATERIALIZED (SELECT key, ${hashKeySql("value")} FROM json_each(?))
+         SELECT q.i AS i FROM q JOIN ${table} t ON t.h = q.h WHERE t.file_id <> ?`,
+        pairs,
+        fileId,
+      )) {
+        collided.add((unique[row.i] as { eventId: string }).eventId);
+      }
+    }
     if (collided.size > 0) {
       this.sql.exec(
         `INSERT INTO id_collisions (event_id, day, file_id) SELECT value, ?, ? FROM json_each(?)

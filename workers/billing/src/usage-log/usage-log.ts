@@ -348,7 +348,8 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       report.files++;
     }
     for (let round = 0; round < (options.maxFiles ?? Number.POSITIVE_INFINITY); round++) {
-      const candidates = this.store.archivable(nowMs - settings.settleMs, settings.fileEvents);
+      const settledBefore = nowMs - settings.settleMs;
+      const candidates = this.store.archivable(settledBefore, settings.fileEvents);
       const first = candidates[0];
       if (!first) break;
       const day = first.received_at.slice(0, 10);
@@ -370,11 +371,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
         events: chosen.length,
       };
       const fileId = this.ctx.storage.transactionSync(() =>
-        this.store.startFile(
-          record,
-          chosen.map((row) => row.id),
-          nowMs,
-        ),
+        this.store.startFile(record, { settledBefore, closedBefore, full }, nowMs),
       );
       if (options.crashAfter === "intent") throw new Error("injected crash after the intent");
       report.events += await this.writeFile(
