@@ -32,12 +32,18 @@
  *    With BENCH_RATE the load is open-loop instead: that rate on a fixed
  *    schedule, each batch sent on time whether or not earlier ones were
  *    answered (at most twice the burst's concurrency in flight).
- * Long mode (BENCH_STORED_EVENTS=N, e.g. 3000000): between the bursts and
- *    the sustained minute, the same clients post back to back until N
- *    events are stored (progress every 30 s), then the pipeline drains and
- *    the totals are checked; the sustained minute then measures ingestion
- *    after N stored events against the first burst's rate (target at least
- *    0.9x), with aggregation and 202 -> AGGREGATED as usual.
+ * Long mode (BENCH_STORED_EVENTS=N, e.g. 3000000): a warm-up of 75 s of
+ *    the burst's load comes before the baseline, so the first burst runs in
+ *    the steady state every later minute runs in (the archive writing
+ *    Parquet files of events finished a minute before). Between the bursts
+ *    and the sustained minute, the same clients post back to back until N
+ *    events are stored (progress every 30 s), then the pipeline drains, the
+ *    totals are checked and the baseline is measured again; the sustained
+ *    minute then measures ingestion after N stored events against the
+ *    first burst, each as events per request of the baseline taken just
+ *    before it (target at least 0.9x; a shared machine's speed drifts over
+ *    a half-hour run, and the plain events/s ratio is printed beside it),
+ *    with aggregation and 202 -> AGGREGATED as usual.
  * 6. The verdict: each criterion of "the pipeline keeps up at the ingestion
  *    rate" (ingestion saturated for the whole minute, every event accepted,
  *    aggregation >= 0.95x the ingestion rate while ingesting, backlog not
@@ -46,7 +52,8 @@
  *
  * Environment: BENCH_SECONDS (default 10), BENCH_TENANTS (default 4;
  * BENCH_CLIENTS is the same setting's older name), BENCH_STORED_EVENTS
- * (default: none, no long mode),
+ * (default: none, no long mode), BENCH_WARMUP_SECONDS (default 75 in long
+ * mode, 0 otherwise),
  * BENCH_BURSTS (step 4 repeated, default 1: the first burst is the measured
  * rate, the others show it as the tables grow), BENCH_EVENT_IDS=ordered
  * (time-ordered eventIds instead of random ones),
@@ -79,6 +86,16 @@ const STORED_EVENTS = process.env.BENCH_STORED_EVENTS
   : undefined;
 const FIXED_RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 const SUSTAIN_SECONDS = Number(process.env.BENCH_SUSTAIN_SECONDS ?? 60);
+/**
+ * Ingestion before the baseline and the first burst. In long mode it
+ * outlasts the archive's settle time (60 s), so that the first burst runs
+ * with the archive writing files, as every later minute does: the long
+ * run's ratio then compares the same work per event, with and without the
+ * stored log.
+ */
+const WARMUP_SECONDS = Number(
+  process.env.BENCH_WARMUP_SECONDS ?? (process.env.BENCH_STORED_EVENTS ? 75 : 0),
+);
 const BATCH = 1000;
 /** Bursts before the sustained minute: more than one shows the ingestion rate as the tables grow. */
 const BURSTS = Math.max(1, Number(process.env.BENCH_BURSTS ?? 1));
@@ -200,6 +217,38 @@ async function aggregatedUnits(base: string, key: string): Promise<number> {
   return rows.reduce((sum, row) => sum + row.amount, 0);
 }
 
+/**
+ * BENCH_WARMUP_SECONDS of the burst's load, then a drained pipeline.
+ * Returns the events stored.
+ */
+async function warmUp(base: string, keys: string[]): Promise<number> {
+  if (WARMUP_SECONDS <= 0) return 0;
+  log(`warm-up: ${keys.length} clients posting ${BATCH}-event batches for ${WARMUP_SECONDS} s`);
+  // The tenants are new: each has the one batch of the warm-up before (amount 1 per event).
+  const before = keys.map(() => BATCH);
+  const units = keys.map(() => 0);
+  let accepted = 0;
+  const deadline = performance.now() + WARMUP_SECONDS * 1000;
+  await Promise.all(
+    keys.map(async (key, client) => {
+      while (performance.now() < deadline) {
+        const batch = events(BATCH, (i) => (i % 3) + 1);
+        const result = await postBatch(base, key, batch);
+        if (result.status !== 202) continue;
+        accepted += result.accepted;
+        units[client] = (units[client] ?? 0) + batch.reduce((sum, event) => sum + event.amount, 0);
+      }
+    }),
+  );
+  const drainStart = performance.now();
+  while (performance.now() - drainStart < 300_000) {
+    const now = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
+    if (now.every((value, i) => value - (before[i] ?? 0) === units[i])) return accepted;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  throw new Error("warm-up: the pipeline did not drain within 300 s");
+}
+
 async function main(): Promise<void> {
   const report = startBenchmarkReport("usage");
   log("starting the local stack");
@@ -217,6 +266,7 @@ async function main(): Promise<void> {
     await autocannon({ url: `${base}/health/live`, connections: 20, duration: 2 });
     await autocannon({ url: `${base}/health`, connections: 20, duration: 2 });
     for (const key of keys) await postBatch(base, key, events(BATCH));
+    const warmedUp = await warmUp(base, keys);
 
     log(`baseline: autocannon GET /health/live, then GET /health, 20 connections, ${SECONDS} s`);
     const live = await autocannon({
@@ -295,7 +345,7 @@ async function main(): Promise<void> {
     const first = bursts[0]!;
     const { latencies, ingestSeconds, accepted, eventsPerSecond, batchRps } = first;
     const storedAfterBursts =
-      CLIENTS * BATCH + bursts.reduce((sum, result) => sum + result.accepted, 0);
+      CLIENTS * BATCH + warmedUp + bursts.reduce((sum, result) => sum + result.accepted, 0);
 
     const aggregatedNow = async () =>
       (await Promise.all(keys.map((key) => aggregatedUnits(base, key)))).reduce((a, b) => a + b, 0);
@@ -353,6 +403,19 @@ async function main(): Promise<void> {
         exact: filledExact,
         drainSeconds: (performance.now() - drainStart) / 1000,
       };
+    }
+    // Long mode: the machine's baseline again, just before the sustained
+    // minute, as it was just before the first burst (a shared machine's
+    // speed drifts over a long run).
+    let liveAfterRps: number | undefined;
+    if (fill) {
+      log(`baseline again: autocannon GET /health/live, 20 connections, ${SECONDS} s`);
+      const again = await autocannon({
+        url: `${base}/health/live`,
+        connections: 20,
+        duration: SECONDS,
+      });
+      liveAfterRps = again.requests.total / SECONDS;
     }
     const baseUnits = await aggregatedNow();
     const samples: { eventId: string; key: string; acceptedAt: number }[] = [];
@@ -566,11 +629,16 @@ async function main(): Promise<void> {
         `${aggregatedFinal} of ${acceptedUnits} units after the sustained load`,
       ],
     ];
-    if (fill && FIXED_RATE === undefined) {
+    // Long mode: events per baseline request after N stored, against the
+    // first burst's events per baseline request (each baseline taken just
+    // before its measurement), and the plain events/s ratio beside it.
+    const longRatio =
+      liveAfterRps === undefined ? undefined : offered / liveAfterRps / (eventsPerSecond / liveRps);
+    if (fill && FIXED_RATE === undefined && longRatio !== undefined) {
       criteria.push([
-        `ingestion after ${STORED_EVENTS} stored events >= ${TARGETS.longRunRatio}x the first burst`,
-        offered >= TARGETS.longRunRatio * eventsPerSecond,
-        `${offered.toFixed(0)} events/s with ${storedAtStart} -> ${storedAtStart + acceptedUnits} stored = ${(offered / eventsPerSecond).toFixed(2)}x the first burst's ${eventsPerSecond.toFixed(0)} events/s`,
+        `ingestion after ${STORED_EVENTS} stored events >= ${TARGETS.longRunRatio}x the first burst (events per baseline request)`,
+        longRatio >= TARGETS.longRunRatio,
+        `${(offered / (liveAfterRps ?? 1)).toFixed(2)} events per baseline request (${offered.toFixed(0)} events/s, baseline ${(liveAfterRps ?? 0).toFixed(0)} req/s) with ${storedAtStart} -> ${storedAtStart + acceptedUnits} stored = ${longRatio.toFixed(2)}x the first burst's ${(eventsPerSecond / liveRps).toFixed(2)} (${eventsPerSecond.toFixed(0)} events/s, baseline ${liveRps.toFixed(0)} req/s); in events/s alone ${(offered / eventsPerSecond).toFixed(2)}x`,
       ]);
     }
     const holds = criteria.every(([, ok]) => ok);
@@ -654,10 +722,10 @@ async function main(): Promise<void> {
         ? [
             {
               benchmark: `ingestion after ${count(storedAtStart)} stored events (sustained), against the first burst`,
-              figure: `${count(offered)} events/s; filled at ${count(fill.accepted / fill.seconds)} events/s over ${count(fill.seconds)} s`,
-              ratio: times(offered / eventsPerSecond),
-              baseline: `the first burst's ingestion rate, ${count(eventsPerSecond)} events/s`,
-              target: atLeast(offered / eventsPerSecond, TARGETS.longRunRatio),
+              figure: `${count(offered)} events/s = ${(offered / (liveAfterRps ?? 1)).toFixed(1)} events per baseline request (baseline again just before: ${count(liveAfterRps ?? 0)} req/s); filled at ${count(fill.accepted / fill.seconds)} events/s over ${count(fill.seconds)} s; in events/s alone ${times(offered / eventsPerSecond)}`,
+              ratio: times(longRatio ?? 0),
+              baseline: `the first burst's ${(eventsPerSecond / liveRps).toFixed(1)} events per baseline request (${count(eventsPerSecond)} events/s)`,
+              target: atLeast(longRatio ?? 0, TARGETS.longRunRatio),
             },
           ]
         : []),
