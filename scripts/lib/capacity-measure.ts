@@ -29,8 +29,15 @@ interface UsageLogStoreApi {
   claim(flushId: string, claims: unknown[]): unknown;
   finishClaim(flushId: string, ids: string[], at: string, nowMs: number): number;
   archivable(settledBefore: number, limit: number): { id: string; received_at: string }[];
-  startFile(file: Record<string, SqlValue>, ids: string[], nowMs: number): number;
-  fileEvents(tenantId: string, fileId: number): Parameters<typeof encodeUsageEventsParquet>[0];
+  startFile(
+    file: Record<string, SqlValue>,
+    choice: { settledBefore: number; closedBefore: string; full: boolean },
+    nowMs: number,
+  ): number;
+  fileEvents(
+    tenantId: string,
+    file: { id: number; first_id: string; last_id: string },
+  ): Parameters<typeof encodeUsageEventsParquet>[0];
   finishFile(fileId: number, bytes: number): number;
 }
 
@@ -252,12 +259,14 @@ export async function measureUsageLog(
               bytes: null,
               created_ms: clock,
             },
-            rows.map((row) => row.id),
+            { settledBefore: clock + 1, closedBefore: "", full: true },
             clock,
           ),
         ),
       );
-      const fileRows = timed("archive", () => store.fileEvents(tenantId, fileId));
+      const fileRows = timed("archive", () =>
+        store.fileEvents(tenantId, { id: fileId, first_id: first.id, last_id: last.id }),
+      );
       const file = timed("encode", () => encodeUsageEventsParquet(fileRows));
       parquetBytes += file.byteLength;
       timed("archive", () => transaction(db, () => store.finishFile(fileId, file.byteLength)));
