@@ -778,6 +778,12 @@ async function main(): Promise<void> {
       ],
     });
     if (!holds) process.exitCode = 1;
+  } catch (error) {
+    // What the stack printed last usually says why a request failed.
+    process.stderr.write(
+      `[bench:usage] the stack's last output:\n${stack.output().slice(-4000)}\n`,
+    );
+    throw error;
   } finally {
     log("stopping the stack");
     await stack.stop();
