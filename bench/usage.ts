@@ -228,35 +228,64 @@ async function aggregatedUnits(base: string, key: string): Promise<number> {
 }
 
 /**
+ * One client per key posts BATCH-event batches (amounts 1-3) back to back
+ * for `seconds`: what each got accepted, in events and units.
+ */
+async function postBackToBack(base: string, keys: string[], seconds: number) {
+  const latencies: number[] = [];
+  const acceptedPerClient = keys.map(() => 0);
+  const unitsPerClient = keys.map(() => 0);
+  let failures = 0;
+  const start = performance.now();
+  const deadline = start + seconds * 1000;
+  await Promise.all(
+    keys.map(async (key, client) => {
+      while (performance.now() < deadline) {
+        const batch = events(BATCH, (i) => (i % 3) + 1);
+        const result = await postBatch(base, key, batch);
+        latencies.push(result.ms);
+        if (result.status === 202) {
+          acceptedPerClient[client] = (acceptedPerClient[client] ?? 0) + result.accepted;
+          unitsPerClient[client] =
+            (unitsPerClient[client] ?? 0) + batch.reduce((s, e) => s + e.amount, 0);
+        } else failures++;
+      }
+    }),
+  );
+  return {
+    latencies,
+    failures,
+    unitsPerClient,
+    accepted: acceptedPerClient.reduce((a, b) => a + b, 0),
+    seconds: (performance.now() - start) / 1000,
+  };
+}
+
+/** Waits (up to 300 s) until each tenant's aggregates are `before` plus `units`; whether they got there. */
+async function drained(base: string, keys: string[], before: number[], units: number[]) {
+  const start = performance.now();
+  while (performance.now() - start < 300_000) {
+    const now = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
+    if (now.every((value, i) => value - (before[i] ?? 0) === units[i])) return true;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+  return false;
+}
+
+/**
  * BENCH_WARMUP_SECONDS of the burst's load, then a drained pipeline.
  * Returns the events stored.
  */
 async function warmUp(base: string, keys: string[]): Promise<number> {
   if (WARMUP_SECONDS <= 0) return 0;
   log(`warm-up: ${keys.length} clients posting ${BATCH}-event batches for ${WARMUP_SECONDS} s`);
+  const load = await postBackToBack(base, keys, WARMUP_SECONDS);
   // The tenants are new: each has the one batch of the warm-up before (amount 1 per event).
   const before = keys.map(() => BATCH);
-  const units = keys.map(() => 0);
-  let accepted = 0;
-  const deadline = performance.now() + WARMUP_SECONDS * 1000;
-  await Promise.all(
-    keys.map(async (key, client) => {
-      while (performance.now() < deadline) {
-        const batch = events(BATCH, (i) => (i % 3) + 1);
-        const result = await postBatch(base, key, batch);
-        if (result.status !== 202) continue;
-        accepted += result.accepted;
-        units[client] = (units[client] ?? 0) + batch.reduce((sum, event) => sum + event.amount, 0);
-      }
-    }),
-  );
-  const drainStart = performance.now();
-  while (performance.now() - drainStart < 300_000) {
-    const now = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
-    if (now.every((value, i) => value - (before[i] ?? 0) === units[i])) return accepted;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+  if (!(await drained(base, keys, before, load.unitsPerClient))) {
+    throw new Error("warm-up: the pipeline did not drain within 300 s");
   }
-  throw new Error("warm-up: the pipeline did not drain within 300 s");
+  return load.accepted;
 }
 
 async function main(): Promise<void> {
@@ -293,40 +322,19 @@ async function main(): Promise<void> {
     const burst = async () => {
       const before = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
       log(`ingestion: ${CLIENTS} clients posting ${BATCH}-event batches for ${SECONDS} s`);
-      const latencies: number[] = [];
-      const acceptedPerClient = keys.map(() => 0);
-      const unitsPerClient = keys.map(() => 0);
-      let failures = 0;
-      const ingestStart = performance.now();
-      const deadline = ingestStart + SECONDS * 1000;
-      await Promise.all(
-        keys.map(async (key, client) => {
-          while (performance.now() < deadline) {
-            const batch = events(BATCH, (i) => (i % 3) + 1);
-            const result = await postBatch(base, key, batch);
-            latencies.push(result.ms);
-            if (result.status === 202) {
-              acceptedPerClient[client] = (acceptedPerClient[client] ?? 0) + result.accepted;
-              unitsPerClient[client] =
-                (unitsPerClient[client] ?? 0) + batch.reduce((s, e) => s + e.amount, 0);
-            } else failures++;
-          }
-        }),
-      );
-      const ingestSeconds = (performance.now() - ingestStart) / 1000;
-      const accepted = acceptedPerClient.reduce((a, b) => a + b, 0);
+      const {
+        latencies,
+        failures,
+        unitsPerClient,
+        accepted,
+        seconds: ingestSeconds,
+      } = await postBackToBack(base, keys, SECONDS);
       const eventsPerSecond = accepted / ingestSeconds;
       const batchRps = latencies.length / ingestSeconds;
 
       log("draining the pipeline");
       const drainStart = performance.now();
-      let exact = false;
-      while (performance.now() - drainStart < 300_000) {
-        const now = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
-        exact = now.every((units, i) => units - (before[i] ?? 0) === unitsPerClient[i]);
-        if (exact) break;
-        await new Promise((resolve) => setTimeout(resolve, 500));
-      }
+      const exact = await drained(base, keys, before, unitsPerClient);
       const drainSeconds = (performance.now() - drainStart) / 1000;
       const pipelineRate = accepted / (ingestSeconds + drainSeconds);
       return {

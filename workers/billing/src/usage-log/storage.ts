@@ -184,6 +184,12 @@ export function storedEvent(tenantId: string, row: EventRecord): StoredEvent {
 
 const FINISHED = "('AGGREGATED', 'REJECTED')";
 
+/**
+ * A file's events, bound as (first id, last id, file number): its marked
+ * rows, searched within its id range so that the primary key finds them.
+ */
+const OF_FILE = "id BETWEEN ? AND ? AND file_id = ?";
+
 /** An archive file, by its number in `files` and its R2 key. */
 export interface FileRef {
   id: number;
@@ -829,7 +835,7 @@ export class UsageLogStore {
   ): StoredEvent[] {
     return this.sql
       .exec<EventRecord>(
-        "SELECT * FROM events WHERE id BETWEEN ? AND ? AND file_id = ? ORDER BY id",
+        `SELECT * FROM events WHERE ${OF_FILE} ORDER BY id`,
         file.first_id,
         file.last_id,
         file.id,
@@ -850,17 +856,16 @@ export class UsageLogStore {
         fileId,
       )
       .one();
-    const { day } = file;
     const eventIds = this.sql
       .exec<{ event_id: string }>(
-        "SELECT event_id FROM events WHERE id BETWEEN ? AND ? AND file_id = ?",
+        `SELECT event_id FROM events WHERE ${OF_FILE}`,
         file.first_id,
         file.last_id,
         fileId,
       )
       .toArray()
       .map((row) => row.event_id);
-    const table = this.dayTable(day);
+    const table = this.dayTable(file.day);
     const keyed = eventIds.map((eventId) => ({ eventId, hash: this.hash(eventId) }));
     // Sorted as SQLite orders the 64-bit key (signed high half, then the low half).
     keyed.sort((a, b) => a.hash[0] - b.hash[0] || a.hash[1] - b.hash[1]);
@@ -902,13 +907,13 @@ export class UsageLogStore {
       this.sql.exec(
         `INSERT INTO id_collisions (event_id, day, file_id) SELECT value, ?, ? FROM json_each(?)
          WHERE true ON CONFLICT (event_id) DO UPDATE SET day = excluded.day, file_id = excluded.file_id`,
-        day,
+        file.day,
         fileId,
         JSON.stringify([...collided]),
       );
     }
     const deleted = this.sql.exec(
-      "DELETE FROM events WHERE id BETWEEN ? AND ? AND file_id = ?",
+      `DELETE FROM events WHERE ${OF_FILE}`,
       file.first_id,
       file.last_id,
       fileId,
