@@ -148,7 +148,7 @@ describe("usage pipeline capacity model", () => {
     expect(settings).toMatchObject({
       USAGE_LOG_SHARDS: "1",
       USAGE_FLUSH_INTERVAL_MS: "200",
-      USAGE_RAW_QUEUES: "1",
+      USAGE_RAW_QUEUES: "8",
     });
     expect(defaults).toMatchObject({
       shards: 1,
@@ -156,7 +156,7 @@ describe("usage pipeline capacity model", () => {
       flushSeconds: 0.2,
       flushIdsHours: 1,
       counterIdDays: 1 / 24,
-      rawQueues: 1,
+      rawQueues: 8,
       fileEvents: 10_000,
     });
     const { input: set } = parseInput([
