@@ -254,12 +254,17 @@ describe("the usage log's outbox", () => {
       );
     await runInDurableObject(usageLogObject(tenantId), async (instance: UsageLog) => {
       const real = (instance as unknown as { env: Env }).env;
-      (instance as unknown as { env: Env }).env = {
-        ...real,
-        USAGE_RAW_QUEUE: {
-          sendBatch: async () => Promise.reject(new Error("queue unavailable")),
-        } as unknown as Queue,
-      };
+      const unavailable = {
+        sendBatch: async () => Promise.reject(new Error("queue unavailable")),
+      } as unknown as Queue;
+      // Every raw queue fails, whichever the tenant's id hashes to.
+      const rawQueues = Object.fromEntries(
+        Object.keys(real)
+          .filter((name) => /^USAGE_RAW_QUEUE(_\d+)?$/.test(name))
+          .map((name) => [name, unavailable]),
+      );
+      expect(Object.keys(rawQueues)).toContain("USAGE_RAW_QUEUE_7");
+      (instance as unknown as { env: Env }).env = { ...real, ...rawQueues };
       let at = start;
       for (const [attempt, wait] of [2, 4, 8, 16].entries()) {
         await instance.publish(at);
