@@ -1,6 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { deadLetterIdFor } from "@edge-platform/shared/queues/usage";
 import { describe, expect, it, vi } from "vitest";
+import { rawQueueBinding, rawQueueCount } from "../src/services/usage-raw-queues.ts";
 import type { UsageLog } from "../src/usage-log/usage-log.ts";
 import { createApiKey, platformAdmin } from "./catalog-helpers.ts";
 import { insertSubscription, snapshot } from "./entitlement-fixtures.ts";
@@ -259,9 +260,10 @@ describe("the usage log's outbox", () => {
       } as unknown as Queue;
       // Every raw queue fails, whichever the tenant's id hashes to.
       const rawQueues = Object.fromEntries(
-        Object.keys(real)
-          .filter((name) => /^USAGE_RAW_QUEUE(_\d+)?$/.test(name))
-          .map((name) => [name, unavailable]),
+        Array.from({ length: rawQueueCount(real.USAGE_RAW_QUEUES) }, (_, index) => [
+          rawQueueBinding(index),
+          unavailable,
+        ]),
       );
       expect(Object.keys(rawQueues)).toContain("USAGE_RAW_QUEUE_7");
       (instance as unknown as { env: Env }).env = { ...real, ...rawQueues };

@@ -2,7 +2,7 @@ import { rawQueueIndex } from "@edge-platform/shared/queues/usage";
 
 /*
  * Which usage-raw queue a tenant's events go to. USAGE_RAW_QUEUES names how
- * many there are (1 by default); queue 0 is the USAGE_RAW_QUEUE binding,
+ * many there are (8 in wrangler.toml, 1 when unset); queue 0 is the USAGE_RAW_QUEUE binding,
  * queue i > 0 the USAGE_RAW_QUEUE_<i> binding (queue usage-raw-<i>). A
  * tenant's queue is a stable hash of its id (shared/src/queues/usage.ts).
  * Changing the count moves tenants between queues; nothing depends on
