@@ -17,7 +17,7 @@ const DATABASE_ID = "6f0e3a52-6c1e-4a4e-9d35-0b1b2b7c0001";
  * worker's consumers meet in the one Miniflare instance, as in `npm run dev`.
  * Here the billing worker spreads tenants over two raw queues
  * (USAGE_RAW_QUEUES = 2: usage-raw and usage-raw-1), so every pipeline test
- * runs the several-queue path; `npm run dev` runs the default, one.
+ * runs the several-queue path; `npm run dev` runs the default, eight.
  */
 async function bundleBilling(): Promise<string> {
   const outdir = path.join(ROOT, ".tmp/vitest/billing-aux");
@@ -46,18 +46,9 @@ export default defineConfig(async () => {
         wrangler: { configPath: path.join(import.meta.dirname, "./wrangler.toml") },
         miniflare: {
           bindings: { TEST_MIGRATIONS: migrations, ENVIRONMENT: "test" },
-          // Queue work lands within milliseconds (scripts/lib/test-queues.ts),
-          // and the second raw queue is consumed as wrangler.toml's usage-raw is.
-          queueConsumers: {
-            ...promptQueueConsumers(path.join(import.meta.dirname, "./wrangler.toml")),
-            "usage-raw-1": {
-              maxBatchSize: 100,
-              maxBatchTimeout: 0.05,
-              maxRetries: 5,
-              deadLetterQueue: "usage-raw-1-dlq",
-            },
-            "usage-raw-1-dlq": { maxBatchSize: 50, maxBatchTimeout: 0.05, maxRetries: 10 },
-          },
+          // Queue work lands within milliseconds (scripts/lib/test-queues.ts);
+          // wrangler.toml's consumers include usage-raw-1 and its dead-letter queue.
+          queueConsumers: promptQueueConsumers(path.join(import.meta.dirname, "./wrangler.toml")),
           // Test-only way in: the billing API.
           serviceBindings: { BILLING: "billing" },
           workers: [
