@@ -70,6 +70,37 @@ describe("usage events Parquet codec", () => {
     expect(same.map((event) => event.eventId)).toEqual(["aaa-same-instant", "zzz-same-instant"]);
   });
 
+  it("round-trips text beyond ASCII in the id and text columns", async () => {
+    const events = [
+      { ...makeEvent(1), eventId: "évènement-1", feature: "données_gb", message: "trop tôt ✓" },
+      { ...makeEvent(2), eventId: "事件-2", subscriptionId: "abonnement-ü" },
+      { ...makeEvent(3), eventId: "plain-3", feature: "données_gb" },
+    ];
+    const decoded = await decodeUsageEventsParquet(encodeUsageEventsParquet(events));
+    expect(decoded).toEqual([...events].sort(byTimeThenId));
+  });
+
+  it("accepts every real day of a month and refuses days and hours that do not exist", async () => {
+    const edges = [
+      "2026-01-31T00:00:00.000Z",
+      "2026-12-31T12:30:00.000Z",
+      "2028-02-29T23:59:59.999Z",
+    ];
+    const events = edges.map((timestamp, index) => ({ ...makeEvent(index), timestamp }));
+    const decoded = await decodeUsageEventsParquet(encodeUsageEventsParquet(events));
+    expect(decoded.map((event) => event.timestamp)).toEqual(edges);
+    for (const timestamp of [
+      "2026-02-29T00:00:00.000Z",
+      "2026-04-31T00:00:00.000Z",
+      "2026-11-20T24:00:00.000Z",
+      "2026-13-01T00:00:00.000Z",
+    ]) {
+      expect(() => encodeUsageEventsParquet([{ ...makeEvent(1), timestamp }])).toThrow(
+        UsageEventsParquetError,
+      );
+    }
+  });
+
   it("writes the documented schema: snake_case columns, INT64 amount, UTC millisecond timestamps, JSON metadata", () => {
     const metadata = parquetMetadata(encodeUsageEventsParquet([makeEvent(1)]));
     const columns = metadata.schema.slice(1);

@@ -224,16 +224,78 @@ function parquetSchemaElements(): SchemaElement[] {
   ];
 }
 
+/**
+ * `toISOString` output on a day every month has (01 to 28): such a string
+ * parses to the instant it names and nothing else, so the round trip below
+ * is needed only for the rest.
+ */
+const PLAIN_ISO_TIME =
+  /^\d{4}-(?:0[1-9]|1[0-2])-(?:0[1-9]|1\d|2[0-8])T(?:[01]\d|2[0-3]):[0-5]\d:[0-5]\d\.\d{3}Z$/;
+
 /** Milliseconds of a canonical ISO string; anything `toISOString` would not give back is refused, so the round trip is exact. */
 function checkedMillis(value: string, field: string, eventId: string): number {
   const millis = Date.parse(value);
-  if (Number.isNaN(millis) || new Date(millis).toISOString() !== value) {
+  if (
+    Number.isNaN(millis) ||
+    (!PLAIN_ISO_TIME.test(value) && new Date(millis).toISOString() !== value)
+  ) {
     throw new UsageEventsParquetError(
       `${field} of event ${eventId} is not an ISO-8601 UTC time with milliseconds: ${value}`,
     );
   }
   return millis;
 }
+
+const utf8 = new TextEncoder();
+
+/**
+ * A string column as UTF-8 bytes, ASCII strings encoded in one call. A
+ * column of repeating strings encodes each distinct one once and its rows
+ * share it (the writer's dictionary then keys repeats by identity). Left
+ * to the writer, every row was encoded and hashed on its own, which took a
+ * third of a file's encoding.
+ */
+function utf8Column(values: readonly (string | null)[], repeating: boolean): (Uint8Array | null)[] {
+  if (!repeating) {
+    const strings = values.map((value) => value ?? "");
+    const bytes = asciiBytes(strings);
+    return values.map((value, index) =>
+      value === null ? null : (bytes?.[index] ?? utf8.encode(value)),
+    );
+  }
+  const bytesOf = new Map<string, Uint8Array>();
+  for (const value of values) if (value !== null) bytesOf.set(value, EMPTY_BYTES);
+  const distinct = [...bytesOf.keys()];
+  const bytes = asciiBytes(distinct);
+  for (const [index, value] of distinct.entries()) {
+    bytesOf.set(value, bytes?.[index] ?? utf8.encode(value));
+  }
+  return values.map((value) => (value === null ? null : (bytesOf.get(value) ?? null)));
+}
+
+/** Views of one encoding of the strings joined, or null when some are not ASCII. */
+function asciiBytes(strings: readonly string[]): Uint8Array[] | null {
+  const joined = strings.join("");
+  const all = utf8.encode(joined);
+  if (all.length !== joined.length) return null;
+  let offset = 0;
+  return strings.map((value) => {
+    const view = all.subarray(offset, offset + value.length);
+    offset += value.length;
+    return view;
+  });
+}
+
+const EMPTY_BYTES = new Uint8Array(0);
+
+/**
+ * Columns of random ids: a dictionary, compression and min/max statistics
+ * cost time and buy nothing there (every row group spans nearly the whole
+ * id range, and the ids do not compress), so they are written plain.
+ */
+const PLAIN_COLUMNS = new Set<keyof ArchivedUsageEvent>(["id", "eventId"]);
+/** Free text nobody prunes by: no min/max statistics. */
+const UNSORTED_TEXT_COLUMNS = new Set<keyof ArchivedUsageEvent>(["reason", "message", "metadata"]);
 
 function compareRows(
   a: { timestamp: number; eventId: string },
@@ -286,13 +348,25 @@ export function encodeUsageEventsParquet(events: readonly ArchivedUsageEvent[]):
       });
     } else if (column.type === "INT64") {
       data = sorted.map((event) => BigInt(event[column.field] as number));
+    } else if (column.type === "STRING") {
+      data = utf8Column(
+        sorted.map((event) => event[column.field] as string | null),
+        !PLAIN_COLUMNS.has(column.field),
+      );
     } else {
       data = sorted.map((event) => event[column.field]);
     }
-    return {
-      name: column.column,
-      data,
-    };
+    return PLAIN_COLUMNS.has(column.field)
+      ? {
+          name: column.column,
+          data,
+          encoding: "PLAIN" as const,
+          codec: "UNCOMPRESSED" as const,
+          statistics: false,
+        }
+      : UNSORTED_TEXT_COLUMNS.has(column.field)
+        ? { name: column.column, data, statistics: false }
+        : { name: column.column, data };
   });
   return parquetWriteBuffer({
     columnData,
@@ -361,13 +435,14 @@ export function decodeUsageEventsParquet(file: ArrayBuffer): Promise<ArchivedUsa
 }
 
 /**
- * One event by its client eventId, or null. Reads the footer, then the row
- * groups whose event_id statistics admit the id (a file written by an
- * earlier release also has event_id bloom filters, which skip more).
- * `file` may be an AsyncBuffer over ranged reads of an R2 object. Files
- * carry no bloom filter now: hashing every eventId took about a third of
- * the time to write a file, in the object that ingests, while a lookup by
- * eventId is rare and already narrowed to one file by the log's index.
+ * One event by its client eventId, or null. Reads the footer, then the
+ * row groups (a file written by an earlier release has event_id statistics
+ * and bloom filters, which skip some). `file` may be an AsyncBuffer over
+ * ranged reads of an R2 object. Files carry neither now: hashing every
+ * eventId took about a third of the time to write a file, in the object
+ * that ingests, random ids give min/max statistics nothing to skip, and a
+ * lookup by eventId is rare and already narrowed to one file by the log's
+ * index.
  */
 export async function findUsageEventInParquet(
   file: ParquetFile,

@@ -162,7 +162,11 @@ export interface FileRecord extends Record<string, SqlStorageValue> {
   events: number;
 }
 
-export function storedEvent(tenantId: string, row: EventRecord): StoredEvent {
+export function storedEvent(
+  tenantId: string,
+  row: EventRecord,
+  metadata: Record<string, unknown> = parsedMetadata(row.metadata),
+): StoredEvent {
   return {
     id: row.id,
     tenantId,
@@ -178,11 +182,19 @@ export function storedEvent(tenantId: string, row: EventRecord): StoredEvent {
     periodKey: row.period_key,
     validatedAt: row.validated_at,
     aggregatedAt: row.aggregated_at,
-    metadata: JSON.parse(row.metadata || "{}") as Record<string, unknown>,
+    metadata,
   };
 }
 
+function parsedMetadata(text: string): Record<string, unknown> {
+  return JSON.parse(text || "{}") as Record<string, unknown>;
+}
+
 const FINISHED = "('AGGREGATED', 'REJECTED')";
+
+/** The events columns an archive file holds. */
+const ARCHIVED_COLUMNS =
+  "id, event_id, feature, amount, timestamp, received_at, status, reason, message, subscription_id, period_key, validated_at, aggregated_at, metadata";
 
 /**
  * A file's events, bound as (first id, last id, file number): its marked
@@ -828,20 +840,33 @@ export class UsageLogStore {
       .toArray();
   }
 
-  /** A file's events hold ids from its first to its last: the range keeps this a primary-key search. */
+  /**
+   * A file's events hold ids from its first to its last: the range keeps
+   * this a primary-key search. Only the columns a file holds are read, and
+   * rows with the same metadata text share one parsed object (read-only
+   * here), which the Parquet writer then serialises once.
+   */
   fileEvents(
     tenantId: string,
     file: Pick<FileRecord, "id" | "first_id" | "last_id">,
   ): StoredEvent[] {
+    const metadataOf = new Map<string, Record<string, unknown>>();
     return this.sql
       .exec<EventRecord>(
-        `SELECT * FROM events WHERE ${OF_FILE} ORDER BY id`,
+        `SELECT ${ARCHIVED_COLUMNS} FROM events WHERE ${OF_FILE} ORDER BY id`,
         file.first_id,
         file.last_id,
         file.id,
       )
       .toArray()
-      .map((row) => storedEvent(tenantId, row));
+      .map((row) => {
+        let metadata = metadataOf.get(row.metadata);
+        if (!metadata) {
+          metadata = parsedMetadata(row.metadata);
+          metadataOf.set(row.metadata, metadata);
+        }
+        return storedEvent(tenantId, row, metadata);
+      });
   }
 
   /**
