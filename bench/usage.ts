@@ -20,16 +20,17 @@
  *    (default 60; 300 in long mode): the burst's clients post 1000-event
  *    batches back to back (each sends its next batch as soon as the last is
  *    answered), so what is offered is exactly what ingestion accepts, for
- *    the whole window, while the pipeline runs. Every 5 s the events accepted and aggregated so far are
- *    sampled (from the aggregates): the backlog's last third must not exceed
- *    its first third by more than a second of load, and the per-interval
- *    rates show ingestion and aggregation side by side as the tables grow.
- *    Afterwards a sample of events (every 20th, at most 5,000 of them
- *    evenly spaced) is read back and its
- *    latency is the server's aggregatedAt minus the moment the client got
- *    the 202 (same machine, same clock): p50/p99/max. The sustained rate is
- *    printed against the burst's, to show whether ingestion slows as the
- *    stored log grows under random client ids (see docs/capacity.md).
+ *    the whole window, while the pipeline runs. Every 5 s the events
+ *    accepted and aggregated so far are sampled (from the aggregates): the
+ *    backlog's last third must not exceed its first third by more than a
+ *    second of load, and the per-interval rates show ingestion and
+ *    aggregation side by side as the tables grow. Afterwards a sample of
+ *    events (every 20th, at most 5,000 of them evenly spaced) is read back
+ *    and its latency is the server's aggregatedAt minus the moment the
+ *    client got the 202 (same machine, same clock): p50/p99/max. The
+ *    sustained rate is printed against the burst's, to show whether
+ *    ingestion slows as the stored log grows under random client ids (see
+ *    docs/capacity.md).
  *    With BENCH_RATE the load is open-loop instead: that rate on a fixed
  *    schedule, each batch sent on time whether or not earlier ones were
  *    answered (at most twice the burst's concurrency in flight).
@@ -61,8 +62,8 @@
  * rate, the others show it as the tables grow), BENCH_EVENT_IDS=ordered
  * (time-ordered eventIds instead of random ones),
  * BENCH_RATE (default: none, the saturated load), BENCH_SUSTAIN_SECONDS
- * (default 60, in long mode 300). With `--markdown` the summary also goes into
- * docs/benchmarks.md (bench/lib/benchmarks-doc.ts).
+ * (default 60, in long mode 300). With `--markdown` the summary also goes
+ * into docs/benchmarks.md (bench/lib/benchmarks-doc.ts).
  */
 import { performance } from "node:perf_hooks";
 import { DEMO_PLANS } from "../scripts/demo-catalog.ts";

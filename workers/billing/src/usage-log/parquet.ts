@@ -263,13 +263,11 @@ function utf8Column(values: readonly (string | null)[], repeating: boolean): (Ui
       value === null ? null : (bytes?.[index] ?? utf8.encode(value)),
     );
   }
-  const bytesOf = new Map<string, Uint8Array>();
-  for (const value of values) if (value !== null) bytesOf.set(value, EMPTY_BYTES);
-  const distinct = [...bytesOf.keys()];
+  const distinct = [...new Set(values)].filter((value) => value !== null);
   const bytes = asciiBytes(distinct);
-  for (const [index, value] of distinct.entries()) {
-    bytesOf.set(value, bytes?.[index] ?? utf8.encode(value));
-  }
+  const bytesOf = new Map(
+    distinct.map((value, index) => [value, bytes?.[index] ?? utf8.encode(value)]),
+  );
   return values.map((value) => (value === null ? null : (bytesOf.get(value) ?? null)));
 }
 
@@ -286,18 +284,28 @@ function asciiBytes(strings: readonly string[]): Uint8Array[] | null {
   });
 }
 
-const EMPTY_BYTES = new Uint8Array(0);
-
 /**
- * Columns of ids, unique per row: a dictionary and min/max statistics cost
- * time and buy nothing there (every row group spans nearly the whole range
- * of the clients' random eventIds), so they are written plain. The
- * eventIds are not compressed either, since random ids do not compress;
- * our time-ordered ids share prefixes, which Snappy takes to two thirds.
+ * Write options by column, where the writer's defaults (dictionary when it
+ * pays, Snappy, min/max statistics) do not serve. The id columns are unique
+ * per row: a dictionary and statistics cost time and buy nothing there
+ * (every row group spans nearly the whole range of the clients' random
+ * eventIds), so they are written plain. The eventIds are not compressed
+ * either, since random ids do not compress; our time-ordered ids share
+ * prefixes, which Snappy takes to two thirds. Free text nobody prunes by
+ * carries no statistics.
  */
-const PLAIN_COLUMNS = new Set<keyof ArchivedUsageEvent>(["id", "eventId"]);
-/** Free text nobody prunes by: no min/max statistics. */
-const UNSORTED_TEXT_COLUMNS = new Set<keyof ArchivedUsageEvent>(["reason", "message", "metadata"]);
+const COLUMN_WRITE_OPTIONS: Partial<
+  Record<
+    keyof ArchivedUsageEvent,
+    { encoding?: "PLAIN"; codec?: "UNCOMPRESSED"; statistics: false }
+  >
+> = {
+  id: { encoding: "PLAIN", statistics: false },
+  eventId: { encoding: "PLAIN", codec: "UNCOMPRESSED", statistics: false },
+  reason: { statistics: false },
+  message: { statistics: false },
+  metadata: { statistics: false },
+};
 
 function compareRows(
   a: { timestamp: number; eventId: string },
@@ -353,22 +361,12 @@ export function encodeUsageEventsParquet(events: readonly ArchivedUsageEvent[]):
     } else if (column.type === "STRING") {
       data = utf8Column(
         sorted.map((event) => event[column.field] as string | null),
-        !PLAIN_COLUMNS.has(column.field),
+        COLUMN_WRITE_OPTIONS[column.field]?.encoding !== "PLAIN",
       );
     } else {
       data = sorted.map((event) => event[column.field]);
     }
-    return PLAIN_COLUMNS.has(column.field)
-      ? {
-          name: column.column,
-          data,
-          encoding: "PLAIN" as const,
-          ...(column.field === "eventId" ? { codec: "UNCOMPRESSED" as const } : {}),
-          statistics: false,
-        }
-      : UNSORTED_TEXT_COLUMNS.has(column.field)
-        ? { name: column.column, data, statistics: false }
-        : { name: column.column, data };
+    return { name: column.column, data, ...COLUMN_WRITE_OPTIONS[column.field] };
   });
   return parquetWriteBuffer({
     columnData,

@@ -131,7 +131,8 @@ export interface ImportedEvent extends NewEvent {
   aggregatedAt: string | null;
 }
 
-interface EventRecord extends Record<string, SqlStorageValue> {
+/** The columns `storedEvent` reads (an archive file holds these). */
+interface StoredEventRow extends Record<string, SqlStorageValue> {
   id: string;
   event_id: string;
   feature: string;
@@ -143,11 +144,14 @@ interface EventRecord extends Record<string, SqlStorageValue> {
   message: string | null;
   subscription_id: string | null;
   period_key: string | null;
-  period_start: string | null;
-  period_end: string | null;
   validated_at: string | null;
   aggregated_at: string | null;
   metadata: string;
+}
+
+interface EventRecord extends StoredEventRow {
+  period_start: string | null;
+  period_end: string | null;
 }
 
 export interface FileRecord extends Record<string, SqlStorageValue> {
@@ -164,7 +168,7 @@ export interface FileRecord extends Record<string, SqlStorageValue> {
 
 export function storedEvent(
   tenantId: string,
-  row: EventRecord,
+  row: StoredEventRow,
   metadata: Record<string, unknown> = parsedMetadata(row.metadata),
 ): StoredEvent {
   return {
@@ -192,8 +196,8 @@ function parsedMetadata(text: string): Record<string, unknown> {
 
 const FINISHED = "('AGGREGATED', 'REJECTED')";
 
-/** The events columns an archive file holds. */
-const ARCHIVED_COLUMNS =
+/** The events columns of a StoredEventRow. */
+const STORED_EVENT_COLUMNS =
   "id, event_id, feature, amount, timestamp, received_at, status, reason, message, subscription_id, period_key, validated_at, aggregated_at, metadata";
 
 /**
@@ -852,8 +856,8 @@ export class UsageLogStore {
   ): StoredEvent[] {
     const metadataOf = new Map<string, Record<string, unknown>>();
     return this.sql
-      .exec<EventRecord>(
-        `SELECT ${ARCHIVED_COLUMNS} FROM events WHERE ${OF_FILE} ORDER BY id`,
+      .exec<StoredEventRow>(
+        `SELECT ${STORED_EVENT_COLUMNS} FROM events WHERE ${OF_FILE} ORDER BY id`,
         file.first_id,
         file.last_id,
         file.id,
