@@ -40,7 +40,7 @@ import { startStack } from "../scripts/lib/stack.ts";
 import {
   reachedAlertEvents,
   type UsageAlertTerms,
-} from "../workers/billing/src/domain/usage-alerts.ts";
+} from "../workers/billing/src/notifications/domain/usage-alerts.ts";
 import { autocannon } from "./lib/autocannon.ts";
 import {
   atLeast,

@@ -11,7 +11,7 @@ import { devAdminCredentials } from "./lib/billing-api.ts";
 // process), start it again on the same state, and the counts converge to
 // exactly the accepted events. The local queues hold their messages in
 // memory, so what a stop leaves in flight is re-driven from the tenant's
-// usage log by its alarm (workers/billing/src/usage-log/usage-log.ts) once
+// usage log by its alarm (workers/billing/src/usage/log/usage-log.ts) once
 // its bound (USAGE_REDRIVE_AFTER_SECONDS, 20 s in .dev.vars.example) has
 // passed.
 // These tests start their own stacks (scripts/dev.ts, as a developer does).

@@ -6,7 +6,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { hashPassword } from "../workers/billing/src/domain/password.ts";
+import { hashPassword } from "../workers/billing/src/platform/domain/password.ts";
 import { demoCatalogSql } from "./demo-catalog.ts";
 import { devVarsFile, readDevVars } from "./lib/dev-vars.ts";
 import { ROOT, runWrangler } from "./lib/wrangler.ts";

@@ -10,7 +10,7 @@
  * waits up to DEV_DRAIN_SECONDS (default 10) for the usage events in flight
  * to finish, since the local queues hold their messages in memory; a second
  * Ctrl-C stops at once. Whatever a stop still leaves unfinished is re-driven
- * from D1 after the next start (workers/billing/src/services/usage-redrive.ts).
+ * from D1 after the next start (workers/billing/src/usage/log/usage-log.ts).
  * 5. runs the Workers' Cron Triggers on their schedule, as production does
  *    (`wrangler dev` never fires them by itself): every matching whole
  *    minute, one run at a time, one `[cron]` line per run saying what it did

@@ -6,7 +6,7 @@ import {
   type ArchivedUsageEvent,
   encodeUsageEventsParquet,
   USAGE_EVENTS_PARQUET_SCHEMA,
-} from "../../workers/billing/src/usage-log/parquet.ts";
+} from "../../workers/billing/src/usage/log/parquet.ts";
 import { queryParquet } from "./duckdb.ts";
 import { readLocalR2Objects, withLocalR2Bucket } from "./local-r2.ts";
 

@@ -1,10 +1,10 @@
 /**
  * Measures the usage log's per-event storage costs with the product's own
- * statements: the tenant shard's store (workers/billing/src/usage-log/
+ * statements: the tenant shard's store (workers/billing/src/usage/log/
  * storage.ts, the same class the UsageLog Durable Object runs over
  * `ctx.storage.sql`) on Node's SQLite (`node:sqlite`, the same engine a
  * SQLite-backed Durable Object uses), the archive's Parquet encoder, and the
- * counter flush's D1 batch (db/usage-aggregates.ts) on the D1 migrations'
+ * counter flush's D1 batch (usage/aggregates-storage.ts) on the D1 migrations'
  * schema. Bytes come from SQLite's `dbstat` (pages of each table and index,
  * as they sit in the database file); times are this machine's CPU time of
  * the statements alone (process CPU time, so other load on the machine
@@ -14,14 +14,14 @@
 import { readdirSync, readFileSync } from "node:fs";
 import path from "node:path";
 import { DatabaseSync, type SQLInputValue } from "node:sqlite";
-import { encodeUsageEventsParquet } from "../../workers/billing/src/usage-log/parquet.ts";
+import { encodeUsageEventsParquet } from "../../workers/billing/src/usage/log/parquet.ts";
 
 const ROOT = path.resolve(import.meta.dirname, "../..");
 
 type SqlValue = string | number | null | ArrayBuffer;
 type SqlRow = Record<string, SqlValue>;
 
-/** What this measurement calls of the shard's store (workers/billing/src/usage-log/storage.ts). */
+/** What this measurement calls of the shard's store (workers/billing/src/usage/log/storage.ts). */
 interface UsageLogStoreApi {
   insert(events: unknown[], receivedAt: string, nowMs: number, firstSendAt: number): string[];
   deleteOutbox(ids: string[]): void;
@@ -48,15 +48,15 @@ interface UsageLogStoreApi {
  */
 async function workerModules() {
   const billing = path.join(ROOT, "workers/billing/src");
-  const storage = (await import(path.join(billing, "usage-log/storage.ts"))) as {
+  const storage = (await import(path.join(billing, "usage/log/storage.ts"))) as {
     UsageLogStore: new (sql: unknown) => UsageLogStoreApi;
     SCHEMA: string;
   };
-  const aggregates = (await import(path.join(billing, "db/usage-aggregates.ts"))) as {
+  const aggregates = (await import(path.join(billing, "usage/aggregates-storage.ts"))) as {
     applyUsageFlush(d1: unknown, flush: unknown): Promise<boolean>;
     pruneUsageFlushes(d1: unknown, appliedBefore: string, limit: number): Promise<number>;
   };
-  const ingestion = (await import(path.join(billing, "domain/usage-events.ts"))) as {
+  const ingestion = (await import(path.join(billing, "usage/domain/usage-events.ts"))) as {
     planBatch(items: unknown[]): { candidates: { event: { eventId: string } }[] };
   };
   const shards = (await import(path.join(ROOT, "shared/src/usage-log/client.ts"))) as {

@@ -7,7 +7,7 @@
  *
  * The triggers are read from the wrangler configs (as wrangler reads them),
  * never listed here. What a run did comes from the one "scheduled run" line
- * the billing worker logs per run (workers/billing/src/domain/scheduled-run.ts).
+ * the billing worker logs per run (workers/billing/src/platform/domain/scheduled-run.ts).
  */
 import {
   appendFileSync,
@@ -293,7 +293,7 @@ function errorText(error: unknown): string {
 
 // --- what a run did ------------------------------------------------------------
 
-/** The billing worker's per-run log line (workers/billing/src/domain/scheduled-run.ts). */
+/** The billing worker's per-run log line (workers/billing/src/platform/domain/scheduled-run.ts). */
 export interface ScheduledRunRecord {
   level: string;
   msg: "scheduled run";

@@ -1,6 +1,6 @@
 /*
  * The usage log's addressing and RPC surface, shared by the billing worker
- * (which owns the UsageLog Durable Object: workers/billing/src/usage-log/)
+ * (which owns the UsageLog Durable Object: workers/billing/src/usage/log/)
  * and the usage-consumer worker (whose stages read and move event statuses
  * through it, with a `script_name = "billing"` binding).
  *

@@ -4,43 +4,46 @@ import { bufferRequestBody, installErrorHandling } from "@edge-platform/shared/h
 import { renderBillingProblem } from "@edge-platform/shared/http/error-shapes/billing";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
+import { auditEventRoutes } from "./audit/routes.ts";
+import { featureRoutes } from "./catalog/feature-routes.ts";
+import { planEntitlementRoutes } from "./catalog/plan-entitlement-routes.ts";
+import { planPriceRoutes } from "./catalog/plan-price-routes.ts";
+import { planRoutes } from "./catalog/plan-routes.ts";
 import { consoleRoutes } from "./console/routes.ts";
-import { IDEMPOTENCY_KEY_HEADER, IDEMPOTENT_REPLAYED_HEADER } from "./domain/idempotency.ts";
-import { LoggingMailSender, type MailSender } from "./mail/mail-sender.ts";
-import { idempotencyKeys } from "./middleware/idempotency.ts";
-import { D1_BOOKMARK_HEADER } from "./middleware/replica-reads.ts";
-import { adminTenantRoutes } from "./routes/admin-tenants.ts";
-import { apiKeyRoutes } from "./routes/api-keys.ts";
-import { auditEventRoutes } from "./routes/audit-events.ts";
-import { authRoutes } from "./routes/auth.ts";
-import { billingRoutes } from "./routes/billing.ts";
-import { billingDetailsRoutes } from "./routes/billing-details.ts";
-import { inBackground } from "./routes/context.ts";
-import { couponRoutes } from "./routes/coupons.ts";
-import { creditRoutes } from "./routes/credits.ts";
-import { entitlementRoutes } from "./routes/entitlements.ts";
-import { featureRoutes } from "./routes/features.ts";
-import { healthRoutes } from "./routes/health.ts";
-import { invoiceRoutes } from "./routes/invoices.ts";
+import { creditRoutes } from "./credits/routes.ts";
+import { entitlementRoutes } from "./entitlements/routes.ts";
+import { adminTenantRoutes } from "./identity/admin-tenant-routes.ts";
+import { apiKeyRoutes } from "./identity/api-key-routes.ts";
+import { authRoutes } from "./identity/auth-routes.ts";
+import { tenantRoutes } from "./identity/tenant-routes.ts";
+import { userRoutes } from "./identity/user-routes.ts";
+import { invoiceRoutes } from "./invoicing/routes.ts";
+import { relayTenantEventsQuietly } from "./notifications/tenant-events.ts";
+import { usageAlertRoutes } from "./notifications/usage-alert-routes.ts";
+import { webhookEndpointRoutes } from "./notifications/webhook-endpoint-routes.ts";
+import { billingRoutes } from "./payments/billing-routes.ts";
+import { webhookRoutes } from "./payments/provider-webhook-routes.ts";
+import type { ApiKeyVerifier } from "./platform/api-key-verification.ts";
+import { inBackground } from "./platform/context.ts";
+import {
+  IDEMPOTENCY_KEY_HEADER,
+  IDEMPOTENT_REPLAYED_HEADER,
+} from "./platform/domain/idempotency.ts";
+import { healthRoutes } from "./platform/health-routes.ts";
+import { idempotencyKeys } from "./platform/idempotency.ts";
+import { LoggingMailSender, type MailSender } from "./platform/mail-sender.ts";
 import {
   documentIdempotency,
   IDEMPOTENCY_PARAMETER_NAME,
   idempotencyKeyParameter,
-} from "./routes/openapi-idempotency.ts";
-import { planEntitlementRoutes } from "./routes/plan-entitlements.ts";
-import { planPriceRoutes } from "./routes/plan-prices.ts";
-import { planRoutes } from "./routes/plans.ts";
-import { subscriptionRoutes } from "./routes/subscriptions.ts";
-import { tenantRoutes } from "./routes/tenants.ts";
-import { usageRoutes } from "./routes/usage.ts";
-import { usageAlertRoutes } from "./routes/usage-alerts.ts";
-import { usageDeadLetterRoutes } from "./routes/usage-dead-letters.ts";
-import { userRoutes } from "./routes/users.ts";
-import { createRouter } from "./routes/validation.ts";
-import { webhookEndpointRoutes } from "./routes/webhook-endpoints.ts";
-import { webhookRoutes } from "./routes/webhooks.ts";
-import type { ApiKeyVerifier } from "./services/api-key-verification.ts";
-import { relayTenantEventsQuietly } from "./services/tenant-events.ts";
+} from "./platform/openapi-idempotency.ts";
+import { D1_BOOKMARK_HEADER } from "./platform/replica-reads.ts";
+import { createRouter } from "./platform/router.ts";
+import { billingDetailsRoutes } from "./pricing/billing-details-routes.ts";
+import { couponRoutes } from "./pricing/coupon-routes.ts";
+import { subscriptionRoutes } from "./subscriptions/routes.ts";
+import { usageDeadLetterRoutes } from "./usage/dead-letter-routes.ts";
+import { usageRoutes } from "./usage/routes.ts";
 
 export const API_VERSION = "1.0.0";
 export const API_PREFIX = "/api/v1";

@@ -1,13 +1,16 @@
 import { createApp } from "./app.ts";
-import { consumeWebhookBatch, isWebhookQueue } from "./jobs/billing-cycle.ts";
-import { runScheduledWork } from "./jobs/scheduled-work.ts";
-import { consumeOutboundWebhookBatch, isOutboundWebhookQueue } from "./jobs/webhook-deliveries.ts";
-import { relayTenantEventsQuietly } from "./services/tenant-events.ts";
-import type { WebhookQueueMessage } from "./services/webhooks.ts";
+import { consumeWebhookBatch, isWebhookQueue } from "./invoicing/billing-cycle-job.ts";
+import { relayTenantEventsQuietly } from "./notifications/tenant-events.ts";
+import {
+  consumeOutboundWebhookBatch,
+  isOutboundWebhookQueue,
+} from "./notifications/webhook-delivery-job.ts";
+import type { WebhookQueueMessage } from "./payments/provider-webhooks.ts";
+import { runScheduledWork } from "./scheduled-work.ts";
 
 export { RateLimiter } from "@edge-platform/shared/rate-limit/rate-limiter";
-export { EntitlementCounter } from "./durable-objects/entitlement-counter.ts";
-export { UsageLog } from "./usage-log/usage-log.ts";
+export { EntitlementCounter } from "./entitlements/counter/entitlement-counter.ts";
+export { UsageLog } from "./usage/log/usage-log.ts";
 
 const app = createApp();
 
@@ -18,7 +21,7 @@ export default {
   /**
    * Cron Trigger (wrangler.toml [triggers]): subscription transitions, the
    * billing cycle, the tenant-event sweep, moving the D1 usage log of
-   * earlier releases into the usage log, and pruning (jobs/scheduled-work.ts); one log line per run.
+   * earlier releases into the usage log, and pruning (scheduled-work.ts); one log line per run.
    */
   scheduled(controller, env, ctx) {
     ctx.waitUntil(runScheduledWork(env, controller));

@@ -6,7 +6,7 @@ import {
   API_KEY_CACHE_BOUND_MS,
   ApiKeyVerifier,
   LAST_USED_INTERVAL_MS,
-} from "../src/services/api-key-verification.ts";
+} from "../src/platform/api-key-verification.ts";
 import { type Account, call, db, expectError, readResult, register, request } from "./helpers.ts";
 
 // API keys are verified from caches (isolate memory, then the Cache API,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "../src/domain/secrets.ts";
+import { sha256Hex } from "../src/platform/domain/secrets.ts";
 import { addMember, call, db, expectError, register } from "./helpers.ts";
 
 const K = "/api/v1/api-keys";

@@ -4,8 +4,8 @@ import { withinOneWindow } from "@edge-platform/shared/testing/rate-limit-window
 import { base64url, SignJWT } from "jose";
 import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../src/app.ts";
-import { hashPassword, PASSWORD_ITERATIONS } from "../src/domain/password.ts";
-import type { MailSender, PasswordResetMail } from "../src/mail/mail-sender.ts";
+import { hashPassword, PASSWORD_ITERATIONS } from "../src/platform/domain/password.ts";
+import type { MailSender, PasswordResetMail } from "../src/platform/mail-sender.ts";
 import {
   call,
   db,

@@ -5,8 +5,8 @@ import { usageAggregates, usageFlushes } from "@edge-platform/shared/db/schema/u
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { describe, expect, it, vi } from "vitest";
-import { applyUsageFlush } from "../src/db/usage-aggregates.ts";
-import type { EntitlementCounter } from "../src/durable-objects/entitlement-counter.ts";
+import type { EntitlementCounter } from "../src/entitlements/counter/entitlement-counter.ts";
+import { applyUsageFlush } from "../src/usage/aggregates-storage.ts";
 import {
   insertSubscription,
   insertTenant,

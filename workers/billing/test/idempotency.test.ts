@@ -8,11 +8,11 @@ import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-co
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app.ts";
-import type { AppEnv } from "../src/app-env.ts";
-import { IDEMPOTENCY_TTL_MS } from "../src/domain/idempotency.ts";
-import type { EntitlementCounter } from "../src/durable-objects/entitlement-counter.ts";
-import { pruneIdempotencyKeys } from "../src/jobs/idempotency-prune.ts";
-import { idempotencyKeys, idempotent } from "../src/middleware/idempotency.ts";
+import type { EntitlementCounter } from "../src/entitlements/counter/entitlement-counter.ts";
+import type { AppEnv } from "../src/platform/app-env.ts";
+import { IDEMPOTENCY_TTL_MS } from "../src/platform/domain/idempotency.ts";
+import { idempotencyKeys, idempotent } from "../src/platform/idempotency.ts";
+import { pruneIdempotencyKeys } from "../src/platform/idempotency-prune.ts";
 import { buildPlan, createApiKey, platformAdmin, subscribe } from "./catalog-helpers.ts";
 import { insertSubscription, insertTenant, snapshot } from "./entitlement-fixtures.ts";
 import {

@@ -2,10 +2,10 @@ import { env } from "cloudflare:workers";
 import { database } from "@edge-platform/shared/db/client";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
-import { insertDraftInvoice, payStatements, voidStatements } from "../src/db/invoices.ts";
-import { ledgerTotals, refundStatement } from "../src/db/ledger.ts";
-import { balanceOf } from "../src/domain/ledger.ts";
-import { finalizeInvoice } from "../src/services/invoices.ts";
+import { finalizeInvoice } from "../src/invoicing/service.ts";
+import { insertDraftInvoice, payStatements, voidStatements } from "../src/invoicing/storage.ts";
+import { balanceOf } from "../src/payments/domain/ledger.ts";
+import { ledgerTotals, refundStatement } from "../src/payments/ledger-storage.ts";
 import { insertSubscription, insertTenant } from "./entitlement-fixtures.ts";
 
 // Property: whatever sequence of finalizes (charges), payments, voids

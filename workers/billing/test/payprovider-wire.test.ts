@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { addMonthsClamped, MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
 import { beforeAll, describe, expect, inject, it } from "vitest";
-import { PayProviderPaymentProvider } from "../src/providers/payprovider.ts";
+import { PayProviderPaymentProvider } from "../src/payments/providers/payprovider.ts";
 import {
   asTenant,
   buildMoneyPlan,

@@ -2,8 +2,8 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { describe, expect, it, vi } from "vitest";
-import type { TenantEvent } from "../src/domain/tenant-events.ts";
-import type { EntitlementCounter } from "../src/durable-objects/entitlement-counter.ts";
+import type { EntitlementCounter } from "../src/entitlements/counter/entitlement-counter.ts";
+import type { TenantEvent } from "../src/notifications/domain/tenant-events.ts";
 import {
   insertSubscription,
   insertTenant,

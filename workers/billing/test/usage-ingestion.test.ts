@@ -1,8 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { deadLetterIdFor } from "@edge-platform/shared/queues/usage";
 import { describe, expect, it, vi } from "vitest";
-import { rawQueueBinding, rawQueueCount } from "../src/services/usage-raw-queues.ts";
-import type { UsageLog } from "../src/usage-log/usage-log.ts";
+import { rawQueueBinding, rawQueueCount } from "../src/usage/log/raw-queues.ts";
+import type { UsageLog } from "../src/usage/log/usage-log.ts";
 import { createApiKey, platformAdmin } from "./catalog-helpers.ts";
 import { insertSubscription, snapshot } from "./entitlement-fixtures.ts";
 import { type Account, call, db, expectError, register } from "./helpers.ts";

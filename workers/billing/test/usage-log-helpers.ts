@@ -1,7 +1,7 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { usageLogName } from "@edge-platform/shared/usage-log/client";
-import type { UsageLog } from "../src/usage-log/usage-log.ts";
+import type { UsageLog } from "../src/usage/log/usage-log.ts";
 
 /** A tenant shard's UsageLog object. */
 export function usageLogObject(tenantId: string, shard = 0): DurableObjectStub<UsageLog> {

@@ -2,14 +2,12 @@ import { createExecutionContext, createMessageBatch, getQueueResult } from "clou
 import { env } from "cloudflare:workers";
 import { addMonthsClamped, MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
 import { beforeAll, describe, expect, it, vi } from "vitest";
-import type { TenantEvent } from "../src/domain/tenant-events.ts";
+import type { TenantEvent } from "../src/notifications/domain/tenant-events.ts";
 import {
   DEFAULT_DELIVERY_SETTINGS,
   type WebhookDeliverySettings,
-} from "../src/domain/webhook-delivery.ts";
-import { verifyWebhookSignature } from "../src/domain/webhook-signature.ts";
-import { pruneWebhookHistory } from "../src/jobs/webhook-retention.ts";
-import { relayTenantEvents } from "../src/services/tenant-events.ts";
+} from "../src/notifications/domain/webhook-delivery.ts";
+import { relayTenantEvents } from "../src/notifications/tenant-events.ts";
 import {
   type DeliveryEnv,
   deadLetterWebhookBatch,
@@ -18,8 +16,10 @@ import {
   fanOutTenantEvents,
   PARKED_EVENT_RETRY_MS,
   parkTenantEvents,
-} from "../src/services/webhook-delivery.ts";
-import type { WebhookDeliveryMessage } from "../src/services/webhook-endpoints.ts";
+} from "../src/notifications/webhook-delivery.ts";
+import type { WebhookDeliveryMessage } from "../src/notifications/webhook-endpoint-service.ts";
+import { pruneWebhookHistory } from "../src/notifications/webhook-retention-job.ts";
+import { verifyWebhookSignature } from "../src/platform/domain/webhook-signature.ts";
 import { onlyAuditRow } from "./audit-helpers.ts";
 import { buildMoneyPlan, type MoneyPlan, runCycle, steerableProvider } from "./billing-helpers.ts";
 import { platformAdmin, subscribe } from "./catalog-helpers.ts";

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { beforeAll, describe, expect, it } from "vitest";
-import { decryptWebhookSecret } from "../src/domain/webhook-secret.ts";
-import { WebhookEndpointService } from "../src/services/webhook-endpoints.ts";
+import { decryptWebhookSecret } from "../src/notifications/domain/webhook-secret.ts";
+import { WebhookEndpointService } from "../src/notifications/webhook-endpoint-service.ts";
 import { auditRowsFor, onlyAuditRow } from "./audit-helpers.ts";
 import { platformAdmin } from "./catalog-helpers.ts";
 import { type Account, addMember, call, expectError, register } from "./helpers.ts";

@@ -1,8 +1,8 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.ts";
-import { signWebhook } from "../src/domain/webhook-signature.ts";
-import { consumeWebhookBatch } from "../src/jobs/billing-cycle.ts";
+import { consumeWebhookBatch } from "../src/invoicing/billing-cycle-job.ts";
+import { signWebhook } from "../src/platform/domain/webhook-signature.ts";
 import {
   asTenant,
   buildMoneyPlan,

@@ -42,7 +42,7 @@ export interface PricingTier {
 /**
  * How units beyond the included amount (METERED) or the limit (SOFT QUOTA)
  * are priced, when not by one price per unit (`overagePrice`). The rules
- * are in workers/billing/src/domain/charge-models.ts.
+ * are in workers/billing/src/pricing/domain/charge-models.ts.
  */
 export type ChargePricing =
   | { model: "graduated" | "volume"; tiers: PricingTier[] }

@@ -17,7 +17,7 @@ const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
  * Units used per (subscription, feature, reset window): what billing reads
  * and what a cold EntitlementCounter seeds from. Only the tenant's
  * EntitlementCounter writes these rows, through its flush (see
- * workers/billing/src/durable-objects/entitlement-counter.ts, "the single
+ * workers/billing/src/entitlements/counter/entitlement-counter.ts, "the single
  * path"), so consumes and pipeline events are counted once each.
  *
  * `periodKey` names the reset window: the window's start instant (ISO-8601

@@ -1,0 +1,478 @@
+import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
+import { type Database, database } from "@edge-platform/shared/db/client";
+import { ApiError } from "@edge-platform/shared/http/api-error";
+import { type AuditContext, SYSTEM_AUDIT } from "../audit/domain/audit.ts";
+import { auditStatement } from "../audit/storage.ts";
+import type { TopUpRequest } from "../entitlements/counter/credit-balance.ts";
+import type { EntitlementCounter } from "../entitlements/counter/entitlement-counter.ts";
+import { findTenantById } from "../identity/tenant-storage.ts";
+import { configuredPaymentProvider } from "../invoicing/billing-cycle-job.ts";
+import type { InvoiceDraft } from "../invoicing/domain/invoice.ts";
+import { finalizeInvoice } from "../invoicing/service.ts";
+import { draftInvoiceStatements } from "../invoicing/storage.ts";
+import { tenantEventStatement } from "../notifications/tenant-event-storage.ts";
+import { PaymentService, refreshCreditsOf } from "../payments/service.ts";
+import type { TenantScoped } from "../platform/app-env.ts";
+import { centsToMicroCents, formatCents } from "../platform/domain/money.ts";
+import { type PageRequest, pageMeta, pageOffset } from "../platform/domain/pagination.ts";
+import { findCurrentSubscription } from "../subscriptions/storage.ts";
+import { type CreditCategory, DEFAULT_GRANT_PRIORITY, displayedStatus } from "./domain/credits.ts";
+import {
+  type AutoTopUpRow,
+  type CreditGrantRow,
+  expiredActiveGrants,
+  findAutoTopUp,
+  findGrant,
+  insertGrantStatement,
+  listGrants,
+  liveGrants,
+  settleGrantStatements,
+  upsertAutoTopUpStatement,
+} from "./storage.ts";
+
+export interface NewGrantInput {
+  amount: number;
+  currency: string;
+  category: CreditCategory;
+  priority?: number | undefined;
+  expiresAt?: string | undefined;
+  features?: string[] | undefined;
+  paidAmount?: number | undefined;
+}
+
+const grantNotFound = () =>
+  new ApiError(404, "Credit grant not found or does not belong to this tenant");
+
+/** Expired grants written off per scheduled run. */
+const EXPIRY_BATCH = 100;
+
+/** A grant as the API shows it; `remaining` is the counter's (exact) figure when it has one. */
+export function creditGrantView(row: CreditGrantRow, remainingNow?: number) {
+  const settled = row.status === "VOIDED" || row.status === "EXPIRED";
+  const remaining = settled
+    ? 0
+    : Math.max(0, remainingNow ?? row.amount - row.drawn - row.written_off);
+  return {
+    id: row.id,
+    amount: row.amount,
+    remaining,
+    currency: row.currency,
+    category: row.category,
+    priority: row.priority,
+    expiresAt: row.expires_at,
+    features: row.features ? (JSON.parse(row.features) as string[]) : null,
+    status: displayedStatus(row.status, remaining),
+    paidAmount: row.category === "paid" ? (row.paid_amount ?? row.amount) : null,
+    invoiceId: row.invoice_id,
+    writtenOff: row.written_off,
+    createdAt: row.created_at,
+    endedAt: row.ended_at,
+  };
+}
+
+/**
+ * Credit grants and the balance. D1 holds the grants; the tenant's
+ * EntitlementCounter draws them (and is told after every change here, so
+ * its next decision sees it).
+ */
+export class CreditService {
+  constructor(
+    private readonly db: Database,
+    private readonly d1: D1Database,
+    private readonly counters: DurableObjectNamespace<EntitlementCounter>,
+    private readonly payments: PaymentService,
+    private readonly audit: AuditContext = SYSTEM_AUDIT,
+  ) {}
+
+  /**
+   * A promotional grant is ACTIVE at once. A paid grant is PENDING with a
+   * TOP_UP invoice for `paidAmount`, inserted in the same batch, then
+   * finalized and charged like any other invoice: the grant turns ACTIVE
+   * when that invoice is paid, VOIDED when it is voided.
+   */
+  async create(
+    context: TenantScoped,
+    input: NewGrantInput,
+    now: Date = new Date(),
+    automatic?: { grantId: string },
+  ) {
+    const tenantId = context.tenant.id;
+    const id = automatic?.grantId ?? crypto.randomUUID();
+    const currency = input.currency.toLowerCase();
+    const grant = {
+      id,
+      tenantId,
+      amount: input.amount,
+      currency,
+      category: input.category,
+      priority: input.priority ?? DEFAULT_GRANT_PRIORITY,
+      expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null,
+      features: input.features ? [...new Set(input.features)].sort() : null,
+      paidAmount: input.category === "paid" ? (input.paidAmount ?? input.amount) : null,
+      status: input.category === "paid" ? ("PENDING" as const) : ("ACTIVE" as const),
+      invoiceId: null as string | null,
+      autoTopUp: automatic !== undefined,
+      now: now.toISOString(),
+    };
+    if (grant.expiresAt && Date.parse(grant.expiresAt) <= now.getTime()) {
+      throw new ApiError(400, "expiresAt must be in the future");
+    }
+    const audited = auditStatement(
+      this.d1,
+      this.audit,
+      {
+        tenantId,
+        action: "credit_grant.created",
+        targetType: "credit_grant",
+        targetId: id,
+        changes: {
+          amount: { after: grant.amount },
+          currency: { after: currency },
+          category: { after: grant.category },
+          priority: { after: grant.priority },
+          ...(grant.expiresAt ? { expiresAt: { after: grant.expiresAt } } : {}),
+          ...(grant.features ? { features: { after: grant.features } } : {}),
+          ...(grant.paidAmount !== null ? { paidAmount: { after: grant.paidAmount } } : {}),
+        },
+      },
+      { now },
+    );
+    if (grant.category === "promotional") {
+      await this.d1.batch([insertGrantStatement(this.d1, grant), audited]);
+    } else {
+      const found = await findCurrentSubscription(this.db, tenantId);
+      if (!found) {
+        throw new ApiError(
+          409,
+          "A paid credit grant is invoiced on the tenant's subscription, and the tenant has none",
+        );
+      }
+      const invoiceId = crypto.randomUUID();
+      grant.invoiceId = invoiceId;
+      const invoice = { id: invoiceId, tenantId, subscriptionId: found.subscription.id };
+      await this.d1.batch([
+        ...draftInvoiceStatements(
+          this.d1,
+          invoice,
+          topUpDraft(grant.amount, grant.paidAmount ?? grant.amount, currency, now),
+          grant.now,
+        ),
+        insertGrantStatement(this.d1, grant),
+        audited,
+        ...(automatic
+          ? [
+              tenantEventStatement(
+                this.d1,
+                {
+                  type: "credits.balance_low",
+                  tenantId,
+                  data: { grantId: id, topUpAmount: grant.amount, currency, invoiceId },
+                },
+                { now, id: `evt_credits_balance_low_${id}` },
+              ),
+            ]
+          : []),
+      ]);
+      await finalizeInvoice(this.d1, invoice, now, this.audit);
+      try {
+        await this.payments.attempt(invoiceId, 1, now);
+      } catch (error) {
+        console.error(
+          JSON.stringify({
+            level: "error",
+            msg: "top-up payment attempt failed; the billing cycle retries it",
+            invoiceId,
+            error: String(error),
+          }),
+        );
+      }
+    }
+    await this.refresh(tenantId);
+    return this.get(context, id);
+  }
+
+  /**
+   * The automatic top-up the tenant's counter asked for (one at a time): a
+   * paid grant of the rule's amount with the id the counter chose, so a
+   * retry after a failure creates it once.
+   */
+  async autoTopUp(tenantId: string, request: TopUpRequest, now: Date = new Date()) {
+    if (await findGrant(this.d1, tenantId, request.grantId)) return;
+    const tenant = await findTenantById(this.db, tenantId);
+    if (!tenant) return;
+    try {
+      await this.create(
+        { tenant },
+        { amount: request.amount, currency: request.currency, category: "paid" },
+        now,
+        { grantId: request.grantId },
+      );
+    } catch (error) {
+      // A refusal (no subscription to invoice any more) is final: retrying cannot help.
+      if (!(error instanceof ApiError)) throw error;
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "automatic top-up refused",
+          tenantId,
+          error: error.message,
+        }),
+      );
+    }
+  }
+
+  /** Sets the tenant's automatic top-up rule (turning it on clears a decline's reason). */
+  async setAutoTopUp(
+    context: TenantScoped,
+    rule: { enabled: boolean; threshold: number; amount: number },
+    now: Date = new Date(),
+  ) {
+    const tenantId = context.tenant.id;
+    const before = await findAutoTopUp(this.d1, tenantId);
+    await this.d1.batch([
+      upsertAutoTopUpStatement(this.d1, tenantId, rule, now),
+      auditStatement(
+        this.d1,
+        this.audit,
+        {
+          tenantId,
+          action: "credit_auto_top_up.updated",
+          targetType: "tenant",
+          targetId: tenantId,
+          changes: {
+            enabled: { before: before ? before.enabled === 1 : null, after: rule.enabled },
+            threshold: { before: before?.threshold ?? null, after: rule.threshold },
+            amount: { before: before?.amount ?? null, after: rule.amount },
+          },
+        },
+        { now },
+      ),
+    ]);
+    await this.refresh(tenantId);
+    const stored = autoTopUpView(await findAutoTopUp(this.d1, tenantId));
+    if (!stored) throw new Error("the automatic top-up rule was not stored");
+    return stored;
+  }
+
+  /** A tenant buying credit itself: a paid grant of `amount` in its subscription's currency. */
+  async topUp(context: TenantScoped, amount: number, now: Date = new Date()) {
+    if (context.tenant.status !== "ACTIVE") {
+      throw new ApiError(
+        403,
+        `Tenant is ${context.tenant.status.toLowerCase()}: it can be read but not changed`,
+      );
+    }
+    const found = await findCurrentSubscription(this.db, context.tenant.id);
+    if (!found) {
+      throw new ApiError(409, "Credit is bought on the tenant's subscription, and it has none");
+    }
+    return this.create(
+      context,
+      { amount, currency: found.price.currency, category: "paid", paidAmount: amount },
+      now,
+    );
+  }
+
+  async get(context: TenantScoped, id: string) {
+    const row = await findGrant(this.d1, context.tenant.id, id);
+    if (!row) throw grantNotFound();
+    const remaining = await this.remainingByGrant(context.tenant.id);
+    return creditGrantView(row, remaining.get(row.id));
+  }
+
+  async list(context: TenantScoped, page: PageRequest) {
+    const [{ rows, total }, remaining] = await Promise.all([
+      listGrants(this.d1, context.tenant.id, pageOffset(page), page.limit),
+      this.remainingByGrant(context.tenant.id),
+    ]);
+    return {
+      data: rows.map((row) => creditGrantView(row, remaining.get(row.id))),
+      meta: pageMeta(page, total),
+    };
+  }
+
+  /**
+   * The balance in the subscription's currency (what its usage draws): the
+   * cents left on ACTIVE, unexpired grants in it, with the grants that are
+   * live (ACTIVE, EXHAUSTED or PENDING payment) in burn-down order.
+   */
+  async balance(context: TenantScoped, now: Date = new Date()) {
+    const tenantId = context.tenant.id;
+    const [found, rows, remaining, rule] = await Promise.all([
+      findCurrentSubscription(this.db, tenantId),
+      liveGrants(this.d1, tenantId),
+      this.remainingByGrant(tenantId),
+      findAutoTopUp(this.d1, tenantId),
+    ]);
+    const currency = found?.price.currency ?? rows[0]?.currency ?? "usd";
+    const grants = rows
+      .filter((row) => row.currency === currency)
+      .map((row) => creditGrantView(row, remaining.get(row.id)));
+    const balance = grants
+      .filter(
+        (grant) =>
+          grant.status === "ACTIVE" &&
+          (grant.expiresAt === null || Date.parse(grant.expiresAt) > now.getTime()),
+      )
+      .reduce((sum, grant) => sum + grant.remaining, 0);
+    return { balance, currency, grants, autoTopUp: autoTopUpView(rule) };
+  }
+
+  /** Ends an ACTIVE grant; what it still held is written off (a CREDIT_WRITE_OFF ledger entry). */
+  async void(context: TenantScoped, id: string, now: Date = new Date()) {
+    const row = await findGrant(this.d1, context.tenant.id, id);
+    if (!row) throw grantNotFound();
+    if (row.status === "PENDING") {
+      throw new ApiError(
+        409,
+        `The grant is waiting for its TOP_UP invoice to be paid: void that invoice (${row.invoice_id}) instead`,
+      );
+    }
+    if (row.status !== "ACTIVE") {
+      throw new ApiError(409, `The grant is already ${row.status}`);
+    }
+    await this.settle(row, "VOIDED", now, this.audit);
+    return this.get(context, id);
+  }
+
+  /** The scheduled write-off: every ACTIVE grant past its expiry (up to a batch per run). */
+  async expireDue(now: Date = new Date()): Promise<number> {
+    const due = await expiredActiveGrants(this.d1, now, EXPIRY_BATCH);
+    for (const row of due) await this.settle(row, "EXPIRED", now, SYSTEM_AUDIT);
+    return due.length;
+  }
+
+  /**
+   * The counter stops drawing the grant first and answers what it held
+   * (exact: nothing can be drawn after), then one D1 batch records the
+   * status, the write-off, its ledger entry, the audit row and, for an
+   * expiry, the credits.expired event.
+   */
+  private async settle(
+    row: CreditGrantRow,
+    status: "VOIDED" | "EXPIRED",
+    now: Date,
+    audit: AuditContext,
+  ) {
+    const counter = entitlementCounter(this.counters, row.tenant_id);
+    const held =
+      (await counter.settleCreditGrant(row.id, status)) ??
+      Math.max(0, row.amount - row.drawn - row.written_off);
+    const at = now.toISOString();
+    const reached = {
+      sql: "EXISTS (SELECT 1 FROM credit_grants WHERE id = ? AND status = ? AND ended_at = ?)",
+      params: [row.id, status, at],
+    };
+    await this.d1.batch([
+      ...settleGrantStatements(
+        this.d1,
+        { id: row.id, tenantId: row.tenant_id, currency: row.currency },
+        status,
+        held,
+        now,
+      ),
+      auditStatement(
+        this.d1,
+        audit,
+        {
+          tenantId: row.tenant_id,
+          action: status === "VOIDED" ? "credit_grant.voided" : "credit_grant.expired",
+          targetType: "credit_grant",
+          targetId: row.id,
+          changes: { status: { before: row.status, after: status }, writtenOff: { after: held } },
+        },
+        { now, when: reached },
+      ),
+      ...(status === "EXPIRED"
+        ? [
+            tenantEventStatement(
+              this.d1,
+              {
+                type: "credits.expired",
+                tenantId: row.tenant_id,
+                data: {
+                  grantId: row.id,
+                  amount: row.amount,
+                  writtenOff: held,
+                  currency: row.currency,
+                  expiresAt: row.expires_at,
+                },
+              },
+              { now, when: reached, id: `evt_credits_expired_${row.id}` },
+            ),
+          ]
+        : []),
+    ]);
+    await counter.refreshCredits();
+  }
+
+  private async remainingByGrant(tenantId: string): Promise<Map<string, number>> {
+    const { grants } = await entitlementCounter(this.counters, tenantId).credits();
+    return new Map(grants.map((grant) => [grant.id, grant.remaining]));
+  }
+
+  private refresh(tenantId: string): Promise<void> {
+    return entitlementCounter(this.counters, tenantId).refreshCredits();
+  }
+}
+
+export function autoTopUpView(rule: AutoTopUpRow | null) {
+  if (!rule) return null;
+  return {
+    enabled: rule.enabled === 1,
+    threshold: rule.threshold,
+    amount: rule.amount,
+    disabledReason: rule.disabled_reason,
+    updatedAt: rule.updated_at,
+  };
+}
+
+/** The counter's way to start an automatic top-up (see CreditBalance). */
+export function startAutoTopUp(env: Env, tenantId: string, request: TopUpRequest): Promise<void> {
+  const db = database(env.DB);
+  const payments = new PaymentService(
+    db,
+    env.DB,
+    configuredPaymentProvider(env),
+    SYSTEM_AUDIT,
+    refreshCreditsOf(env),
+  );
+  return new CreditService(db, env.DB, env.ENTITLEMENT_COUNTER, payments).autoTopUp(
+    tenantId,
+    request,
+  );
+}
+
+/** The TOP_UP invoice's draft: one CREDIT_PURCHASE line for what the tenant pays. */
+export function topUpDraft(
+  amount: number,
+  paidAmount: number,
+  currency: string,
+  now: Date,
+): InvoiceDraft {
+  return {
+    kind: "TOP_UP",
+    currency,
+    periodStart: now,
+    periodEnd: now,
+    subtotal: paidAmount,
+    discount: 0,
+    tax: 0,
+    taxRatePpm: null,
+    total: paidAmount,
+    notes: null,
+    lines: [
+      {
+        kind: "CREDIT_PURCHASE",
+        description: `Prepaid credit: ${formatCents(amount, currency)}`,
+        featureLookupKey: null,
+        usageWindowKey: null,
+        quantity: 1,
+        unitPriceMicroCents: centsToMicroCents(paidAmount),
+        amount: paidAmount,
+        sortOrder: 0,
+        pricing: null,
+      },
+    ],
+  };
+}

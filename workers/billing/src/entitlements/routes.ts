@@ -1,0 +1,74 @@
+import { createRoute } from "@hono/zod-openapi";
+import { entitlementService } from "../catalog/context.ts";
+import { CheckSchema, ConsumeBody, ConsumeSchema, FeatureKeyParam } from "../catalog/schemas.ts";
+import { IDEMPOTENT_REPLAYED_HEADER } from "../platform/domain/idempotency.ts";
+import { callerTenant, memberOrApiKey } from "../platform/entitlement-caller.ts";
+import { counterIdempotency } from "../platform/idempotency.ts";
+import { createRouter } from "../platform/router.ts";
+import { errors, json, jsonBody } from "../platform/schemas.ts";
+
+/** Either credential: the tenant's API key, or a member's access token with x-tenant-id. */
+const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearerAuth: [] }];
+
+const check = createRoute({
+  method: "get",
+  path: "/entitlements/{featureKey}/check",
+  tags: ["entitlements"],
+  summary:
+    "Whether the tenant may use a feature now, with usage and resetAt (tenant API key, or member JWT + x-tenant-id)",
+  description:
+    "Always 200 for a known caller: `allowed` false comes with a `reason` (no current subscription, paused, feature not in the plan, BOOLEAN off, HARD quota used up). Never changes usage.",
+  security,
+  middleware: [memberOrApiKey()] as const,
+  request: { params: FeatureKeyParam },
+  responses: {
+    200: json(CheckSchema, "The decision"),
+    400: errors[400],
+    401: errors[401],
+    403: errors[403],
+    404: errors[404],
+    503: errors[503],
+  },
+});
+
+const consume = createRoute({
+  method: "post",
+  path: "/entitlements/{featureKey}/consume",
+  tags: ["entitlements"],
+  summary:
+    "Uses `amount` units of a QUOTA or METERED feature, atomically against the limit (tenant API key, or member JWT + x-tenant-id)",
+  description:
+    "HARD quota: all or nothing, 403 when the units would pass the limit. SOFT quota and METERED: always taken, `overage` true beyond the limit or included amount; priced units draw the tenant's credit balance. On a prepaid price, units whose cost the balance that applies cannot pay for are refused whole with 402 (`code: CREDITS_EXHAUSTED`, `creditBalance`): nothing taken, nothing drawn. BOOLEAN: 400. No current subscription or feature not in the plan: 403.",
+  security,
+  middleware: [memberOrApiKey()] as const,
+  request: { params: FeatureKeyParam, body: jsonBody(ConsumeBody) },
+  responses: {
+    200: json(ConsumeSchema, "Consumed"),
+    400: errors[400],
+    401: errors[401],
+    402: errors[402],
+    403: errors[403],
+    404: errors[404],
+    409: errors[409],
+    503: errors[503],
+  },
+});
+
+export const entitlementRoutes = createRouter()
+  .openapi(check, async (c) =>
+    c.json(
+      await entitlementService(c).check(callerTenant(c), c.req.valid("param").featureKey),
+      200,
+    ),
+  )
+  .openapi(consume, async (c) => {
+    const keyed = counterIdempotency(c);
+    const { answer, replayed } = await entitlementService(c).consume(
+      callerTenant(c),
+      c.req.valid("param").featureKey,
+      c.req.valid("json").amount,
+      keyed && { ...keyed, correlationId: c.var.correlationId },
+    );
+    if (replayed) c.header(IDEMPOTENT_REPLAYED_HEADER, "true");
+    return c.json(answer, 200);
+  });

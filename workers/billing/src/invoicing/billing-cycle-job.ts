@@ -1,0 +1,100 @@
+import { database } from "@edge-platform/shared/db/client";
+import { SYSTEM_AUDIT } from "../audit/domain/audit.ts";
+import { pendingReconcileMinutes } from "../payments/domain/payment.ts";
+import { finishWebhookEvent } from "../payments/provider-webhook-storage.ts";
+import { processWebhookEvent, type WebhookQueueMessage } from "../payments/provider-webhooks.ts";
+import type { PaymentProvider } from "../payments/providers/payment-provider.ts";
+import { ProviderUnavailableError } from "../payments/providers/payment-provider.ts";
+import {
+  type PaymentProviderSettings,
+  paymentProviderFromEnv,
+} from "../payments/providers/providers.ts";
+import { PaymentService, refreshCreditsOf } from "../payments/service.ts";
+import { BillingCycle } from "./billing-cycle.ts";
+
+export const WEBHOOK_QUEUE = "payprovider-webhooks";
+export const WEBHOOK_DEAD_LETTER_QUEUE = "payprovider-webhooks-dlq";
+
+export function isWebhookQueue(queue: string): boolean {
+  return queue === WEBHOOK_QUEUE || queue === WEBHOOK_DEAD_LETTER_QUEUE;
+}
+
+/**
+ * The configured payment provider; when it is misconfigured, one that
+ * refuses every payment as "unavailable", so invoicing and period changes
+ * still run and the attempts are made once the configuration is fixed.
+ */
+export function configuredPaymentProvider(env: Env): PaymentProvider {
+  try {
+    return paymentProviderFromEnv(env as unknown as PaymentProviderSettings);
+  } catch (error) {
+    const reason = String(error);
+    console.error(JSON.stringify({ level: "error", msg: "payment provider unavailable", reason }));
+    const unavailable = () => Promise.reject(new ProviderUnavailableError(reason));
+    return {
+      name: "unconfigured",
+      createCustomer: unavailable,
+      createPayment: unavailable,
+      retrievePayment: unavailable,
+    };
+  }
+}
+
+/** The billing cycle the Cron Trigger runs (see runSubscriptionJobs). */
+export function scheduledBillingCycle(env: Env): BillingCycle {
+  return new BillingCycle(env, configuredPaymentProvider(env), undefined, {
+    pendingReconcileMinutes: pendingReconcileMinutes(
+      (env as unknown as PaymentProviderSettings).PAYMENT_PENDING_RECONCILE_MINUTES,
+    ),
+  });
+}
+
+/** Retry delays for webhook processing: 5 s, 10 s, 20 s, ... capped at 5 minutes. */
+function retryDelaySeconds(attempts: number): number {
+  return Math.min(300, 5 * 2 ** Math.max(0, attempts - 1));
+}
+
+/** Queue consumer for stored provider webhooks and their dead letters. */
+export async function consumeWebhookBatch(
+  batch: MessageBatch<WebhookQueueMessage>,
+  env: Env,
+  provider: PaymentProvider = configuredPaymentProvider(env),
+): Promise<void> {
+  const db = database(env.DB);
+  if (batch.queue === WEBHOOK_DEAD_LETTER_QUEUE) {
+    for (const message of batch.messages) {
+      await finishWebhookEvent(env.DB, message.body.webhookEventId, {
+        status: "FAILED",
+        error: "dead-lettered: processing kept failing after every retry",
+        now: new Date().toISOString(),
+      });
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "webhook event dead-lettered",
+          webhookEventId: message.body.webhookEventId,
+        }),
+      );
+      message.ack();
+    }
+    return;
+  }
+  const payments = new PaymentService(db, env.DB, provider, SYSTEM_AUDIT, refreshCreditsOf(env));
+  for (const message of batch.messages) {
+    try {
+      await processWebhookEvent(db, env.DB, payments, message.body.webhookEventId, new Date());
+      message.ack();
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "webhook processing failed; will retry",
+          webhookEventId: message.body.webhookEventId,
+          attempts: message.attempts,
+          error: String(error),
+        }),
+      );
+      message.retry({ delaySeconds: retryDelaySeconds(message.attempts) });
+    }
+  }
+}

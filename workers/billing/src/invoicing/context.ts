@@ -1,0 +1,29 @@
+import { database } from "@edge-platform/shared/db/client";
+import type { Context } from "hono";
+import { auditContext } from "../audit/audit-context.ts";
+import { LedgerService } from "../payments/ledger-service.ts";
+import { WebhookService } from "../payments/provider-webhooks.ts";
+import { PaymentService, refreshCreditsOf } from "../payments/service.ts";
+import type { AppEnv } from "../platform/app-env.ts";
+import { configuredPaymentProvider } from "./billing-cycle-job.ts";
+import { InvoiceService } from "./service.ts";
+
+export const paymentService = (c: Context<AppEnv>) =>
+  new PaymentService(
+    database(c.env.DB),
+    c.env.DB,
+    configuredPaymentProvider(c.env),
+    auditContext(c),
+    refreshCreditsOf(c.env),
+  );
+export const invoiceService = (c: Context<AppEnv>) =>
+  new InvoiceService(
+    database(c.env.DB),
+    c.env.DB,
+    c.env.ENTITLEMENT_COUNTER,
+    paymentService(c),
+    auditContext(c),
+  );
+export const ledgerService = (c: Context<AppEnv>) => new LedgerService(database(c.env.DB));
+export const webhookService = (c: Context<AppEnv>) =>
+  new WebhookService(database(c.env.DB), c.env.DB, c.env.WEBHOOK_EVENTS_QUEUE);

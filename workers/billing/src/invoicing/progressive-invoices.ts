@@ -1,0 +1,84 @@
+import { type Database, database } from "@edge-platform/shared/db/client";
+import type { ProgressiveRequest } from "../entitlements/counter/progressive-watch.ts";
+import { tenantEventStatement } from "../notifications/tenant-event-storage.ts";
+import { PaymentService, refreshCreditsOf } from "../payments/service.ts";
+import { findSubscriptionById } from "../subscriptions/storage.ts";
+import { configuredPaymentProvider } from "./billing-cycle-job.ts";
+import { draftInvoiceFor, finalizeInvoice } from "./service.ts";
+import { draftInvoiceStatements, findInvoiceById } from "./storage.ts";
+
+/** Subscriptions whose usage a progressive invoice may bill. */
+const BILLABLE = new Set(["ACTIVE", "PAST_DUE"]);
+
+/**
+ * Issues the PROGRESSIVE invoice the tenant's counter asked for (the
+ * period's priced usage passed a threshold): the usage no billed invoice
+ * covers yet, with the credits drawn for it, finalized and charged at once.
+ * Idempotent on the id the counter chose; nothing when there is nothing to
+ * bill. Runs from the counter's alarm after its usage reached D1.
+ */
+export async function issueProgressiveInvoice(
+  env: Env,
+  tenantId: string,
+  request: ProgressiveRequest,
+  now: Date = new Date(),
+): Promise<void> {
+  const db: Database = database(env.DB);
+  if (await findInvoiceById(db, request.invoiceId)) return;
+  const found = await findSubscriptionById(db, request.subscriptionId);
+  const subscription = found?.subscription;
+  if (!found || !subscription || subscription.tenantId !== tenantId) return;
+  if (!BILLABLE.has(subscription.status)) return;
+  const period = {
+    start: new Date(subscription.currentPeriodStart),
+    end: new Date(subscription.currentPeriodEnd),
+  };
+  if (now.getTime() >= period.end.getTime()) return; // the period's own invoice bills it
+  const draft = await draftInvoiceFor(db, env.DB, found, "PROGRESSIVE", period, null, null);
+  if (!draft.lines.some((line) => line.kind === "USAGE") || draft.total <= 0) return;
+  const invoice = { id: request.invoiceId, tenantId, subscriptionId: subscription.id };
+  const at = now.toISOString();
+  await env.DB.batch([
+    ...draftInvoiceStatements(env.DB, invoice, { ...draft, periodStart: now, periodEnd: now }, at),
+    tenantEventStatement(
+      env.DB,
+      {
+        type: "invoice.progressive_issued",
+        tenantId,
+        data: {
+          id: invoice.id,
+          subscriptionId: subscription.id,
+          subtotal: draft.subtotal,
+          currency: draft.currency,
+          periodStart: period.start.toISOString(),
+          periodEnd: period.end.toISOString(),
+        },
+      },
+      {
+        now,
+        id: `evt_progressive_${invoice.id}`,
+        when: { sql: "EXISTS (SELECT 1 FROM invoices WHERE id = ?)", params: [invoice.id] },
+      },
+    ),
+  ]);
+  await finalizeInvoice(env.DB, invoice, now);
+  const payments = new PaymentService(
+    db,
+    env.DB,
+    configuredPaymentProvider(env),
+    undefined,
+    refreshCreditsOf(env),
+  );
+  try {
+    await payments.attempt(invoice.id, 1, now);
+  } catch (error) {
+    console.error(
+      JSON.stringify({
+        level: "error",
+        msg: "progressive invoice payment attempt failed; the billing cycle retries it",
+        invoiceId: invoice.id,
+        error: String(error),
+      }),
+    );
+  }
+}

@@ -1,0 +1,244 @@
+import {
+  invoiceKinds,
+  invoiceStatuses,
+  ledgerEntryTypes,
+  lineItemKinds,
+  paymentAttemptStatuses,
+} from "@edge-platform/shared/db/schema/billing";
+import { chargeModels } from "@edge-platform/shared/db/schema/catalog";
+import { z } from "@hono/zod-openapi";
+import { PageQuerySchema, pageOf } from "../platform/schemas.ts";
+
+// Request and response schemas of the invoice, billing and webhook routes.
+// Money is integer cents; unit prices are integer micro-cents.
+
+const cents = z.number().int().openapi({ description: "Integer cents" });
+
+export const GenerateInvoiceBody = z
+  .object({
+    replacesInvoiceId: z
+      .string({ message: "replacesInvoiceId must be a string" })
+      .regex(
+        // Both cases without a regex flag (the pattern is published in the OpenAPI document).
+        /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/,
+        "replacesInvoiceId must be a UUID",
+      )
+      .optional()
+      .openapi({
+        description:
+          "A VOID invoice of the tenant: the replacement covers the same subscription, kind and period, with a new number",
+      }),
+  })
+  .strict()
+  .openapi("GenerateInvoiceRequest");
+
+/** How a tiered or package USAGE line was priced (null on every other line). */
+export const BilledChargeSchema = z
+  .object({
+    model: z.enum(chargeModels),
+    tiers: z
+      .array(
+        z.object({
+          from: z.number().int().openapi({ description: "The tier's first billed unit" }),
+          upTo: z.number().int().nullable(),
+          units: z.number().int().openapi({ description: "Units this line billed in the tier" }),
+          unitPrice: z.number().int().openapi({ description: "Micro-cents per unit" }),
+          flatFee: z
+            .number()
+            .int()
+            .openapi({ description: "Cents this line charged as the tier's flat fee" }),
+        }),
+      )
+      .optional(),
+    packages: z
+      .object({
+        count: z.number().int(),
+        packageSize: z.number().int(),
+        packagePrice: z.number().int().openapi({ description: "Cents" }),
+      })
+      .optional(),
+  })
+  .nullable()
+  .openapi("BilledCharge");
+
+export const LineItemSchema = z
+  .object({
+    id: z.string(),
+    invoiceId: z.string(),
+    kind: z.enum(lineItemKinds),
+    description: z.string(),
+    featureLookupKey: z.string().nullable(),
+    usageWindowKey: z.string().nullable(),
+    quantity: z.number().int(),
+    unitPriceMicroCents: z.number().int(),
+    amount: cents,
+    sortOrder: z.number().int(),
+    pricing: BilledChargeSchema,
+    creditGrantId: z.string().nullable().openapi({
+      description: "CREDITS lines: the credit grant whose draws the line takes off",
+    }),
+    createdAt: z.string(),
+  })
+  .openapi("InvoiceLineItem");
+
+export const InvoiceSchema = z
+  .object({
+    id: z.string(),
+    tenantId: z.string(),
+    subscriptionId: z.string(),
+    kind: z.enum(invoiceKinds),
+    invoiceNumber: z.string().nullable().openapi({ example: "INV-2026-000001" }),
+    status: z.enum(invoiceStatuses),
+    currency: z.string(),
+    subtotal: cents.openapi({ description: "The charges, before discount, tax and credit" }),
+    discount: cents.openapi({ description: "Cents a coupon took off the subtotal" }),
+    tax: cents.openapi({ description: "Cents of tax on subtotal - discount" }),
+    taxRate: z.number().nullable().openapi({
+      description: "The tax rate (percent) in force when the invoice was finalized; null: none",
+    }),
+    total: cents.openapi({ description: "subtotal - discount + tax - credit applied" }),
+    periodStart: z.string(),
+    periodEnd: z.string(),
+    dueDate: z.string().nullable(),
+    finalizedAt: z.string().nullable(),
+    paidAt: z.string().nullable(),
+    voidedAt: z.string().nullable(),
+    uncollectibleAt: z.string().nullable(),
+    notes: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+    lineItems: z.array(LineItemSchema),
+  })
+  .openapi("Invoice");
+
+/** An invoice as the API answers it (the console renders this body). */
+export type InvoiceBody = z.infer<typeof InvoiceSchema>;
+
+export const UpcomingInvoiceSchema = z
+  .object({
+    tenantId: z.string(),
+    subscriptionId: z.string(),
+    kind: z.enum(invoiceKinds),
+    currency: z.string(),
+    subtotal: cents,
+    discount: cents,
+    tax: cents.openapi({ description: "At the tenant's tax rate now" }),
+    taxRate: z.number().nullable(),
+    total: cents.openapi({
+      description: "Integer cents, after the discount, tax and credit balance finalize would apply",
+    }),
+    periodStart: z.string(),
+    periodEnd: z.string(),
+    notes: z.string().nullable(),
+    asOf: z
+      .string()
+      .openapi({ description: "When it was computed; usage after this is not on it" }),
+    lineItems: z.array(
+      LineItemSchema.omit({ id: true, invoiceId: true, createdAt: true }).openapi(
+        "UpcomingInvoiceLineItem",
+      ),
+    ),
+  })
+  .openapi("UpcomingInvoice");
+
+export const InvoicePageSchema = pageOf(InvoiceSchema);
+export const LineItemListSchema = z.object({ data: z.array(LineItemSchema) });
+
+const enumQuery = <T extends readonly [string, ...string[]]>(field: string, values: T) =>
+  z.enum(values, { message: `${field} must be one of: ${values.join(", ")}` }).optional();
+
+export const InvoiceListQuery = PageQuerySchema.extend({
+  status: enumQuery("status", invoiceStatuses),
+}).strict();
+
+export const CurrencySchema = z
+  .string()
+  .regex(/^[A-Za-z]{3}$/, "currency must be a 3-letter ISO 4217 code")
+  .transform((value) => value.toLowerCase())
+  .openapi({ example: "usd" });
+
+export const LedgerQuery = PageQuerySchema.extend({
+  type: enumQuery("type", ledgerEntryTypes),
+  currency: CurrencySchema.optional(),
+}).strict();
+
+export const BalanceQuery = z.object({ currency: CurrencySchema.optional() }).strict();
+
+export const PaymentListQuery = PageQuerySchema.extend({
+  status: enumQuery("status", paymentAttemptStatuses),
+}).strict();
+
+export const LedgerEntrySchema = z
+  .object({
+    id: z.string(),
+    tenantId: z.string(),
+    invoiceId: z.string().nullable(),
+    type: z.enum(ledgerEntryTypes),
+    description: z.string(),
+    debit: cents,
+    credit: cents,
+    currency: z.string(),
+    externalReference: z.string().nullable(),
+    createdAt: z.string(),
+  })
+  .openapi("LedgerEntry");
+
+export const BalanceSchema = z
+  .object({
+    tenantId: z.string(),
+    currency: z.string(),
+    balance: cents.openapi({ description: "Σdebit − Σcredit; positive means the tenant owes" }),
+    totalCharged: cents,
+    totalPaid: cents,
+    creditBalance: cents.openapi({
+      description:
+        "Money received that no invoice needed (a payment for a VOID or already PAID invoice), not yet applied; the next finalized invoice uses it",
+    }),
+    unit: z.literal("cents"),
+    asOf: z.string(),
+  })
+  .openapi("Balance");
+
+export const PaymentAttemptSchema = z
+  .object({
+    id: z.string(),
+    invoiceId: z.string(),
+    invoiceNumber: z.string().nullable(),
+    tenantId: z.string(),
+    providerPaymentId: z.string().nullable(),
+    provider: z.string(),
+    status: z.enum(paymentAttemptStatuses),
+    amount: cents,
+    currency: z.string(),
+    failureReason: z.string().nullable(),
+    attemptNumber: z.number().int(),
+    retryOf: z.string().nullable(),
+    nextRetryAt: z.string().nullable(),
+    createdAt: z.string(),
+    updatedAt: z.string(),
+  })
+  .openapi("PaymentAttempt");
+
+export const PaymentAttemptDetailSchema = PaymentAttemptSchema.extend({
+  providerResponse: z.record(z.string(), z.unknown()).nullable(),
+}).openapi("PaymentAttemptDetail");
+
+export const WebhookReceivedSchema = z
+  .object({ received: z.literal(true), eventId: z.string(), duplicate: z.boolean() })
+  .openapi("WebhookReceived");
+
+export const FakeWebhookBody = z
+  .object({
+    id: z
+      .string()
+      .min(1)
+      .max(255)
+      .optional()
+      .openapi({ description: "Event id (dedup key); a random one when left out" }),
+    type: z.string().min(1).max(100).openapi({ example: "payment.succeeded" }),
+    providerPaymentId: z.string().min(1).max(255),
+    amount: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+    currency: CurrencySchema,
+    failureReason: z.string().max(1000).optional(),
+  })
+  .strict();

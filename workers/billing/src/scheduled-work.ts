@@ -1,0 +1,76 @@
+import { expireCreditGrants } from "./credits/expiry-job.ts";
+import { pruneUsageFlushIds } from "./entitlements/counter/flush-prune.ts";
+import { scheduledBillingCycle } from "./invoicing/billing-cycle-job.ts";
+import { relayTenantEventsQuietly } from "./notifications/tenant-events.ts";
+import { pruneWebhookHistory } from "./notifications/webhook-retention-job.ts";
+import {
+  type ScheduledRunRecord,
+  type ScheduledTaskResults,
+  scheduledRunRecord,
+} from "./platform/domain/scheduled-run.ts";
+import { pruneIdempotencyKeys } from "./platform/idempotency-prune.ts";
+import { runSubscriptionJobs } from "./subscriptions/jobs.ts";
+import { drainD1UsageLog } from "./usage/log/d1-drain.ts";
+
+function failed(task: string) {
+  return (error: unknown) => {
+    console.error(
+      JSON.stringify({ level: "error", msg: `scheduled ${task} failed`, error: String(error) }),
+    );
+    return null;
+  };
+}
+
+/**
+ * Everything the Cron Trigger does, at `controller.scheduledTime`: the
+ * subscription transitions and billing cycle (then the tenant-event sweep,
+ * which sends the events the cycle wrote and re-sends any an earlier relay
+ * left), moving what is left of the D1 usage log of earlier releases into
+ * the tenants' usage logs (usage/log/d1-drain.ts), and the idempotency-key
+ * and webhook-history pruning, the usage counters' old flush ids
+ * (entitlements/counter/flush-prune.ts), and the write-off of expired credit grants.
+ * The usage logs archive and re-drive by
+ * their own alarms. The independent tasks run side by side;
+ * a task that fails is logged and does not stop the others. Ends with one
+ * log line of what the run did (platform/domain/scheduled-run.ts), which it returns.
+ */
+export async function runScheduledWork(
+  env: Env,
+  controller: Pick<ScheduledController, "cron" | "scheduledTime">,
+): Promise<ScheduledRunRecord> {
+  const started = Date.now();
+  const now = new Date(controller.scheduledTime);
+  const [
+    subscriptions,
+    usageDrain,
+    idempotencyPrune,
+    webhookHistoryPrune,
+    creditGrantsExpired,
+    usageFlushIdsPruned,
+  ] = await Promise.all([
+    runSubscriptionJobs(env, now, { billing: scheduledBillingCycle(env) }).catch(
+      failed("subscription jobs"),
+    ),
+    drainD1UsageLog(env).catch(failed("usage log drain")),
+    pruneIdempotencyKeys(env, controller.scheduledTime),
+    pruneWebhookHistory(env.DB, now),
+    expireCreditGrants(env, now).catch(failed("credit grant expiry")),
+    pruneUsageFlushIds(env, controller.scheduledTime),
+  ]);
+  // After the cycle, so the events it wrote (finalized, paid, failed, past due) go out now.
+  const tenantEvents = await relayTenantEventsQuietly(env);
+  const results: ScheduledTaskResults = {
+    subscriptions,
+    tenantEvents,
+    usageArchive: usageDrain && { events: usageDrain.moved, deleted: usageDrain.deleted },
+    idempotencyPrune,
+    webhookHistoryPrune,
+    usageReconciler: usageDrain ? true : null,
+  };
+  const record = scheduledRunRecord(
+    { cron: controller.cron, scheduledTime: now, durationMs: Date.now() - started },
+    results,
+  );
+  console.log(JSON.stringify({ ...record, creditGrantsExpired, usageFlushIdsPruned }));
+  return record;
+}
