@@ -4,49 +4,50 @@ import { bufferRequestBody, installErrorHandling } from "@edge-platform/shared/h
 import { renderBillingProblem } from "@edge-platform/shared/http/error-shapes/billing";
 import { cors } from "hono/cors";
 import { secureHeaders } from "hono/secure-headers";
-import { auditEventRoutes } from "./audit/routes.ts";
-import { featureRoutes } from "./catalog/feature-routes.ts";
-import { planEntitlementRoutes } from "./catalog/plan-entitlement-routes.ts";
-import { planPriceRoutes } from "./catalog/plan-price-routes.ts";
-import { planRoutes } from "./catalog/plan-routes.ts";
-import { consoleRoutes } from "./console/routes.ts";
-import { creditRoutes } from "./credits/routes.ts";
-import { entitlementRoutes } from "./entitlements/routes.ts";
-import { adminTenantRoutes } from "./identity/admin-tenant-routes.ts";
-import { apiKeyRoutes } from "./identity/api-key-routes.ts";
-import { authRoutes } from "./identity/auth-routes.ts";
-import { tenantRoutes } from "./identity/tenant-routes.ts";
-import { userRoutes } from "./identity/user-routes.ts";
-import { invoiceRoutes } from "./invoicing/routes.ts";
-import { relayTenantEventsQuietly } from "./notifications/tenant-events.ts";
-import { usageAlertRoutes } from "./notifications/usage-alert-routes.ts";
-import { webhookEndpointRoutes } from "./notifications/webhook-endpoint-routes.ts";
-import { billingRoutes } from "./payments/billing-routes.ts";
-import { webhookRoutes } from "./payments/provider-webhook-routes.ts";
-import type { ApiKeyVerifier } from "./platform/api-key-verification.ts";
-import { inBackground } from "./platform/context.ts";
+import { auditEventRoutes } from "./audit/index.ts";
 import {
-  IDEMPOTENCY_KEY_HEADER,
-  IDEMPOTENT_REPLAYED_HEADER,
-} from "./platform/domain/idempotency.ts";
-import { healthRoutes } from "./platform/health-routes.ts";
-import { idempotencyKeys } from "./platform/idempotency.ts";
-import { LoggingMailSender, type MailSender } from "./platform/mail-sender.ts";
+  featureRoutes,
+  planEntitlementRoutes,
+  planPriceRoutes,
+  planRoutes,
+} from "./catalog/index.ts";
+import { consoleRoutes } from "./console/index.ts";
+import { creditRoutes } from "./credits/index.ts";
+import { entitlementRoutes } from "./entitlements/index.ts";
 import {
+  adminTenantRoutes,
+  apiKeyRoutes,
+  authRoutes,
+  tenantRoutes,
+  userRoutes,
+} from "./identity/index.ts";
+import { invoiceRoutes } from "./invoicing/index.ts";
+import {
+  relayTenantEventsQuietly,
+  usageAlertRoutes,
+  webhookEndpointRoutes,
+} from "./notifications/index.ts";
+import { billingRoutes, webhookRoutes } from "./payments/index.ts";
+import type { ApiKeyVerifier } from "./platform/index.ts";
+import {
+  API_PREFIX,
+  API_VERSION,
+  createRouter,
+  D1_BOOKMARK_HEADER,
   documentIdempotency,
+  healthRoutes,
+  IDEMPOTENCY_KEY_HEADER,
   IDEMPOTENCY_PARAMETER_NAME,
+  IDEMPOTENT_REPLAYED_HEADER,
   idempotencyKeyParameter,
-} from "./platform/openapi-idempotency.ts";
-import { D1_BOOKMARK_HEADER } from "./platform/replica-reads.ts";
-import { createRouter } from "./platform/router.ts";
-import { billingDetailsRoutes } from "./pricing/billing-details-routes.ts";
-import { couponRoutes } from "./pricing/coupon-routes.ts";
-import { subscriptionRoutes } from "./subscriptions/routes.ts";
-import { usageDeadLetterRoutes } from "./usage/dead-letter-routes.ts";
-import { usageRoutes } from "./usage/routes.ts";
-
-export const API_VERSION = "1.0.0";
-export const API_PREFIX = "/api/v1";
+  idempotencyKeys,
+  inBackground,
+  LoggingMailSender,
+  type MailSender,
+} from "./platform/index.ts";
+import { billingDetailsRoutes, couponRoutes } from "./pricing/index.ts";
+import { subscriptionRoutes } from "./subscriptions/index.ts";
+import { usageDeadLetterRoutes, usageRoutes } from "./usage/index.ts";
 
 /** Routes whose writes may add tenant events to the outbox (subscriptions, invoice settlement). */
 const TENANT_EVENT_ROUTES = [

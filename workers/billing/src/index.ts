@@ -1,16 +1,16 @@
 import { createApp } from "./app.ts";
-import { consumeWebhookBatch, isWebhookQueue } from "./invoicing/billing-cycle-job.ts";
-import { relayTenantEventsQuietly } from "./notifications/tenant-events.ts";
+import { consumeWebhookBatch, isWebhookQueue } from "./invoicing/index.ts";
 import {
   consumeOutboundWebhookBatch,
   isOutboundWebhookQueue,
-} from "./notifications/webhook-delivery-job.ts";
-import type { WebhookQueueMessage } from "./payments/provider-webhooks.ts";
+  relayTenantEventsQuietly,
+} from "./notifications/index.ts";
+import type { WebhookQueueMessage } from "./payments/index.ts";
 import { runScheduledWork } from "./scheduled-work.ts";
 
 export { RateLimiter } from "@edge-platform/shared/rate-limit/rate-limiter";
-export { EntitlementCounter } from "./entitlements/counter/entitlement-counter.ts";
-export { UsageLog } from "./usage/log/usage-log.ts";
+export { EntitlementCounter } from "./entitlements/index.ts";
+export { UsageLog } from "./usage/index.ts";
 
 const app = createApp();
 

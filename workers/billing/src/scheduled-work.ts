@@ -1,16 +1,15 @@
-import { expireCreditGrants } from "./credits/expiry-job.ts";
-import { pruneUsageFlushIds } from "./entitlements/counter/flush-prune.ts";
-import { scheduledBillingCycle } from "./invoicing/billing-cycle-job.ts";
-import { relayTenantEventsQuietly } from "./notifications/tenant-events.ts";
-import { pruneWebhookHistory } from "./notifications/webhook-retention-job.ts";
+import { expireCreditGrants } from "./credits/index.ts";
+import { pruneUsageFlushIds } from "./entitlements/index.ts";
+import { scheduledBillingCycle } from "./invoicing/index.ts";
+import { pruneWebhookHistory, relayTenantEventsQuietly } from "./notifications/index.ts";
 import {
+  pruneIdempotencyKeys,
   type ScheduledRunRecord,
   type ScheduledTaskResults,
   scheduledRunRecord,
-} from "./platform/domain/scheduled-run.ts";
-import { pruneIdempotencyKeys } from "./platform/idempotency-prune.ts";
-import { runSubscriptionJobs } from "./subscriptions/jobs.ts";
-import { drainD1UsageLog } from "./usage/log/d1-drain.ts";
+} from "./platform/index.ts";
+import { runSubscriptionJobs } from "./subscriptions/index.ts";
+import { drainD1UsageLog } from "./usage/index.ts";
 
 function failed(task: string) {
   return (error: unknown) => {

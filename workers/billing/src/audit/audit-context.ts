@@ -1,5 +1,5 @@
 import type { Context } from "hono";
-import type { AppEnv } from "../platform/app-env.ts";
+import type { AppEnv } from "../platform/index.ts";
 import { type AuditContext, SYSTEM_AUDIT } from "./domain/audit.ts";
 
 /**

@@ -1,15 +1,15 @@
 import { database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { createMiddleware } from "hono/factory";
-import { findMembershipWithTenant, findTenantById } from "../identity/tenant-storage.ts";
-import type { AppEnv } from "../platform/app-env.ts";
-import { MANAGERS, roleRequirementMessage } from "../platform/domain/roles.ts";
-import { TENANT_HEADER, UUID_PATTERN } from "../platform/tenant.ts";
-
-export type AuditReaderVariables = {
-  /** The tenant whose events the caller may read; null: every tenant (platform administrators). */
-  auditScope: { tenantId: string | null };
-};
+import type { AppEnv } from "../platform/index.ts";
+import {
+  findMembershipWithTenant,
+  findTenantById,
+  MANAGERS,
+  roleRequirementMessage,
+  TENANT_HEADER,
+  UUID_PATTERN,
+} from "../platform/index.ts";
 
 /**
  * Who reads the audit trail: a tenant's OWNER or ADMIN, their tenant's

@@ -1,9 +1,15 @@
 import { database } from "@edge-platform/shared/db/client";
 import { auditActorTypes } from "@edge-platform/shared/db/schema/audit";
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../platform/auth.ts";
-import { createRouter } from "../platform/router.ts";
-import { bearerSecurity, errors, json, pageOf, positiveInteger } from "../platform/schemas.ts";
+import {
+  authenticate,
+  bearerSecurity,
+  createRouter,
+  errors,
+  json,
+  pageOf,
+  positiveInteger,
+} from "../platform/index.ts";
 import { auditReader } from "./audit-reader.ts";
 import { auditActions } from "./domain/audit.ts";
 import { AuditEventService } from "./service.ts";

@@ -1,5 +1,5 @@
 import type { Database } from "@edge-platform/shared/db/client";
-import { type PageRequest, pageMeta, pageOffset } from "../platform/domain/pagination.ts";
+import { type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
 import { type AuditEventRow, type AuditFilter, listAuditEvents } from "./storage.ts";
 
 export type AuditQuery = PageRequest & Omit<AuditFilter, "tenantId">;

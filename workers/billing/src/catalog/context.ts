@@ -1,10 +1,10 @@
 import { database } from "@edge-platform/shared/db/client";
 import type { Context } from "hono";
-import { auditContext } from "../audit/audit-context.ts";
-import { EntitlementService } from "../entitlements/service.ts";
-import { scheduledBillingCycle } from "../invoicing/billing-cycle-job.ts";
-import type { AppEnv } from "../platform/app-env.ts";
-import { SubscriptionService } from "../subscriptions/service.ts";
+import { auditContext } from "../audit/index.ts";
+import { EntitlementService } from "../entitlements/index.ts";
+import { scheduledBillingCycle } from "../invoicing/index.ts";
+import type { AppEnv } from "../platform/index.ts";
+import { SubscriptionService } from "../subscriptions/index.ts";
 import { FeatureService } from "./feature-service.ts";
 import { PlanEntitlementService } from "./plan-entitlement-service.ts";
 import { PlanService } from "./plan-service.ts";

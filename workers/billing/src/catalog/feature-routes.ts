@@ -1,8 +1,14 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../platform/auth.ts";
-import { requirePlatformAdmin } from "../platform/platform-admin.ts";
-import { createRouter } from "../platform/router.ts";
-import { bearerSecurity, errors, json, jsonBody, UuidParam } from "../platform/schemas.ts";
+import {
+  authenticate,
+  bearerSecurity,
+  createRouter,
+  errors,
+  json,
+  jsonBody,
+  requirePlatformAdmin,
+  UuidParam,
+} from "../platform/index.ts";
 import { featureService } from "./context.ts";
 import {
   booleanQuery,

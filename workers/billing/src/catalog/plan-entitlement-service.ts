@@ -5,8 +5,7 @@ import {
 } from "@edge-platform/shared/billing/entitlement-rules";
 import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { type AuditContext, fieldChanges, SYSTEM_AUDIT } from "../audit/domain/audit.ts";
-import { ROW_CHANGED } from "../audit/storage.ts";
+import { type AuditContext, fieldChanges, ROW_CHANGED, SYSTEM_AUDIT } from "../audit/index.ts";
 import { FeatureService } from "./feature-service.ts";
 import { PlanService } from "./plan-service.ts";
 import {

@@ -1,8 +1,15 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../platform/auth.ts";
-import { requirePlatformAdmin } from "../platform/platform-admin.ts";
-import { createRouter, optionalJsonBody } from "../platform/router.ts";
-import { bearerSecurity, errors, json, jsonBody, UuidParam } from "../platform/schemas.ts";
+import {
+  authenticate,
+  bearerSecurity,
+  createRouter,
+  errors,
+  json,
+  jsonBody,
+  optionalJsonBody,
+  requirePlatformAdmin,
+  UuidParam,
+} from "../platform/index.ts";
 import { planService } from "./context.ts";
 import { booleanQuery, CreatePriceBody, PriceSchema, UpdatePriceBody } from "./schemas.ts";
 

@@ -1,12 +1,16 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../platform/auth.ts";
 import {
+  authenticate,
+  bearerSecurity,
+  createRouter,
+  errors,
   isPlatformAdmin,
+  json,
+  jsonBody,
   optionalAuthentication,
   requirePlatformAdmin,
-} from "../platform/platform-admin.ts";
-import { createRouter } from "../platform/router.ts";
-import { bearerSecurity, errors, json, jsonBody, UuidParam } from "../platform/schemas.ts";
+  UuidParam,
+} from "../platform/index.ts";
 import { planService } from "./context.ts";
 import {
   booleanQuery,

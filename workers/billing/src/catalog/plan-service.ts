@@ -10,10 +10,11 @@ import type { SQL } from "drizzle-orm";
 import {
   type AuditAction,
   type AuditContext,
+  auditEntry,
   fieldChanges,
+  ROW_CHANGED,
   SYSTEM_AUDIT,
-} from "../audit/domain/audit.ts";
-import { auditEntry, ROW_CHANGED } from "../audit/storage.ts";
+} from "../audit/index.ts";
 import {
   findPlanById,
   findPlanBySlug,

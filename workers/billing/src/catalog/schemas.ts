@@ -9,8 +9,7 @@ import {
 } from "@edge-platform/shared/db/schema/catalog";
 import { subscriptionStatuses } from "@edge-platform/shared/db/schema/subscriptions";
 import { z } from "@hono/zod-openapi";
-import { MAX_PRICING_TIERS, pricingProblem } from "../pricing/domain/charge-models.ts";
-import { usageThresholdsProblem } from "../pricing/domain/progressive.ts";
+import { MAX_PRICING_TIERS, pricingProblem, usageThresholdsProblem } from "../pricing/index.ts";
 
 // Request and response schemas of the catalog, subscription and
 // entitlement routes.

@@ -1,4 +1,4 @@
-import type { EntitlementSnapshotRow, SubscriptionWithPlan } from "../subscriptions/storage.ts";
+import type { EntitlementSnapshotRow, SubscriptionWithPlan } from "../subscriptions/index.ts";
 import type { FeatureRow, PlanEntitlementRow, PlanPriceRow, PlanRow } from "./storage.ts";
 
 /** How a plan lists its prices: the active ones, MONTHLY before ANNUALLY. */
@@ -83,46 +83,5 @@ export function planEntitlementView(
       type: feature.type,
       unit: feature.unit,
     },
-  };
-}
-
-export function snapshotView(snapshot: EntitlementSnapshotRow) {
-  return {
-    featureLookupKey: snapshot.featureLookupKey,
-    featureType: snapshot.featureType,
-    value: snapshot.value,
-    limit: snapshot.limit,
-    limitBehavior: snapshot.limitBehavior,
-    overagePrice: snapshot.overagePrice,
-    includedAmount: snapshot.includedAmount,
-    resetPeriod: snapshot.resetPeriod,
-    pricing: snapshot.pricing,
-  };
-}
-
-export function subscriptionView(
-  { subscription, plan, price }: SubscriptionWithPlan,
-  snapshots: EntitlementSnapshotRow[],
-) {
-  return {
-    id: subscription.id,
-    tenantId: subscription.tenantId,
-    status: subscription.status,
-    startedAt: subscription.startedAt,
-    currentPeriodStart: subscription.currentPeriodStart,
-    currentPeriodEnd: subscription.currentPeriodEnd,
-    billingAnchor: subscription.billingAnchor,
-    trialEndsAt: subscription.trialEndsAt,
-    cancelAtPeriodEnd: subscription.cancelAtPeriodEnd,
-    cancelledAt: subscription.cancelledAt,
-    endedAt: subscription.endedAt,
-    pausedAt: subscription.pausedAt,
-    createdAt: subscription.createdAt,
-    updatedAt: subscription.updatedAt,
-    plan,
-    price,
-    entitlementSnapshots: snapshots
-      .filter((snapshot) => snapshot.subscriptionId === subscription.id)
-      .map(snapshotView),
   };
 }

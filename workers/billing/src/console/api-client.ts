@@ -1,5 +1,5 @@
 import type { Context, ExecutionContext as HonoExecutionContext } from "hono";
-import { API_PREFIX } from "../app.ts";
+import { API_PREFIX } from "../platform/index.ts";
 import type { ConsoleEnv, ConsoleSession } from "./session.ts";
 
 /** The Hono app's own fetch: the console's calls go through every API middleware and rule. */

@@ -1,6 +1,6 @@
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
-import { formatCents } from "../platform/domain/money.ts";
+import { formatCents } from "../platform/index.ts";
 
 export type Html = HtmlEscapedString | Promise<HtmlEscapedString>;
 

@@ -1,7 +1,7 @@
 import type { Context, Hono } from "hono";
 import { html } from "hono/html";
-import type { InvoiceBody } from "../invoicing/schemas.ts";
-import { TENANT_EVENT_TYPES } from "../notifications/domain/tenant-events.ts";
+import type { InvoiceBody } from "../invoicing/index.ts";
+import { TENANT_EVENT_TYPES } from "../notifications/index.ts";
 import {
   type ApiBody,
   type ApiFetch,

@@ -1,8 +1,8 @@
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { CookieOptions } from "hono/utils/cookie";
-import type { AppVariables } from "../platform/app-env.ts";
-import { randomToken } from "../platform/domain/secrets.ts";
+import type { AppVariables } from "../platform/index.ts";
+import { randomToken } from "../platform/index.ts";
 import type { ApiFetch } from "./api-client.ts";
 
 /*

@@ -1,6 +1,6 @@
 import { database } from "@edge-platform/shared/db/client";
-import { configuredPaymentProvider } from "../invoicing/billing-cycle-job.ts";
-import { PaymentService, refreshCreditsOf } from "../payments/service.ts";
+import { configuredPaymentProvider } from "../invoicing/index.ts";
+import { PaymentService, refreshCreditsOf } from "../payments/index.ts";
 import { CreditService } from "./service.ts";
 
 /** The Cron Trigger's write-off of credit grants past their expiry; answers how many it ended. */

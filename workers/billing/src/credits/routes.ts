@@ -1,22 +1,24 @@
 import { database } from "@edge-platform/shared/db/client";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { auditContext } from "../audit/audit-context.ts";
-import { paymentService } from "../invoicing/context.ts";
-import type { AppEnv } from "../platform/app-env.ts";
-import { authenticate } from "../platform/auth.ts";
-import { createRouter } from "../platform/router.ts";
+import { auditContext } from "../audit/index.ts";
+import { paymentService } from "../invoicing/index.ts";
+import type { AppEnv } from "../platform/index.ts";
 import {
+  authenticate,
   bearerSecurity,
+  billingContext,
+  createRouter,
   errors,
   json,
   jsonBody,
   PageQuerySchema,
   pageOf,
+  requireMoneyReader,
+  requireSettlementActor,
   TenantHeaderSchema,
   UuidParam,
-} from "../platform/schemas.ts";
-import { billingContext, requireMoneyReader, requireSettlementActor } from "../platform/tenant.ts";
+} from "../platform/index.ts";
 import { CREDIT_CATEGORIES, DEFAULT_GRANT_PRIORITY, MAX_GRANT_AMOUNT } from "./domain/credits.ts";
 import { CreditService } from "./service.ts";
 

@@ -1,21 +1,26 @@
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { type Database, database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { type AuditContext, SYSTEM_AUDIT } from "../audit/domain/audit.ts";
-import { auditStatement } from "../audit/storage.ts";
-import type { TopUpRequest } from "../entitlements/counter/credit-balance.ts";
-import type { EntitlementCounter } from "../entitlements/counter/entitlement-counter.ts";
-import { findTenantById } from "../identity/tenant-storage.ts";
-import { configuredPaymentProvider } from "../invoicing/billing-cycle-job.ts";
-import type { InvoiceDraft } from "../invoicing/domain/invoice.ts";
-import { finalizeInvoice } from "../invoicing/service.ts";
-import { draftInvoiceStatements } from "../invoicing/storage.ts";
-import { tenantEventStatement } from "../notifications/tenant-event-storage.ts";
-import { PaymentService, refreshCreditsOf } from "../payments/service.ts";
-import type { TenantScoped } from "../platform/app-env.ts";
-import { centsToMicroCents, formatCents } from "../platform/domain/money.ts";
-import { type PageRequest, pageMeta, pageOffset } from "../platform/domain/pagination.ts";
-import { findCurrentSubscription } from "../subscriptions/storage.ts";
+import { type AuditContext, auditStatement, SYSTEM_AUDIT } from "../audit/index.ts";
+import type { InvoiceDraft } from "../invoicing/index.ts";
+import {
+  configuredPaymentProvider,
+  draftInvoiceStatements,
+  finalizeInvoice,
+} from "../invoicing/index.ts";
+import { tenantEventStatement } from "../notifications/index.ts";
+import { PaymentService, refreshCreditsOf } from "../payments/index.ts";
+import type { TenantScoped } from "../platform/index.ts";
+import {
+  centsToMicroCents,
+  findTenantById,
+  formatCents,
+  type PageRequest,
+  pageMeta,
+  pageOffset,
+} from "../platform/index.ts";
+import { findCurrentSubscription } from "../subscriptions/index.ts";
+import type { TopUpRequest } from "./domain/credits.ts";
 import { type CreditCategory, DEFAULT_GRANT_PRIORITY, displayedStatus } from "./domain/credits.ts";
 import {
   type AutoTopUpRow,
@@ -79,7 +84,7 @@ export class CreditService {
   constructor(
     private readonly db: Database,
     private readonly d1: D1Database,
-    private readonly counters: DurableObjectNamespace<EntitlementCounter>,
+    private readonly counters: Env["ENTITLEMENT_COUNTER"],
     private readonly payments: PaymentService,
     private readonly audit: AuditContext = SYSTEM_AUDIT,
   ) {}

@@ -1,11 +1,21 @@
 import { createRoute } from "@hono/zod-openapi";
-import { entitlementService } from "../catalog/context.ts";
-import { CheckSchema, ConsumeBody, ConsumeSchema, FeatureKeyParam } from "../catalog/schemas.ts";
-import { IDEMPOTENT_REPLAYED_HEADER } from "../platform/domain/idempotency.ts";
-import { callerTenant, memberOrApiKey } from "../platform/entitlement-caller.ts";
-import { counterIdempotency } from "../platform/idempotency.ts";
-import { createRouter } from "../platform/router.ts";
-import { errors, json, jsonBody } from "../platform/schemas.ts";
+import {
+  CheckSchema,
+  ConsumeBody,
+  ConsumeSchema,
+  entitlementService,
+  FeatureKeyParam,
+} from "../catalog/index.ts";
+import {
+  callerTenant,
+  counterIdempotency,
+  createRouter,
+  errors,
+  IDEMPOTENT_REPLAYED_HEADER,
+  json,
+  jsonBody,
+  memberOrApiKey,
+} from "../platform/index.ts";
 
 /** Either credential: the tenant's API key, or a member's access token with x-tenant-id. */
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearerAuth: [] }];

@@ -10,15 +10,14 @@ import {
 import type { Database } from "@edge-platform/shared/db/client";
 import type { tenantStatuses } from "@edge-platform/shared/db/schema/identity";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { findFeatureByLookupKey } from "../catalog/storage.ts";
-import { CREDITS_EXHAUSTED } from "../credits/domain/credits.ts";
+import { findFeatureByLookupKey } from "../catalog/index.ts";
+import { CREDITS_EXHAUSTED } from "../credits/index.ts";
+import type { CallerTenant, CounterIdempotency } from "../platform/index.ts";
 import {
   IDEMPOTENCY_IN_FLIGHT,
   IDEMPOTENCY_KEY_REUSED,
   IDEMPOTENT_REPLAYED_HEADER,
-} from "../platform/domain/idempotency.ts";
-import type { CounterIdempotency } from "../platform/idempotency.ts";
-import type { EntitlementCounter } from "./counter/entitlement-counter.ts";
+} from "../platform/index.ts";
 
 export const BOOLEAN_NOT_CONSUMABLE =
   "Boolean features cannot be consumed. Use the check endpoint instead.";
@@ -33,19 +32,13 @@ export type ConsumeAnswer = Omit<Extract<ConsumeResult, { status: "consumed" }>,
   allowed: true;
 };
 
-/** The tenant a check or consume is for, from the member's x-tenant-id or the API key. */
-export interface CallerTenant {
-  id: string;
-  status: (typeof tenantStatuses)[number];
-}
-
 /**
  * Entitlement check and consume for a tenant. The decisions are taken by the
  * tenant's EntitlementCounter object; this maps them to HTTP.
  */
 export class EntitlementService {
   constructor(
-    private readonly counters: DurableObjectNamespace<EntitlementCounter>,
+    private readonly counters: Env["ENTITLEMENT_COUNTER"],
     /** The catalog, opened only when a refusal needs it (most checks never read it). */
     private readonly catalog: () => Database,
   ) {}

@@ -1,17 +1,18 @@
 import { database } from "@edge-platform/shared/db/client";
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../platform/auth.ts";
-import { pageMeta, pageOffset } from "../platform/domain/pagination.ts";
-import { requirePlatformAdmin } from "../platform/platform-admin.ts";
-import { createRouter } from "../platform/router.ts";
 import {
+  authenticate,
   bearerSecurity,
+  createRouter,
   errors,
   json,
   PageQuerySchema,
+  pageMeta,
   pageOf,
+  pageOffset,
+  requirePlatformAdmin,
   TenantSchema,
-} from "../platform/schemas.ts";
+} from "../platform/index.ts";
 import { listAllTenants } from "./tenant-storage.ts";
 import { tenantView } from "./views.ts";
 

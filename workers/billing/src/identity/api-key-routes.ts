@@ -1,22 +1,23 @@
 import { apiKeyStatuses } from "@edge-platform/shared/db/schema/identity";
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticateApiKey } from "../platform/api-key.ts";
-import { apiKeyService } from "../platform/context.ts";
-import { MANAGERS } from "../platform/domain/roles.ts";
-import { withholdOnReplay } from "../platform/idempotency.ts";
-import { createRouter } from "../platform/router.ts";
 import {
+  apiKeyService,
+  authenticateApiKey,
   bearerSecurity,
+  createRouter,
   errors,
   json,
   jsonBody,
+  MANAGERS,
   PageQuerySchema,
   pageOf,
   requiredString,
   TenantHeaderSchema,
+  tenantMembers,
+  tenantWriters,
   UuidParam,
-} from "../platform/schemas.ts";
-import { tenantMembers, tenantWriters } from "../platform/tenant.ts";
+  withholdOnReplay,
+} from "../platform/index.ts";
 
 const ApiKeySchema = z
   .object({

@@ -1,19 +1,16 @@
 import type { Database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { type AuditContext, SYSTEM_AUDIT } from "../audit/domain/audit.ts";
-import { auditEntry, ROW_CHANGED } from "../audit/storage.ts";
-import { type ApiKeyVerifier, isolateApiKeys } from "../platform/api-key-verification.ts";
-import type { TenantContext } from "../platform/app-env.ts";
-import { generateApiKey } from "../platform/domain/api-key.ts";
-import { type PageRequest, pageMeta, pageOffset } from "../platform/domain/pagination.ts";
+import { type AuditContext, auditEntry, ROW_CHANGED, SYSTEM_AUDIT } from "../audit/index.ts";
+import type { ApiKeyRow, TenantContext, UserRow } from "../platform/index.ts";
 import {
-  type ApiKeyRow,
-  findApiKeyInTenant,
-  insertApiKey,
-  listApiKeys,
-  revokeApiKey,
-} from "./api-key-storage.ts";
-import type { UserRow } from "./user-storage.ts";
+  type ApiKeyVerifier,
+  generateApiKey,
+  isolateApiKeys,
+  type PageRequest,
+  pageMeta,
+  pageOffset,
+} from "../platform/index.ts";
+import { findApiKeyInTenant, insertApiKey, listApiKeys, revokeApiKey } from "./api-key-storage.ts";
 import { apiKeyView } from "./views.ts";
 
 const DAY_MS = 86_400_000;

@@ -1,27 +1,26 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../platform/auth.ts";
-import { inBackground, sessionService } from "../platform/context.ts";
 import {
+  authenticate,
+  bearerSecurity,
+  createRouter,
+  EmailSchema,
   enforceEmailLimit,
   enforceIpLimit,
   enforceLimit,
-  LIMITS,
-} from "../platform/rate-limits.ts";
-import { createRouter } from "../platform/router.ts";
-import {
-  bearerSecurity,
-  EmailSchema,
   errors,
+  inBackground,
   json,
   jsonBody,
+  LIMITS,
   MessageSchema,
   MetadataSchema,
   newPassword,
   requiredString,
   SessionUserSchema,
   SlugSchema,
+  sessionService,
   UserSchema,
-} from "../platform/schemas.ts";
+} from "../platform/index.ts";
 import { safeUser } from "./views.ts";
 
 const RegisterBody = z

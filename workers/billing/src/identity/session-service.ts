@@ -5,12 +5,18 @@ import {
   uniqueViolation,
 } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { type AuditContext, SYSTEM_AUDIT } from "../audit/domain/audit.ts";
-import { auditEntry, ROW_CHANGED } from "../audit/storage.ts";
-import { signAccessToken } from "../platform/domain/access-token.ts";
-import { hashPassword, verifyPassword } from "../platform/domain/password.ts";
-import { randomToken, sha256Hex } from "../platform/domain/secrets.ts";
-import { slugFromName, withRandomSuffix } from "../platform/domain/slug.ts";
+import { type AuditContext, auditEntry, ROW_CHANGED, SYSTEM_AUDIT } from "../audit/index.ts";
+import {
+  findUserById,
+  hashPassword,
+  randomToken,
+  sha256Hex,
+  signAccessToken,
+  slugFromName,
+  type UserRow,
+  verifyPassword,
+  withRandomSuffix,
+} from "../platform/index.ts";
 import {
   consumeResetToken,
   findRefreshToken,
@@ -26,10 +32,8 @@ import { insertMembership, insertTenant } from "./tenant-storage.ts";
 import {
   bumpTokenVersion,
   findUserByEmail,
-  findUserById,
   insertUser,
   setPasswordAndEndSessions,
-  type UserRow,
   updateUser,
 } from "./user-storage.ts";
 import { sessionUser } from "./views.ts";

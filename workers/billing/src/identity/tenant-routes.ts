@@ -1,30 +1,29 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../platform/auth.ts";
-import { tenantService } from "../platform/context.ts";
-import { EVERY_ROLE, MANAGERS } from "../platform/domain/roles.ts";
-import { createRouter } from "../platform/router.ts";
 import {
+  authenticate,
   bearerSecurity,
+  createRouter,
+  EVERY_ROLE,
   errors,
   json,
   jsonBody,
+  MANAGERS,
   MetadataSchema,
   PageQuerySchema,
   pageOf,
   RoleSchema,
   requiredString,
+  requireWritableTenant,
   SlugSchema,
   TenantHeaderSchema,
   TenantSchema,
   TenantWithRoleSchema,
-  UuidParam,
-} from "../platform/schemas.ts";
-import {
-  requireWritableTenant,
   tenantContext,
   tenantMembers,
+  tenantService,
   tenantWriters,
-} from "../platform/tenant.ts";
+  UuidParam,
+} from "../platform/index.ts";
 
 const IdParams = z.object({ id: UuidParam("id") });
 const MemberParams = z.object({ id: UuidParam("id"), userId: UuidParam("userId") });

@@ -3,26 +3,31 @@ import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { BatchItem } from "drizzle-orm/batch";
 import {
   type AuditContext,
+  auditEntry,
   fieldChanges,
+  ROW_CHANGED,
   SYSTEM_AUDIT,
   statusChange,
-} from "../audit/domain/audit.ts";
-import { auditEntry, ROW_CHANGED } from "../audit/storage.ts";
-import { type ApiKeyVerifier, isolateApiKeys } from "../platform/api-key-verification.ts";
-import type { TenantContext } from "../platform/app-env.ts";
-import { type PageRequest, pageMeta, pageOffset } from "../platform/domain/pagination.ts";
+} from "../audit/index.ts";
+import type { TenantContext, UserRow } from "../platform/index.ts";
 import {
+  type ApiKeyVerifier,
+  findTenantById,
+  isolateApiKeys,
   MANAGERS,
   type MembershipRole,
   mayManageMembership,
+  type PageRequest,
+  pageMeta,
+  pageOffset,
   roleRequirementMessage,
-} from "../platform/domain/roles.ts";
-import { slugFromName, withRandomSuffix } from "../platform/domain/slug.ts";
+  slugFromName,
+  withRandomSuffix,
+} from "../platform/index.ts";
 import {
   cancelTenantStatements,
   changeMemberRole,
   findMembership,
-  findTenantById,
   findTenantBySlug,
   insertMembership,
   insertTenant,
@@ -31,7 +36,6 @@ import {
   removeMember,
   updateTenant,
 } from "./tenant-storage.ts";
-import type { UserRow } from "./user-storage.ts";
 import { tenantView, tenantWithRole } from "./views.ts";
 
 /**

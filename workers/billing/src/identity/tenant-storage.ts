@@ -1,10 +1,7 @@
 import { type Database, nowIso } from "@edge-platform/shared/db/client";
 import { apiKeys, memberships, tenants, users } from "@edge-platform/shared/db/schema/identity";
 import { and, count, desc, eq, ne, sql } from "drizzle-orm";
-import type { MembershipRole } from "../platform/domain/roles.ts";
-
-export type TenantRow = typeof tenants.$inferSelect;
-export type MembershipRow = typeof memberships.$inferSelect;
+import type { MembershipRole } from "../platform/index.ts";
 
 export function insertTenant(
   db: Database,
@@ -20,22 +17,8 @@ export function insertMembership(
   return db.insert(memberships).values(membership);
 }
 
-export function findTenantById(db: Database, id: string) {
-  return db.select().from(tenants).where(eq(tenants.id, id)).get();
-}
-
 export function findTenantBySlug(db: Database, slug: string) {
   return db.select().from(tenants).where(eq(tenants.slug, slug)).get();
-}
-
-/** The caller's membership in a tenant, with the tenant, in one read. */
-export function findMembershipWithTenant(db: Database, userId: string, tenantId: string) {
-  return db
-    .select({ tenant: tenants, role: memberships.role })
-    .from(memberships)
-    .innerJoin(tenants, eq(tenants.id, memberships.tenantId))
-    .where(and(eq(memberships.userId, userId), eq(memberships.tenantId, tenantId)))
-    .get();
 }
 
 export async function listTenantsOfUser(

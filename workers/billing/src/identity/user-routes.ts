@@ -1,23 +1,25 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../platform/auth.ts";
-import { userService } from "../platform/context.ts";
-import { GRANTABLE_ROLES, MANAGERS } from "../platform/domain/roles.ts";
-import { createRouter } from "../platform/router.ts";
 import {
+  authenticate,
   bearerSecurity,
+  createRouter,
   EmailSchema,
   errors,
+  GRANTABLE_ROLES,
   json,
   jsonBody,
+  MANAGERS,
   newPassword,
   PublicProfileSchema,
   RoleSchema,
   requiredString,
+  TENANT_HEADER,
   TenantHeaderSchema,
+  tenantWriters,
   UserSchema,
   UuidParam,
-} from "../platform/schemas.ts";
-import { TENANT_HEADER, tenantWriters } from "../platform/tenant.ts";
+  userService,
+} from "../platform/index.ts";
 import { safeUser } from "./views.ts";
 
 const MemberUserSchema = UserSchema.extend({ role: RoleSchema }).openapi("MemberUser");

@@ -1,25 +1,20 @@
 import { type Database, uniqueViolation } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { type AuditContext, SYSTEM_AUDIT } from "../audit/domain/audit.ts";
-import { auditEntry } from "../audit/storage.ts";
-import type { TenantContext } from "../platform/app-env.ts";
-import { hashPassword } from "../platform/domain/password.ts";
+import { type AuditContext, auditEntry, SYSTEM_AUDIT } from "../audit/index.ts";
+import type { TenantContext } from "../platform/index.ts";
 import {
+  findMembershipWithTenant,
+  findUserById,
+  hashPassword,
   MANAGERS,
   type MembershipRole,
   mayManageMembership,
   roleRequirementMessage,
-} from "../platform/domain/roles.ts";
-import { UUID_PATTERN } from "../platform/tenant.ts";
-import { findMembership, findMembershipWithTenant, insertMembership } from "./tenant-storage.ts";
-import {
-  findUserByEmail,
-  findUserById,
-  insertUser,
-  shareATenant,
   type UserRow,
-  updateUser,
-} from "./user-storage.ts";
+  UUID_PATTERN,
+} from "../platform/index.ts";
+import { findMembership, insertMembership } from "./tenant-storage.ts";
+import { findUserByEmail, insertUser, shareATenant, updateUser } from "./user-storage.ts";
 import { publicProfile, safeUser } from "./views.ts";
 
 export interface UserChanges {

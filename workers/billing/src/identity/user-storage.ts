@@ -3,15 +3,12 @@ import { memberships, users } from "@edge-platform/shared/db/schema/identity";
 import { and, eq, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 
-export type UserRow = typeof users.$inferSelect;
+import type { UserRow } from "../platform/index.ts";
+
 export type NewUser = typeof users.$inferInsert;
 
 export function findUserByEmail(db: Database, email: string) {
   return db.select().from(users).where(eq(users.email, email)).get();
-}
-
-export function findUserById(db: Database, id: string) {
-  return db.select().from(users).where(eq(users.id, id)).get();
 }
 
 export function insertUser(db: Database, user: NewUser) {

@@ -1,8 +1,5 @@
-import { effectiveApiKeyStatus } from "../platform/domain/api-key.ts";
-import type { MembershipRole } from "../platform/domain/roles.ts";
-import type { ApiKeyRow } from "./api-key-storage.ts";
-import type { TenantRow } from "./tenant-storage.ts";
-import type { UserRow } from "./user-storage.ts";
+import type { ApiKeyRow, MembershipRole, TenantRow, UserRow } from "../platform/index.ts";
+import { effectiveApiKeyStatus } from "../platform/index.ts";
 
 /** What the API shows of a user to themselves and to people sharing a tenant with them. */
 export function safeUser(user: UserRow) {

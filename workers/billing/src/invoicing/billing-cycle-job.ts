@@ -1,15 +1,17 @@
 import { database } from "@edge-platform/shared/db/client";
-import { SYSTEM_AUDIT } from "../audit/domain/audit.ts";
-import { pendingReconcileMinutes } from "../payments/domain/payment.ts";
-import { finishWebhookEvent } from "../payments/provider-webhook-storage.ts";
-import { processWebhookEvent, type WebhookQueueMessage } from "../payments/provider-webhooks.ts";
-import type { PaymentProvider } from "../payments/providers/payment-provider.ts";
-import { ProviderUnavailableError } from "../payments/providers/payment-provider.ts";
+import { SYSTEM_AUDIT } from "../audit/index.ts";
+import type { PaymentProvider } from "../payments/index.ts";
 import {
+  finishWebhookEvent,
   type PaymentProviderSettings,
+  PaymentService,
+  ProviderUnavailableError,
   paymentProviderFromEnv,
-} from "../payments/providers/providers.ts";
-import { PaymentService, refreshCreditsOf } from "../payments/service.ts";
+  pendingReconcileMinutes,
+  processWebhookEvent,
+  refreshCreditsOf,
+  type WebhookQueueMessage,
+} from "../payments/index.ts";
 import { BillingCycle } from "./billing-cycle.ts";
 
 export const WEBHOOK_QUEUE = "payprovider-webhooks";

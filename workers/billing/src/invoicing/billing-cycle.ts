@@ -1,12 +1,16 @@
 import { MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
 import { type Database, database } from "@edge-platform/shared/db/client";
 import type { InvoiceKind } from "@edge-platform/shared/db/schema/billing";
-import { SYSTEM_AUDIT } from "../audit/domain/audit.ts";
-import { invoiceEventStatement } from "../notifications/tenant-event-storage.ts";
-import { GRACE_PERIOD_DAYS, PENDING_RECONCILE_AFTER_MINUTES } from "../payments/domain/payment.ts";
-import type { PaymentProvider } from "../payments/providers/payment-provider.ts";
-import { PaymentService, refreshCreditsOf } from "../payments/service.ts";
-import type { SubscriptionWithPlan } from "../subscriptions/storage.ts";
+import { SYSTEM_AUDIT } from "../audit/index.ts";
+import { invoiceEventStatement } from "../notifications/index.ts";
+import type { PaymentProvider } from "../payments/index.ts";
+import {
+  GRACE_PERIOD_DAYS,
+  PaymentService,
+  PENDING_RECONCILE_AFTER_MINUTES,
+  refreshCreditsOf,
+} from "../payments/index.ts";
+import type { SubscriptionWithPlan } from "../subscriptions/index.ts";
 import {
   endedMidPeriod,
   graceExpired,

@@ -1,10 +1,13 @@
 import { database } from "@edge-platform/shared/db/client";
 import type { Context } from "hono";
-import { auditContext } from "../audit/audit-context.ts";
-import { LedgerService } from "../payments/ledger-service.ts";
-import { WebhookService } from "../payments/provider-webhooks.ts";
-import { PaymentService, refreshCreditsOf } from "../payments/service.ts";
-import type { AppEnv } from "../platform/app-env.ts";
+import { auditContext } from "../audit/index.ts";
+import {
+  LedgerService,
+  PaymentService,
+  refreshCreditsOf,
+  WebhookService,
+} from "../payments/index.ts";
+import type { AppEnv } from "../platform/index.ts";
 import { configuredPaymentProvider } from "./billing-cycle-job.ts";
 import { InvoiceService } from "./service.ts";
 

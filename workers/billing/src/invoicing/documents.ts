@@ -1,6 +1,6 @@
 import type { Database } from "@edge-platform/shared/db/client";
-import type { TenantScoped } from "../platform/app-env.ts";
-import { findBillingDetails } from "../pricing/billing-details-storage.ts";
+import type { TenantScoped } from "../platform/index.ts";
+import { findBillingDetails } from "../pricing/index.ts";
 import { type InvoiceParty, renderInvoicePdf } from "./domain/invoice-pdf.ts";
 import type { InvoiceService } from "./service.ts";
 

@@ -1,8 +1,8 @@
 import { type Database, database } from "@edge-platform/shared/db/client";
-import type { ProgressiveRequest } from "../entitlements/counter/progressive-watch.ts";
-import { tenantEventStatement } from "../notifications/tenant-event-storage.ts";
-import { PaymentService, refreshCreditsOf } from "../payments/service.ts";
-import { findSubscriptionById } from "../subscriptions/storage.ts";
+import { tenantEventStatement } from "../notifications/index.ts";
+import { PaymentService, refreshCreditsOf } from "../payments/index.ts";
+import type { ProgressiveRequest } from "../pricing/index.ts";
+import { findSubscriptionById } from "../subscriptions/index.ts";
 import { configuredPaymentProvider } from "./billing-cycle-job.ts";
 import { draftInvoiceFor, finalizeInvoice } from "./service.ts";
 import { draftInvoiceStatements, findInvoiceById } from "./storage.ts";

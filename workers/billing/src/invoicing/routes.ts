@@ -1,17 +1,19 @@
 import { database } from "@edge-platform/shared/db/client";
 import { createRoute, z } from "@hono/zod-openapi";
-import { authenticate } from "../platform/auth.ts";
-import { enforceLimit } from "../platform/rate-limits.ts";
-import { createRouter } from "../platform/router.ts";
 import {
+  authenticate,
   bearerSecurity,
+  billingContext,
+  createRouter,
+  enforceLimit,
   errors,
   json,
   jsonBody,
+  requireMoneyReader,
+  requireSettlementActor,
   TenantHeaderSchema,
   UuidParam,
-} from "../platform/schemas.ts";
-import { billingContext, requireMoneyReader, requireSettlementActor } from "../platform/tenant.ts";
+} from "../platform/index.ts";
 import { invoiceService } from "./context.ts";
 import { configuredSeller, invoicePdf } from "./documents.ts";
 import {

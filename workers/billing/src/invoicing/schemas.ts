@@ -7,7 +7,7 @@ import {
 } from "@edge-platform/shared/db/schema/billing";
 import { chargeModels } from "@edge-platform/shared/db/schema/catalog";
 import { z } from "@hono/zod-openapi";
-import { PageQuerySchema, pageOf } from "../platform/schemas.ts";
+import { PageQuerySchema, pageOf } from "../platform/index.ts";
 
 // Request and response schemas of the invoice, billing and webhook routes.
 // Money is integer cents; unit prices are integer micro-cents.

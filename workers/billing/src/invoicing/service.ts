@@ -11,22 +11,22 @@ import { ApiError } from "@edge-platform/shared/http/api-error";
 import {
   type AuditAction,
   type AuditContext,
+  auditStatement,
   SYSTEM_AUDIT,
   statusChange,
-} from "../audit/domain/audit.ts";
-import { auditStatement, whenInvoiceReached } from "../audit/storage.ts";
-import type { EntitlementCounter } from "../entitlements/counter/entitlement-counter.ts";
-import { invoiceEventStatement } from "../notifications/tenant-event-storage.ts";
-import type { PaymentService } from "../payments/service.ts";
-import type { TenantScoped } from "../platform/app-env.ts";
-import { type PageRequest, pageMeta, pageOffset } from "../platform/domain/pagination.ts";
-import { ppmToPercent } from "../pricing/domain/tax.ts";
+  whenInvoiceReached,
+} from "../audit/index.ts";
+import { invoiceEventStatement } from "../notifications/index.ts";
+import type { PaymentService } from "../payments/index.ts";
+import type { TenantScoped } from "../platform/index.ts";
+import { type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
+import { ppmToPercent } from "../pricing/index.ts";
 import {
   findCurrentSubscription,
   findSubscriptionById,
   listSnapshots,
   type SubscriptionWithPlan,
-} from "../subscriptions/storage.ts";
+} from "../subscriptions/index.ts";
 import {
   buildInvoiceDraft,
   INVOICE_DUE_DAYS,
@@ -189,7 +189,7 @@ export async function draftInvoiceFor(
 
 /** Writes what the tenant's counter object still holds to usage_aggregates, so a draft sees all usage. */
 export async function flushUsage(
-  counters: DurableObjectNamespace<EntitlementCounter>,
+  counters: Env["ENTITLEMENT_COUNTER"],
   tenantId: string,
 ): Promise<void> {
   await entitlementCounter(counters, tenantId).flush();
@@ -240,7 +240,7 @@ export class InvoiceService {
   constructor(
     private readonly db: Database,
     private readonly d1: D1Database,
-    private readonly counters: DurableObjectNamespace<EntitlementCounter>,
+    private readonly counters: Env["ENTITLEMENT_COUNTER"],
     private readonly payments: PaymentService,
     private readonly audit: AuditContext = SYSTEM_AUDIT,
   ) {}

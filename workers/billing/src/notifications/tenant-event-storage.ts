@@ -1,7 +1,7 @@
 import type { Database } from "@edge-platform/shared/db/client";
 import { tenantEvents } from "@edge-platform/shared/db/schema/webhooks";
 import { type SQL, sql } from "drizzle-orm";
-import type { RawCondition } from "../audit/storage.ts";
+import type { RawCondition } from "../audit/index.ts";
 import type { TenantEvent, TenantEventType } from "./domain/tenant-events.ts";
 
 // The tenant-event outbox: billing code puts an event row into the SAME

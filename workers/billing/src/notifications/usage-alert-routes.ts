@@ -1,21 +1,23 @@
 import { database } from "@edge-platform/shared/db/client";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { auditContext } from "../audit/audit-context.ts";
-import type { AppEnv } from "../platform/app-env.ts";
-import { EVERY_ROLE, MONEY_READERS } from "../platform/domain/roles.ts";
-import { createRouter } from "../platform/router.ts";
+import { auditContext } from "../audit/index.ts";
+import type { AppEnv } from "../platform/index.ts";
 import {
   bearerSecurity,
+  createRouter,
+  EVERY_ROLE,
   errors,
   json,
   jsonBody,
+  MONEY_READERS,
   PageQuerySchema,
   pageOf,
   TenantHeaderSchema,
+  tenantMembers,
+  tenantWriters,
   UuidParam,
-} from "../platform/schemas.ts";
-import { tenantMembers, tenantWriters } from "../platform/tenant.ts";
+} from "../platform/index.ts";
 import { PERCENT_RANGE, UNITS_RANGE } from "./domain/usage-alerts.ts";
 import { UsageAlertService } from "./usage-alert-service.ts";
 

@@ -1,12 +1,10 @@
 import type { Database } from "@edge-platform/shared/db/client";
 import { loadTenantEntitlementState } from "@edge-platform/shared/db/entitlement-state";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { type AuditContext, SYSTEM_AUDIT } from "../audit/domain/audit.ts";
-import { auditStatement } from "../audit/storage.ts";
-import { findFeatureByLookupKey } from "../catalog/storage.ts";
-import type { EntitlementCounter } from "../entitlements/counter/entitlement-counter.ts";
-import type { TenantScoped } from "../platform/app-env.ts";
-import { type PageRequest, pageMeta, pageOffset } from "../platform/domain/pagination.ts";
+import { type AuditContext, auditStatement, SYSTEM_AUDIT } from "../audit/index.ts";
+import { findFeatureByLookupKey } from "../catalog/index.ts";
+import type { TenantScoped } from "../platform/index.ts";
+import { type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
 import {
   alertDefinitionProblem,
   MAX_ALERTS_PER_TENANT,
@@ -38,7 +36,7 @@ export class UsageAlertService {
   constructor(
     private readonly db: Database,
     private readonly d1: D1Database,
-    private readonly counters: DurableObjectNamespace<EntitlementCounter>,
+    private readonly counters: Env["ENTITLEMENT_COUNTER"],
     private readonly audit: AuditContext = SYSTEM_AUDIT,
   ) {}
 

@@ -1,6 +1,5 @@
-import { SYSTEM_AUDIT } from "../audit/domain/audit.ts";
-import { auditStatement } from "../audit/storage.ts";
-import { signWebhook } from "../platform/domain/webhook-signature.ts";
+import { auditStatement, SYSTEM_AUDIT } from "../audit/index.ts";
+import { signWebhook } from "../platform/index.ts";
 import { tenantEventSchema } from "./domain/tenant-events.ts";
 import {
   DELIVERY_SIGNATURE_HEADER,

@@ -1,23 +1,25 @@
 import { webhookDeliveryStatuses } from "@edge-platform/shared/db/schema/webhooks";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { auditContext } from "../audit/audit-context.ts";
-import type { AppEnv } from "../platform/app-env.ts";
-import { authenticate } from "../platform/auth.ts";
-import { withholdOnReplay } from "../platform/idempotency.ts";
-import { createRouter } from "../platform/router.ts";
+import { auditContext } from "../audit/index.ts";
+import type { AppEnv } from "../platform/index.ts";
 import {
+  authenticate,
   bearerSecurity,
+  billingContext,
+  createRouter,
   ErrorSchema,
   errors,
   json,
   jsonBody,
   PageQuerySchema,
   pageOf,
+  requireMoneyReader,
+  requireWebhookManager,
   TenantHeaderSchema,
   UuidParam,
-} from "../platform/schemas.ts";
-import { billingContext, requireMoneyReader, requireWebhookManager } from "../platform/tenant.ts";
+  withholdOnReplay,
+} from "../platform/index.ts";
 import { TENANT_EVENT_TYPES } from "./domain/tenant-events.ts";
 import { ALL_EVENT_TYPES, deliverySettings } from "./domain/webhook-delivery.ts";
 import { WEBHOOK_URL_MAX_LENGTH } from "./domain/webhook-url.ts";

@@ -1,8 +1,13 @@
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { type AuditAction, type AuditContext, SYSTEM_AUDIT } from "../audit/domain/audit.ts";
-import { auditStatement, type RawCondition } from "../audit/storage.ts";
-import type { BillingContext } from "../platform/app-env.ts";
-import { type PageRequest, pageMeta, pageOffset } from "../platform/domain/pagination.ts";
+import {
+  type AuditAction,
+  type AuditContext,
+  auditStatement,
+  type RawCondition,
+  SYSTEM_AUDIT,
+} from "../audit/index.ts";
+import type { BillingContext } from "../platform/index.ts";
+import { type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
 import { normaliseEventTypes, type WebhookDeliverySettings } from "./domain/webhook-delivery.ts";
 import {
   encryptWebhookSecret,

@@ -1,24 +1,25 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { ledgerService, paymentService } from "../invoicing/context.ts";
-import { moneyReader } from "../invoicing/routes.ts";
 import {
   BalanceQuery,
   BalanceSchema,
   LedgerEntrySchema,
   LedgerQuery,
+  ledgerService,
+  moneyReader,
   PaymentAttemptDetailSchema,
   PaymentAttemptSchema,
   PaymentListQuery,
-} from "../invoicing/schemas.ts";
-import { createRouter } from "../platform/router.ts";
+  paymentService,
+} from "../invoicing/index.ts";
 import {
   bearerSecurity,
+  createRouter,
   errors,
   json,
   pageOf,
   TenantHeaderSchema,
   UuidParam,
-} from "../platform/schemas.ts";
+} from "../platform/index.ts";
 
 const reader = moneyReader;
 

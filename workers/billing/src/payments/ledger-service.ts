@@ -1,7 +1,7 @@
 import type { Database } from "@edge-platform/shared/db/client";
 import type { LedgerEntryType } from "@edge-platform/shared/db/schema/billing";
-import type { TenantScoped } from "../platform/app-env.ts";
-import { type PageRequest, pageMeta, pageOffset } from "../platform/domain/pagination.ts";
+import type { TenantScoped } from "../platform/index.ts";
+import { type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
 import { type LedgerEntryRow, ledgerTotals, listLedgerEntries } from "./ledger-storage.ts";
 
 export function ledgerEntryView(entry: LedgerEntryRow) {

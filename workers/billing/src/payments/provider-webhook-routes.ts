@@ -1,12 +1,16 @@
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { createRoute, z } from "@hono/zod-openapi";
 import { createMiddleware } from "hono/factory";
-import { webhookService } from "../invoicing/context.ts";
-import { FakeWebhookBody, WebhookReceivedSchema } from "../invoicing/schemas.ts";
-import type { AppEnv } from "../platform/app-env.ts";
-import { SIGNATURE_HEADER, verifyWebhookSignature } from "../platform/domain/webhook-signature.ts";
-import { createRouter } from "../platform/router.ts";
-import { errors, json, jsonBody } from "../platform/schemas.ts";
+import { FakeWebhookBody, WebhookReceivedSchema, webhookService } from "../invoicing/index.ts";
+import type { AppEnv } from "../platform/index.ts";
+import {
+  createRouter,
+  errors,
+  json,
+  jsonBody,
+  SIGNATURE_HEADER,
+  verifyWebhookSignature,
+} from "../platform/index.ts";
 import { isDevelopmentEnvironment } from "./providers/providers.ts";
 
 const SIGNATURE_FAILURES = {

@@ -3,24 +3,25 @@ import type { Database } from "@edge-platform/shared/db/client";
 import type { AuditChanges } from "@edge-platform/shared/db/schema/audit";
 import type { PaymentAttemptStatus } from "@edge-platform/shared/db/schema/billing";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { type AuditContext, SYSTEM_AUDIT } from "../audit/domain/audit.ts";
-import { auditStatement, type RawCondition, whenInvoiceReached } from "../audit/storage.ts";
-import { declinedTopUpStatement } from "../credits/storage.ts";
-import { findTenantById } from "../identity/tenant-storage.ts";
-import type { TenantScope } from "../invoicing/billing-cycle-storage.ts";
+import {
+  type AuditContext,
+  auditStatement,
+  type RawCondition,
+  SYSTEM_AUDIT,
+  whenInvoiceReached,
+} from "../audit/index.ts";
+import { declinedTopUpStatement } from "../credits/index.ts";
+import type { TenantScope } from "../invoicing/index.ts";
 import {
   findInvoiceById,
   type InvoiceRow,
   paymentReferenceOf,
   payStatements,
   receivedCreditStatements,
-} from "../invoicing/storage.ts";
-import {
-  invoiceEventStatement,
-  tenantEventStatement,
-} from "../notifications/tenant-event-storage.ts";
-import type { TenantScoped } from "../platform/app-env.ts";
-import { type PageRequest, pageMeta, pageOffset } from "../platform/domain/pagination.ts";
+} from "../invoicing/index.ts";
+import { invoiceEventStatement, tenantEventStatement } from "../notifications/index.ts";
+import type { TenantScoped } from "../platform/index.ts";
+import { findTenantById, type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
 import {
   attemptStatusOf,
   isLastAttempt,

@@ -7,7 +7,7 @@ import {
   paymentCustomers,
 } from "@edge-platform/shared/db/schema/billing";
 import { and, asc, count, desc, eq, inArray, lte, sql } from "drizzle-orm";
-import type { TenantScope } from "../invoicing/billing-cycle-storage.ts";
+import type { TenantScope } from "../invoicing/index.ts";
 import { PROVIDER_UNAVAILABLE_REASON } from "./domain/payment.ts";
 
 export type PaymentAttemptRow = typeof paymentAttempts.$inferSelect;

@@ -5,7 +5,7 @@ import {
   findApiKeyByHash,
   listApiKeyHashesOfTenant,
   touchApiKey,
-} from "../identity/api-key-storage.ts";
+} from "./access-storage.ts";
 import { FreshnessBoundCache } from "./domain/freshness-bound-cache.ts";
 
 /**

@@ -1,8 +1,5 @@
 import type { CorrelationIdVariables } from "@edge-platform/shared/http/correlation-id";
-import type { AuditReaderVariables } from "../audit/audit-reader.ts";
-import type { ApiKeyRow } from "../identity/api-key-storage.ts";
-import type { TenantRow } from "../identity/tenant-storage.ts";
-import type { UserRow } from "../identity/user-storage.ts";
+import type { ApiKeyRow, TenantRow, UserRow } from "./access-storage.ts";
 import type { ApiKeyVerifier } from "./api-key-verification.ts";
 import type { MembershipRole } from "./domain/roles.ts";
 import type { IdempotencyVariables } from "./idempotency.ts";
@@ -50,4 +47,9 @@ export type AppVariables = CorrelationIdVariables &
 export type AppEnv = {
   Bindings: Env;
   Variables: AppVariables;
+};
+
+export type AuditReaderVariables = {
+  /** The tenant whose events the caller may read; null: every tenant (platform administrators). */
+  auditScope: { tenantId: string | null };
 };

@@ -2,7 +2,7 @@ import { database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { findUserById } from "../identity/user-storage.ts";
+import { findUserById } from "./access-storage.ts";
 import type { AppEnv } from "./app-env.ts";
 import { SigningKeyError, signingKey, verifyAccessToken } from "./domain/access-token.ts";
 import { idempotent } from "./idempotency.ts";

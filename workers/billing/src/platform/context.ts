@@ -1,10 +1,7 @@
 import { database } from "@edge-platform/shared/db/client";
 import type { Context } from "hono";
-import { auditContext } from "../audit/audit-context.ts";
-import { ApiKeyService } from "../identity/api-key-service.ts";
-import { SessionService } from "../identity/session-service.ts";
-import { TenantService } from "../identity/tenant-service.ts";
-import { UserService } from "../identity/user-service.ts";
+import { auditContext } from "../audit/index.ts";
+import { ApiKeyService, SessionService, TenantService, UserService } from "../identity/index.ts";
 import { apiKeyVerifier } from "./api-key.ts";
 import type { AppEnv } from "./app-env.ts";
 import { requireSigningKey } from "./auth.ts";

@@ -1,12 +1,18 @@
+import type { tenantStatuses } from "@edge-platform/shared/db/schema/identity";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import type { CallerTenant } from "../entitlements/service.ts";
-import type { ApiKeyRow } from "../identity/api-key-storage.ts";
+import type { ApiKeyRow } from "./access-storage.ts";
 import { authenticateApiKey } from "./api-key.ts";
 import type { AppEnv } from "./app-env.ts";
 import { authenticate, bearerToken } from "./auth.ts";
 import { API_KEY_MARKER } from "./domain/api-key.ts";
 import { tenantContext } from "./tenant.ts";
+
+/** The tenant a check or consume is for, from the member's x-tenant-id or the API key. */
+export interface CallerTenant {
+  id: string;
+  status: (typeof tenantStatuses)[number];
+}
 
 /**
  * Entitlement checks come from two kinds of caller: a tenant's server with

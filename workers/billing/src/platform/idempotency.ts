@@ -26,7 +26,7 @@ import {
   findIdempotencyKey,
   releaseIdempotencyKey,
 } from "./idempotency-storage.ts";
-import { TENANT_HEADER } from "./tenant.ts";
+import { TENANT_HEADER } from "./tenant-header.ts";
 
 /*
  * Idempotency-Key, in two steps because the key belongs to a caller and the

@@ -1,7 +1,7 @@
 import { database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { createMiddleware } from "hono/factory";
-import { findMembershipWithTenant, findTenantById } from "../identity/tenant-storage.ts";
+import { findMembershipWithTenant, findTenantById } from "./access-storage.ts";
 import type { AppEnv } from "./app-env.ts";
 import { authenticate } from "./auth.ts";
 import {
@@ -13,9 +13,7 @@ import {
   SETTLEMENT_REQUIRES_PLATFORM_ADMIN,
   WEBHOOK_MANAGERS,
 } from "./domain/roles.ts";
-
-export const TENANT_HEADER = "x-tenant-id";
-export const UUID_PATTERN = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+import { TENANT_HEADER, UUID_PATTERN } from "./tenant-header.ts";
 
 /**
  * Resolves `x-tenant-id` for an authenticated user: 400 when the header is

@@ -1,9 +1,8 @@
 import { type Database, nowIso } from "@edge-platform/shared/db/client";
 import type { PostalAddress } from "@edge-platform/shared/db/schema/billing";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { type AuditContext, fieldChanges, SYSTEM_AUDIT } from "../audit/domain/audit.ts";
-import { auditEntry } from "../audit/storage.ts";
-import { findTenantById } from "../identity/tenant-storage.ts";
+import { type AuditContext, auditEntry, fieldChanges, SYSTEM_AUDIT } from "../audit/index.ts";
+import { findTenantById } from "../platform/index.ts";
 import {
   type BillingDetailsRow,
   findBillingDetails,

@@ -2,22 +2,24 @@ import { database } from "@edge-platform/shared/db/client";
 import { couponDurations, couponStatuses } from "@edge-platform/shared/db/schema/billing";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { auditContext } from "../audit/audit-context.ts";
-import { CouponCodeSchema, integer } from "../catalog/schemas.ts";
-import type { AppEnv } from "../platform/app-env.ts";
-import { authenticate } from "../platform/auth.ts";
-import { EVERY_ROLE, MANAGERS } from "../platform/domain/roles.ts";
-import { requirePlatformAdmin } from "../platform/platform-admin.ts";
-import { createRouter } from "../platform/router.ts";
+import { auditContext } from "../audit/index.ts";
+import { CouponCodeSchema, integer } from "../catalog/index.ts";
+import type { AppEnv } from "../platform/index.ts";
 import {
+  authenticate,
   bearerSecurity,
+  createRouter,
+  EVERY_ROLE,
   errors,
   json,
   jsonBody,
+  MANAGERS,
+  requirePlatformAdmin,
   TenantHeaderSchema,
+  tenantMembers,
+  tenantWriters,
   UuidParam,
-} from "../platform/schemas.ts";
-import { tenantMembers, tenantWriters } from "../platform/tenant.ts";
+} from "../platform/index.ts";
 import { CouponService } from "./coupon-service.ts";
 
 const service = (c: Context<AppEnv>) => new CouponService(database(c.env.DB), auditContext(c));

@@ -3,13 +3,14 @@ import type { CouponDuration } from "@edge-platform/shared/db/schema/billing";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import {
   type AuditContext,
+  auditEntry,
   fieldChanges,
+  ROW_CHANGED,
   SYSTEM_AUDIT,
   statusChange,
-} from "../audit/domain/audit.ts";
-import { auditEntry, ROW_CHANGED } from "../audit/storage.ts";
-import type { TenantContext } from "../platform/app-env.ts";
-import { findSubscription } from "../subscriptions/storage.ts";
+} from "../audit/index.ts";
+import type { TenantContext } from "../platform/index.ts";
+import { findSubscription } from "../subscriptions/index.ts";
 import {
   archiveCouponStatement,
   type CouponRedemptionRow,

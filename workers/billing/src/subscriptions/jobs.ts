@@ -1,12 +1,12 @@
 import { subscriptionPeriodAt, timelineOf } from "@edge-platform/shared/billing/billing-period";
 import { database } from "@edge-platform/shared/db/client";
-import type { BillingCycle, BillingSettleReport } from "../invoicing/billing-cycle.ts";
+import type { BillingCycle, BillingSettleReport } from "../invoicing/index.ts";
 import {
   dueTrialsIn,
   periodsToClose,
   type TenantScope,
   unbilledCancellations,
-} from "../invoicing/billing-cycle-storage.ts";
+} from "../invoicing/index.ts";
 import { refreshEntitlementCounter } from "./service.ts";
 import { activateAfterTrial, endAtPeriodEnd, rollEndedPeriod, rollPeriod } from "./storage.ts";
 

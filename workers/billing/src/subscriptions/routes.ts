@@ -1,20 +1,28 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import { subscriptionReader, subscriptionService } from "../catalog/context.ts";
-import { CancelBody, SubscribeBody, SubscriptionSchema } from "../catalog/schemas.ts";
-import { EVERY_ROLE, MANAGERS } from "../platform/domain/roles.ts";
-import { D1_BOOKMARK_HEADER, replicaReads } from "../platform/replica-reads.ts";
-import { createRouter } from "../platform/router.ts";
+import {
+  CancelBody,
+  SubscribeBody,
+  SubscriptionSchema,
+  subscriptionReader,
+  subscriptionService,
+} from "../catalog/index.ts";
 import {
   bearerSecurity,
+  createRouter,
+  D1_BOOKMARK_HEADER,
+  EVERY_ROLE,
   errors,
   json,
   jsonBody,
+  MANAGERS,
   PageQuerySchema,
   pageOf,
+  replicaReads,
   TenantHeaderSchema,
+  tenantMembers,
+  tenantWriters,
   UuidParam,
-} from "../platform/schemas.ts";
-import { tenantMembers, tenantWriters } from "../platform/tenant.ts";
+} from "../platform/index.ts";
 
 const member = tenantMembers(...EVERY_ROLE);
 /** Display reads: a member, through a D1 session that a read replica may serve. */

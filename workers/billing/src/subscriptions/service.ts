@@ -12,21 +12,17 @@ import { ApiError } from "@edge-platform/shared/http/api-error";
 import {
   type AuditAction,
   type AuditContext,
+  auditEntry,
+  ROW_CHANGED,
   SYSTEM_AUDIT,
   statusChange,
-} from "../audit/domain/audit.ts";
-import { auditEntry, ROW_CHANGED } from "../audit/storage.ts";
-import { findPlanById, findPlanPrice, listPlanEntitlements } from "../catalog/storage.ts";
-import { subscriptionView } from "../catalog/views.ts";
-import type { EntitlementCounter } from "../entitlements/counter/entitlement-counter.ts";
-import { tenantCancellationHooks } from "../identity/tenant-service.ts";
-import {
-  type SubscriptionChange,
-  subscriptionEventEntry,
-} from "../notifications/tenant-event-storage.ts";
-import type { TenantContext } from "../platform/app-env.ts";
-import { type PageRequest, pageMeta, pageOffset } from "../platform/domain/pagination.ts";
-import { CouponService } from "../pricing/coupon-service.ts";
+} from "../audit/index.ts";
+import { findPlanById, findPlanPrice, listPlanEntitlements } from "../catalog/index.ts";
+import { tenantCancellationHooks } from "../identity/index.ts";
+import { type SubscriptionChange, subscriptionEventEntry } from "../notifications/index.ts";
+import type { TenantContext } from "../platform/index.ts";
+import { type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
+import { CouponService } from "../pricing/index.ts";
 import { trialDaysFor } from "./domain/trials.ts";
 import {
   cancelAtPeriodEnd,
@@ -42,6 +38,7 @@ import {
   subscribeStatements,
   tenantHadTrial,
 } from "./storage.ts";
+import { subscriptionView } from "./views.ts";
 
 // A cancelled tenant's subscriptions end in the same batch that cancels it.
 tenantCancellationHooks.push((db, tenantId, now) => [
@@ -54,7 +51,7 @@ const subscriptionNotFound = () =>
 export class SubscriptionService {
   constructor(
     private readonly db: Database,
-    private readonly counters: DurableObjectNamespace<EntitlementCounter>,
+    private readonly counters: Env["ENTITLEMENT_COUNTER"],
     /** Bills a paused subscription's period up to the pause if not yet billed (the billing cycle's close). */
     private readonly closePausedPeriod?: (found: SubscriptionWithPlan, now: Date) => Promise<void>,
     private readonly audit: AuditContext = SYSTEM_AUDIT,
@@ -371,7 +368,7 @@ export class SubscriptionService {
 }
 
 export async function refreshEntitlementCounter(
-  counters: DurableObjectNamespace<EntitlementCounter>,
+  counters: Env["ENTITLEMENT_COUNTER"],
   tenantId: string,
 ) {
   try {

@@ -2,12 +2,18 @@ import { database } from "@edge-platform/shared/db/client";
 import { deadLetterStages, deadLetterStatuses } from "@edge-platform/shared/db/schema/usage";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
-import { auditContext } from "../audit/audit-context.ts";
-import type { AppEnv } from "../platform/app-env.ts";
-import { authenticate } from "../platform/auth.ts";
-import { requirePlatformAdmin } from "../platform/platform-admin.ts";
-import { createRouter } from "../platform/router.ts";
-import { bearerSecurity, errors, json, positiveInteger, UuidParam } from "../platform/schemas.ts";
+import { auditContext } from "../audit/index.ts";
+import type { AppEnv } from "../platform/index.ts";
+import {
+  authenticate,
+  bearerSecurity,
+  createRouter,
+  errors,
+  json,
+  positiveInteger,
+  requirePlatformAdmin,
+  UuidParam,
+} from "../platform/index.ts";
 import { UsageDeadLetterService } from "./dead-letter-service.ts";
 import { DeadLetterPageSchema, DeadLetterSchema } from "./schemas.ts";
 

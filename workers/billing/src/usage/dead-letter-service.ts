@@ -6,9 +6,8 @@ import {
   USAGE_QUEUES,
   validatedUsageMessage,
 } from "@edge-platform/shared/queues/usage";
-import { type AuditContext, SYSTEM_AUDIT } from "../audit/domain/audit.ts";
-import { auditEntry, ROW_CHANGED } from "../audit/storage.ts";
-import { type PageRequest, pageMeta, pageOffset } from "../platform/domain/pagination.ts";
+import { type AuditContext, auditEntry, ROW_CHANGED, SYSTEM_AUDIT } from "../audit/index.ts";
+import { type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
 import {
   type DeadLetterFilter,
   type DeadLetterRow,

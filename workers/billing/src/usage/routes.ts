@@ -3,11 +3,16 @@ import { ApiError } from "@edge-platform/shared/http/api-error";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
-import { authenticateApiKey } from "../platform/api-key.ts";
-import type { AppEnv } from "../platform/app-env.ts";
-import { callerTenant, memberOrApiKey } from "../platform/entitlement-caller.ts";
-import { createRouter } from "../platform/router.ts";
-import { errors, json, jsonBody } from "../platform/schemas.ts";
+import type { AppEnv } from "../platform/index.ts";
+import {
+  authenticateApiKey,
+  callerTenant,
+  createRouter,
+  errors,
+  json,
+  jsonBody,
+  memberOrApiKey,
+} from "../platform/index.ts";
 import { byteLength, MAX_BATCH_BYTES } from "./domain/usage-events.ts";
 import { UsageIngestionService } from "./ingestion.ts";
 import { findUsageEvent, listUsageEvents } from "./log/service.ts";

@@ -1,7 +1,7 @@
 import { deadLetterStages, deadLetterStatuses } from "@edge-platform/shared/db/schema/usage";
 import { usageEventStatuses } from "@edge-platform/shared/db/schema/usage-events";
 import { z } from "@hono/zod-openapi";
-import { pageOf } from "../platform/schemas.ts";
+import { pageOf } from "../platform/index.ts";
 import { MAX_EVENTS_PER_BATCH } from "./domain/usage-events.ts";
 
 const UsageEventInSchema = z

@@ -1,6 +1,6 @@
 import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
-import { allowanceShare, billableAllowance } from "../../invoicing/domain/invoice.ts";
-import { usageCharge } from "../../pricing/domain/charge-models.ts";
+import { allowanceShare, billableAllowance } from "../../invoicing/index.ts";
+import { usageCharge } from "../../pricing/index.ts";
 
 // Prepaid credits: the rules, as pure functions. The tenant's
 // EntitlementCounter holds the grants and applies these in the same
@@ -173,4 +173,11 @@ export function usageCostCents(
 /** The status a grant shows: EXHAUSTED once an ACTIVE grant has nothing left. */
 export function displayedStatus(status: StoredGrantStatus, remaining: number): CreditGrantStatus {
   return status === "ACTIVE" && remaining <= 0 ? "EXHAUSTED" : status;
+}
+
+/** A paid grant the automatic top-up asks for. */
+export interface TopUpRequest {
+  grantId: string;
+  amount: number;
+  currency: string;
 }

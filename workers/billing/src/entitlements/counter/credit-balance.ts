@@ -10,9 +10,10 @@ import {
   isPricedUsage,
   planDraw,
   type StoredGrantStatus,
+  type TopUpRequest,
   usageCostCents,
-} from "../../credits/domain/credits.ts";
-import type { NewTenantEvent } from "../../notifications/domain/tenant-events.ts";
+} from "../../credits/index.ts";
+import type { NewTenantEvent } from "../../notifications/index.ts";
 
 /*
  * The tenant's credit balance, inside its EntitlementCounter (one object per
@@ -67,13 +68,6 @@ export interface DrawTarget {
   periodStart: string;
   /** The window's end (ISO-8601); null: the lifetime window. */
   periodEnd: string | null;
-}
-
-/** A paid grant the automatic top-up asks for. */
-export interface TopUpRequest {
-  grantId: string;
-  amount: number;
-  currency: string;
 }
 
 interface RuleRow extends Record<string, SqlStorageValue> {

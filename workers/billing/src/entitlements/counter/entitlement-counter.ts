@@ -39,16 +39,16 @@ import {
   loadTenantEntitlementState,
   type TenantEntitlementState,
 } from "@edge-platform/shared/db/entitlement-state";
-import { startAutoTopUp } from "../../credits/service.ts";
-import { issueProgressiveInvoice } from "../../invoicing/progressive-invoices.ts";
-import type { CountedWindow } from "../../notifications/domain/usage-alerts.ts";
-import { SingleFlight } from "../../platform/single-flight.ts";
+import { startAutoTopUp } from "../../credits/index.ts";
+import { issueProgressiveInvoice } from "../../invoicing/index.ts";
+import type { CountedWindow } from "../../notifications/index.ts";
+import { SingleFlight } from "../../platform/index.ts";
 import {
+  applyCounterFlush,
   readTenantWindowUsage,
   type UsageFlushEventClaim,
   type UsageFlushWindowDelta,
-} from "../../usage/aggregates-storage.ts";
-import { applyCounterFlush } from "../../usage/log/flush-claims.ts";
+} from "../../usage/index.ts";
 import { counterIdRetentionMs, flushIntervalMs } from "../domain/usage-counter-settings.ts";
 import {
   CREDITS_EXHAUSTED,

@@ -1,4 +1,4 @@
-import { pruneUsageFlushes } from "../../usage/aggregates-storage.ts";
+import { pruneUsageFlushes } from "../../usage/index.ts";
 import { flushIdsRetentionMs } from "../domain/usage-counter-settings.ts";
 
 /** Rows deleted per statement, and statements per run: one run stays short on D1's single writer. */

@@ -1,4 +1,4 @@
-import { thresholdsReached } from "../../pricing/domain/progressive.ts";
+import { type ProgressiveRequest, thresholdsReached } from "../../pricing/index.ts";
 import type { CreditTerms } from "./credit-balance.ts";
 
 /*
@@ -13,11 +13,6 @@ import type { CreditTerms } from "./credit-balance.ts";
  * not billed yet. The period's priced usage is counted from the first
  * priced unit this object sees in the period.
  */
-
-export interface ProgressiveRequest {
-  invoiceId: string;
-  subscriptionId: string;
-}
 
 interface PeriodRow extends Record<string, SqlStorageValue> {
   subscription_id: string;

@@ -1,6 +1,5 @@
-import type { NewTenantEvent, TenantEvent } from "../../notifications/domain/tenant-events.ts";
-import { tenantEvent } from "../../notifications/domain/tenant-events.ts";
-import { emitTenantEvents } from "../../notifications/tenant-events.ts";
+import type { NewTenantEvent, TenantEvent } from "../../notifications/index.ts";
+import { emitTenantEvents, tenantEvent } from "../../notifications/index.ts";
 
 /*
  * The EntitlementCounter's tenant events (usage.threshold_reached,

@@ -4,9 +4,9 @@ import {
   type CountedWindow,
   quotaExhaustedEvent,
   reachedAlertEvents,
+  tenantAlertTerms,
   type UsageAlertTerms,
-} from "../../notifications/domain/usage-alerts.ts";
-import { tenantAlertTerms } from "../../notifications/usage-alert-storage.ts";
+} from "../../notifications/index.ts";
 import type { TenantEventOutbox } from "./tenant-event-outbox.ts";
 
 /** The alert set is re-read at least this often even without a refresh call. */

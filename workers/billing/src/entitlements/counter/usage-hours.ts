@@ -1,4 +1,4 @@
-import { hourStartOf, type UsageFlushHourDelta } from "../../usage/hourly-storage.ts";
+import { hourStartOf, type UsageFlushHourDelta } from "../../usage/index.ts";
 
 /** The attribution row of a counter's units (a `counters` row). */
 interface AttributionKey {

@@ -3,17 +3,16 @@ import {
   effectiveApiKeyStatus,
   generateApiKey,
   looksLikeApiKey,
-} from "../../platform/domain/api-key.ts";
-import { PASSWORD_ITERATIONS, verifyPassword } from "../../platform/domain/password.ts";
-import { mayManageMembership } from "../../platform/domain/roles.ts";
-import { sha256Hex } from "../../platform/domain/secrets.ts";
-import {
+  mayManageMembership,
+  PASSWORD_ITERATIONS,
+  redactEmail,
   SLUG_MAX,
   SLUG_PATTERN,
+  sha256Hex,
   slugFromName,
+  verifyPassword,
   withRandomSuffix,
-} from "../../platform/domain/slug.ts";
-import { redactEmail } from "../../platform/mail-sender.ts";
+} from "../../platform/index.ts";
 import { DUMMY_PASSWORD_HASH } from "../session-service.ts";
 
 describe("withRandomSuffix", () => {

@@ -1,5 +1,5 @@
 import { degrees, PDFDocument, type PDFFont, type PDFPage, rgb, StandardFonts } from "pdf-lib";
-import { formatCents, MICRO_CENTS_PER_CENT } from "../../platform/domain/money.ts";
+import { formatCents, MICRO_CENTS_PER_CENT } from "../../platform/index.ts";
 
 /**
  * An invoice as a one-or-more-page A4 PDF, drawn with pdf-lib's standard

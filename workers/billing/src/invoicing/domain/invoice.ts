@@ -7,18 +7,17 @@ import type {
   LineItemKind,
 } from "@edge-platform/shared/db/schema/billing";
 import type { BillingInterval } from "@edge-platform/shared/db/schema/catalog";
-import { centsToMicroCents, prorateCents, sumCents } from "../../platform/domain/money.ts";
-import {
-  describeCharge,
-  type UsagePricing,
-  usageCharge,
-} from "../../pricing/domain/charge-models.ts";
+import { centsToMicroCents, prorateCents, sumCents } from "../../platform/index.ts";
 import {
   type CouponTerms,
+  describeCharge,
   discountCents,
   discountLineDescription,
-} from "../../pricing/domain/coupons.ts";
-import { taxCents, taxLineDescription } from "../../pricing/domain/tax.ts";
+  taxCents,
+  taxLineDescription,
+  type UsagePricing,
+  usageCharge,
+} from "../../pricing/index.ts";
 
 // What goes on an invoice, as pure functions of the subscription, its
 // period and the usage read for it. Lines, in order:

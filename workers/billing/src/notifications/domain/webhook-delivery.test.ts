@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { signWebhook, verifyWebhookSignature } from "../../platform/domain/webhook-signature.ts";
+import { signWebhook, verifyWebhookSignature } from "../../platform/index.ts";
 import {
   DEFAULT_DELIVERY_SETTINGS,
   deliverySettings,

@@ -1,4 +1,4 @@
-import { base64Url, randomToken } from "../../platform/domain/secrets.ts";
+import { base64Url, randomToken } from "../../platform/index.ts";
 
 // Webhook signing secrets. Deliveries sign with the secret itself, so it
 // cannot be stored as a hash only: it is kept encrypted (AES-256-GCM,

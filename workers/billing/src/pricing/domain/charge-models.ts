@@ -5,7 +5,7 @@ import {
   MICRO_CENTS_PER_CENT,
   toSafeInteger,
   usageAmountCents,
-} from "../../platform/domain/money.ts";
+} from "../../platform/index.ts";
 
 // The charge models: how the units a feature bills (beyond its included
 // amount or SOFT limit) become money. Pure functions, no I/O.

@@ -1,5 +1,5 @@
 import type { CouponDuration } from "@edge-platform/shared/db/schema/billing";
-import { divideRoundHalfUp, formatCents, toSafeInteger } from "../../platform/domain/money.ts";
+import { divideRoundHalfUp, formatCents, toSafeInteger } from "../../platform/index.ts";
 
 // Coupons: what one takes off an invoice and for how many invoices. Pure.
 //

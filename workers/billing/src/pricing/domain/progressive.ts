@@ -45,3 +45,8 @@ export function thresholdsReached(
   }
   return reached;
 }
+
+export interface ProgressiveRequest {
+  invoiceId: string;
+  subscriptionId: string;
+}

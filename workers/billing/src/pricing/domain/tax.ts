@@ -1,4 +1,4 @@
-import { divideRoundHalfUp, toSafeInteger } from "../../platform/domain/money.ts";
+import { divideRoundHalfUp, toSafeInteger } from "../../platform/index.ts";
 
 // Tax rates are exclusive (added on top of the discounted amount) and kept
 // as whole millionths: a percentage with up to 4 decimals x 10,000, so

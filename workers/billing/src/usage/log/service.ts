@@ -1,6 +1,6 @@
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { shardOfEventId, withShard } from "@edge-platform/shared/usage-log/client";
-import { timeOrderedUuid } from "../../platform/domain/time-ordered-id.ts";
+import { timeOrderedUuid } from "../../platform/index.ts";
 import type { IncomingUsageEvent } from "../domain/usage-events.ts";
 import { decodeUsageEventsParquet } from "./parquet.ts";
 import { tenantShards, usageLogOfId, usageLogStub } from "./shards.ts";

@@ -1,0 +1,16 @@
+export { auditContext } from "./audit-context.ts";
+export {
+  type AuditAction,
+  type AuditContext,
+  fieldChanges,
+  SYSTEM_AUDIT,
+  statusChange,
+} from "./domain/audit.ts";
+export { auditEventRoutes } from "./routes.ts";
+export {
+  auditEntry,
+  auditStatement,
+  type RawCondition,
+  ROW_CHANGED,
+  whenInvoiceReached,
+} from "./storage.ts";

@@ -1,0 +1,1 @@
+export { consoleRoutes } from "./routes.ts";

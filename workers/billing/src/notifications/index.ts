@@ -1,0 +1,24 @@
+export {
+  type NewTenantEvent,
+  TENANT_EVENT_TYPES,
+  type TenantEvent,
+  tenantEvent,
+} from "./domain/tenant-events.ts";
+export {
+  type CountedWindow,
+  quotaExhaustedEvent,
+  reachedAlertEvents,
+  type UsageAlertTerms,
+} from "./domain/usage-alerts.ts";
+export {
+  invoiceEventStatement,
+  type SubscriptionChange,
+  subscriptionEventEntry,
+  tenantEventStatement,
+} from "./tenant-event-storage.ts";
+export { emitTenantEvents, relayTenantEventsQuietly } from "./tenant-events.ts";
+export { usageAlertRoutes } from "./usage-alert-routes.ts";
+export { tenantAlertTerms } from "./usage-alert-storage.ts";
+export { consumeOutboundWebhookBatch, isOutboundWebhookQueue } from "./webhook-delivery-job.ts";
+export { webhookEndpointRoutes } from "./webhook-endpoint-routes.ts";
+export { pruneWebhookHistory } from "./webhook-retention-job.ts";

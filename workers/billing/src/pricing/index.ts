@@ -1,0 +1,18 @@
+export { billingDetailsRoutes } from "./billing-details-routes.ts";
+export { findBillingDetails } from "./billing-details-storage.ts";
+export { couponRoutes } from "./coupon-routes.ts";
+export { CouponService } from "./coupon-service.ts";
+export {
+  describeCharge,
+  MAX_PRICING_TIERS,
+  pricingProblem,
+  type UsagePricing,
+  usageCharge,
+} from "./domain/charge-models.ts";
+export { type CouponTerms, discountCents, discountLineDescription } from "./domain/coupons.ts";
+export {
+  type ProgressiveRequest,
+  thresholdsReached,
+  usageThresholdsProblem,
+} from "./domain/progressive.ts";
+export { ppmToPercent, taxCents, taxLineDescription } from "./domain/tax.ts";
