@@ -137,6 +137,14 @@ class Writer {
   }
 }
 
+const LEFT = PAGE.margin;
+const RIGHT = PAGE.width - PAGE.margin;
+/** Right edges of the line-item table's number columns. */
+const COLUMNS = { quantity: RIGHT - 165, unit: RIGHT - 85, amount: RIGHT };
+
+/** A row of the totals block: label, signed cents, and whether it is the amount due. */
+type TotalRow = [label: string, amount: number, strong: boolean];
+
 export async function renderInvoicePdf(
   invoice: InvoicePdfInput,
   seller: InvoiceParty,
@@ -144,15 +152,37 @@ export async function renderInvoicePdf(
 ): Promise<Uint8Array> {
   const doc = await PDFDocument.create();
   const title = invoice.invoiceNumber ? `Invoice ${invoice.invoiceNumber}` : "Draft invoice";
+  describeDocument(doc, title, seller, buyer);
+  const regular = await doc.embedFont(StandardFonts.Helvetica);
+  const bold = await doc.embedFont(StandardFonts.HelveticaBold);
+  const w = new Writer(doc, regular, bold, watermark(invoice.status, bold));
+  drawHeading(w, invoice);
+  drawParties(w, seller, buyer);
+  drawFacts(w, invoiceFacts(invoice));
+  drawLineItems(w, invoice);
+  drawTotals(w, invoiceTotals(invoice), invoice.currency);
+  if (invoice.notes) drawNotes(w, invoice.notes);
+  drawFooters(doc, `${title} - ${seller.name}`, regular);
+  return doc.save();
+}
+
+function describeDocument(
+  doc: PDFDocument,
+  title: string,
+  seller: InvoiceParty,
+  buyer: InvoiceParty,
+): void {
   doc.setTitle(winAnsiSafe(title));
   doc.setAuthor(winAnsiSafe(seller.name));
   doc.setSubject(winAnsiSafe(`${title} for ${buyer.name}`));
   doc.setCreator("Billing and usage API");
   doc.setProducer("pdf-lib");
-  const regular = await doc.embedFont(StandardFonts.Helvetica);
-  const bold = await doc.embedFont(StandardFonts.HelveticaBold);
-  const stamp = invoice.status === "VOID" || invoice.status === "DRAFT" ? invoice.status : null;
-  const w = new Writer(doc, regular, bold, (page) => {
+}
+
+/** What each new page gets drawn first: a VOID or DRAFT stamp, or nothing. */
+function watermark(status: string, bold: PDFFont): (page: PDFPage) => void {
+  const stamp = status === "VOID" || status === "DRAFT" ? status : null;
+  return (page) => {
     if (!stamp) return;
     // Across every page, so no page of a VOID invoice can pass for a valid one.
     page.drawText(stamp, {
@@ -164,25 +194,26 @@ export async function renderInvoicePdf(
       opacity: 0.18,
       rotate: degrees(35),
     });
-  });
-  const left = PAGE.margin;
-  const right = PAGE.width - PAGE.margin;
-  const currency = invoice.currency;
+  };
+}
 
-  w.text(invoice.invoiceNumber ? "INVOICE" : "DRAFT INVOICE", left, { size: 22, bold: true });
-  w.text(`Status: ${invoice.status}`, right, { size: 12, bold: true, right: true });
+function drawHeading(w: Writer, invoice: InvoicePdfInput): void {
+  w.text(invoice.invoiceNumber ? "INVOICE" : "DRAFT INVOICE", LEFT, { size: 22, bold: true });
+  w.text(`Status: ${invoice.status}`, RIGHT, { size: 12, bold: true, right: true });
   w.y -= 18;
   if (invoice.status === "VOID") {
     w.text(
       `VOID since ${day(invoice.voidedAt)}: this invoice is cancelled and nothing is owed on it.`,
-      left,
+      LEFT,
       { size: 10, bold: true, color: rgb(0.7, 0.05, 0.05) },
     );
     w.y -= 14;
   }
   w.y -= 12;
+}
 
-  // Seller and tenant, side by side.
+/** Seller and tenant, side by side; continues below the taller of the two. */
+function drawParties(w: Writer, seller: InvoiceParty, buyer: InvoiceParty): void {
   const top = w.y;
   const party = (label: string, who: InvoiceParty, x: number) => {
     w.y = top;
@@ -195,65 +226,77 @@ export async function renderInvoicePdf(
     }
     return w.y;
   };
-  const bottom = Math.min(party("FROM", seller, left), party("BILL TO", buyer, PAGE.width / 2));
+  const bottom = Math.min(party("FROM", seller, LEFT), party("BILL TO", buyer, PAGE.width / 2));
   w.y = bottom - 26;
+}
 
+function invoiceFacts(invoice: InvoicePdfInput): [string, string][] {
   const facts: [string, string][] = [
     ["Invoice number", invoice.invoiceNumber ?? "not numbered until finalized"],
     ["Issued", day(invoice.finalizedAt ?? invoice.createdAt)],
     ["Service period", `${day(invoice.periodStart)} to ${day(invoice.periodEnd)}`],
     ["Due", day(invoice.dueDate)],
-    ["Currency", currency.toUpperCase()],
+    ["Currency", invoice.currency.toUpperCase()],
   ];
   if (invoice.paidAt) facts.push(["Paid", day(invoice.paidAt)]);
   if (invoice.voidedAt) facts.push(["Voided", day(invoice.voidedAt)]);
+  return facts;
+}
+
+function drawFacts(w: Writer, facts: [string, string][]): void {
   for (const [label, value] of facts) {
-    w.text(label, left, { size: 10, color: MUTED });
-    w.text(value, left + 110, { size: 10 });
+    w.text(label, LEFT, { size: 10, color: MUTED });
+    w.text(value, LEFT + 110, { size: 10 });
     w.y -= 14;
   }
   w.y -= 14;
+}
 
-  // Line items.
-  const columns = { quantity: right - 165, unit: right - 85, amount: right };
-  const header = () => {
-    w.text("Description", left, { size: 9, bold: true, color: MUTED });
-    w.text("Qty", columns.quantity, { size: 9, bold: true, color: MUTED, right: true });
-    w.text("Unit price", columns.unit, { size: 9, bold: true, color: MUTED, right: true });
-    w.text("Amount", columns.amount, { size: 9, bold: true, color: MUTED, right: true });
-    w.y -= 6;
-    w.rule();
-    w.y -= 14;
-  };
-  header();
+function drawTableHeader(w: Writer): void {
+  w.text("Description", LEFT, { size: 9, bold: true, color: MUTED });
+  w.text("Qty", COLUMNS.quantity, { size: 9, bold: true, color: MUTED, right: true });
+  w.text("Unit price", COLUMNS.unit, { size: 9, bold: true, color: MUTED, right: true });
+  w.text("Amount", COLUMNS.amount, { size: 9, bold: true, color: MUTED, right: true });
+  w.y -= 6;
+  w.rule();
+  w.y -= 14;
+}
+
+function drawLineItems(w: Writer, invoice: InvoicePdfInput): void {
+  drawTableHeader(w);
   const charges = invoice.lineItems.filter((line) => !TOTAL_KINDS.has(line.kind));
   if (charges.length === 0) {
-    w.text("No charges in this period.", left, { size: 10, color: MUTED });
+    w.text("No charges in this period.", LEFT, { size: 10, color: MUTED });
     w.y -= 16;
   }
-  for (const line of charges) {
-    const wrapped = w.wrap(line.description, columns.quantity - left - 30, 9);
-    w.need(14 * wrapped.length + 4);
-    if (w.y > PAGE.height - PAGE.margin - 1) header();
-    w.text(wrapped[0] ?? "", left, { size: 9 });
-    w.text(line.quantity.toLocaleString("en-US"), columns.quantity, { right: true });
-    w.text(unitPrice(line.unitPriceMicroCents, currency), columns.unit, { right: true });
-    w.text(formatCents(line.amount, currency), columns.amount, { right: true });
-    for (const more of wrapped.slice(1)) {
-      w.y -= 12;
-      w.text(more, left, { size: 9 });
-    }
-    w.y -= 16;
-  }
+  for (const line of charges) drawCharge(w, line, invoice.currency);
   w.y += 6;
   w.rule();
   w.y -= 16;
+}
 
-  // Totals, as the invoice carries them.
+function drawCharge(w: Writer, line: InvoicePdfLine, currency: string): void {
+  const wrapped = w.wrap(line.description, COLUMNS.quantity - LEFT - 30, 9);
+  w.need(14 * wrapped.length + 4);
+  // A row that moved to a fresh page repeats the table header above it.
+  if (w.y > PAGE.height - PAGE.margin - 1) drawTableHeader(w);
+  w.text(wrapped[0] ?? "", LEFT, { size: 9 });
+  w.text(line.quantity.toLocaleString("en-US"), COLUMNS.quantity, { right: true });
+  w.text(unitPrice(line.unitPriceMicroCents, currency), COLUMNS.unit, { right: true });
+  w.text(formatCents(line.amount, currency), COLUMNS.amount, { right: true });
+  for (const more of wrapped.slice(1)) {
+    w.y -= 12;
+    w.text(more, LEFT, { size: 9 });
+  }
+  w.y -= 16;
+}
+
+/** The totals as the invoice carries them: nothing is recomputed from the lines but credits. */
+function invoiceTotals(invoice: InvoicePdfInput): TotalRow[] {
   const credits = invoice.lineItems
     .filter((line) => line.kind === "CREDIT_APPLIED")
     .reduce((sum, line) => sum + line.amount, 0);
-  const totals: [string, number, boolean][] = [["Subtotal", invoice.subtotal, false]];
+  const totals: TotalRow[] = [["Subtotal", invoice.subtotal, false]];
   if (invoice.discount !== 0) totals.push(["Discount", -invoice.discount, false]);
   if (invoice.tax !== 0 || invoice.taxRate !== null) {
     totals.push([
@@ -264,32 +307,38 @@ export async function renderInvoicePdf(
   }
   if (credits !== 0) totals.push(["Credit applied", credits, false]);
   totals.push([invoice.status === "VOID" ? "Total (void)" : "Total due", invoice.total, true]);
+  return totals;
+}
+
+function drawTotals(w: Writer, totals: TotalRow[], currency: string): void {
   w.need(16 * totals.length + 40);
   for (const [label, amount, strong] of totals) {
-    w.text(label, columns.unit - 90, { size: strong ? 12 : 10, bold: strong });
-    w.text(formatCents(amount, currency), columns.amount, {
+    w.text(label, COLUMNS.unit - 90, { size: strong ? 12 : 10, bold: strong });
+    w.text(formatCents(amount, currency), COLUMNS.amount, {
       size: strong ? 12 : 10,
       bold: strong,
       right: true,
     });
     w.y -= strong ? 20 : 15;
   }
+}
 
-  if (invoice.notes) {
-    w.y -= 10;
-    w.need(40);
-    w.text("Notes", left, { size: 9, bold: true, color: MUTED });
-    for (const line of w.wrap(invoice.notes, right - left)) {
-      w.y -= 13;
-      w.need(14);
-      w.text(line, left);
-    }
+function drawNotes(w: Writer, notes: string): void {
+  w.y -= 10;
+  w.need(40);
+  w.text("Notes", LEFT, { size: 9, bold: true, color: MUTED });
+  for (const line of w.wrap(notes, RIGHT - LEFT)) {
+    w.y -= 13;
+    w.need(14);
+    w.text(line, LEFT);
   }
+}
 
+/** Page numbers go on last, once the page count is known. */
+function drawFooters(doc: PDFDocument, label: string, font: PDFFont): void {
   const pages = doc.getPages();
   pages.forEach((page, index) => {
-    const footer = winAnsiSafe(`${title} - ${seller.name} - page ${index + 1} of ${pages.length}`);
-    page.drawText(footer, { x: left, y: 28, size: 8, font: regular, color: MUTED });
+    const footer = winAnsiSafe(`${label} - page ${index + 1} of ${pages.length}`);
+    page.drawText(footer, { x: LEFT, y: 28, size: 8, font, color: MUTED });
   });
-  return doc.save();
 }

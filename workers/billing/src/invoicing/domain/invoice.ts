@@ -244,23 +244,66 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
   // A PROGRESSIVE invoice bills usage only; the base fee stays with the period's invoice.
   const lines: InvoiceLineDraft[] = input.kind === "PROGRESSIVE" ? [] : [base];
 
-  let notes: string | null =
-    cycle.start.getTime() < period.start.getTime()
-      ? `Prorated first period after a plan change: ${day(period.start)} to ${day(period.end)}, ${wholeDays(period.end.getTime() - period.start.getTime())} of ${wholeDays(cycleMs)} days`
-      : null;
+  let notes = cycleTailNote(period, cycle, cycleMs);
   let billedUntil = period.end;
   if (input.kind === "PRORATION") {
-    const endedAt = input.endedAt;
-    if (!endedAt) throw new RangeError("a PRORATION invoice needs endedAt");
-    const endedMs = Math.min(
-      Math.max(endedAt.getTime(), period.start.getTime()),
-      period.end.getTime(),
-    );
-    const unusedMs = period.end.getTime() - endedMs;
-    const credit = prorateCents(price.amount, unusedMs, cycleMs);
-    const unusedDays = wholeDays(unusedMs);
-    const totalDays = wholeDays(cycleMs);
-    lines.push({
+    const proration = prorationCredit(input, cycleMs);
+    lines.push(proration.line);
+    notes = proration.notes;
+    billedUntil = proration.billedUntil;
+  }
+  lines.push(...usageLines(input, billedUntil, lines.length));
+  lines.push(...creditLines(input.credits ?? [], lines));
+  const progressive = input.progressiveBilled ?? 0;
+  if (progressive > 0) lines.push(progressiveBilledLine(progressive, lines.length));
+  const subtotal = sumCents(lines.map((line) => line.amount));
+  return {
+    kind: input.kind,
+    currency: price.currency,
+    periodStart: period.start,
+    periodEnd: input.kind === "PRORATION" ? billedUntil : period.end,
+    subtotal,
+    discount: 0,
+    tax: 0,
+    taxRatePpm: null,
+    total: subtotal,
+    notes,
+    lines,
+  };
+}
+
+/** The note on the tail of a cycle period, or null when the period is a whole one. */
+function cycleTailNote(
+  period: { start: Date; end: Date },
+  cycle: { start: Date; end: Date },
+  cycleMs: number,
+): string | null {
+  if (cycle.start.getTime() >= period.start.getTime()) return null;
+  const periodDays = wholeDays(period.end.getTime() - period.start.getTime());
+  return `Prorated first period after a plan change: ${day(period.start)} to ${day(period.end)}, ${periodDays} of ${wholeDays(cycleMs)} days`;
+}
+
+/**
+ * A PRORATION invoice's credit for the unused rest of the period, its note,
+ * and the instant billing stops (endedAt, clamped into the period).
+ */
+function prorationCredit(
+  input: InvoiceDraftInput,
+  cycleMs: number,
+): { line: InvoiceLineDraft; notes: string; billedUntil: Date } {
+  const { period, price } = input;
+  const endedAt = input.endedAt;
+  if (!endedAt) throw new RangeError("a PRORATION invoice needs endedAt");
+  const endedMs = Math.min(
+    Math.max(endedAt.getTime(), period.start.getTime()),
+    period.end.getTime(),
+  );
+  const unusedMs = period.end.getTime() - endedMs;
+  const credit = prorateCents(price.amount, unusedMs, cycleMs);
+  const unusedDays = wholeDays(unusedMs);
+  const totalDays = wholeDays(cycleMs);
+  return {
+    line: {
       kind: "PRORATION_CREDIT",
       description: `Unused time on ${input.planName} plan after ${day(endedAt)} (${unusedDays} of ${totalDays} days)`,
       featureLookupKey: null,
@@ -269,11 +312,24 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
       unitPriceMicroCents: -centsToMicroCents(credit),
       amount: -credit,
       sortOrder: 1,
-    });
-    notes = `Prorated: the subscription ended on ${endedAt.toISOString()}, ${wholeDays(endedMs - period.start.getTime())} of ${totalDays} days used`;
-    billedUntil = new Date(endedMs);
-  }
+    },
+    notes: `Prorated: the subscription ended on ${endedAt.toISOString()}, ${wholeDays(endedMs - period.start.getTime())} of ${totalDays} days used`,
+    billedUntil: new Date(endedMs),
+  };
+}
 
+type Allowance = NonNullable<ReturnType<typeof billableAllowance>>;
+
+/**
+ * One USAGE line per billable feature and usage window that started before
+ * `billedUntil` and has overage not yet billed, by lookup key then window
+ * start; sort orders continue after the `preceding` lines.
+ */
+function usageLines(
+  input: InvoiceDraftInput,
+  billedUntil: Date,
+  preceding: number,
+): InvoiceLineDraft[] {
   const allowances = new Map(
     input.snapshots.flatMap((snapshot) => {
       const allowance = billableAllowance(snapshot);
@@ -290,74 +346,77 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
           ? -1
           : 1,
     );
+  const lines: InvoiceLineDraft[] = [];
   for (const reading of readings) {
     const allowance = allowances.get(reading.featureLookupKey);
     if (!allowance) continue;
-    const included = input.active
-      ? allowanceShare(allowance.included, reading, input.active)
-      : allowance.included;
-    const overage = Math.max(0, reading.used - included);
-    const quantity = overage - reading.alreadyBilled;
-    if (quantity <= 0) continue;
-    const name = featureDisplayName(reading.featureLookupKey);
-    const snapshot = input.snapshots.find((s) => s.featureLookupKey === reading.featureLookupKey);
-    const label =
-      snapshot?.featureType === "QUOTA"
-        ? `${name} overage (${count(reading.used)} used, ${count(included)} limit)`
-        : `${name} (${count(reading.used)} used, ${count(included)} included)`;
-    const window =
-      reading.windowStart.getTime() === period.start.getTime()
-        ? ""
-        : ` - usage window from ${day(reading.windowStart)}`;
-    const earlier =
-      reading.alreadyBilled > 0 ? `, ${count(reading.alreadyBilled)} billed earlier` : "";
-    const charged = usageCharge(
-      allowance.pricing,
-      { alreadyBilled: reading.alreadyBilled, alreadyCharged: reading.alreadyCharged ?? 0 },
-      quantity,
-    );
-    const how = charged.billed ? ` - ${describeCharge(charged.billed, price.currency)}` : "";
-    lines.push({
-      kind: "USAGE",
-      description: `${label}${window}${earlier}${how}`,
-      featureLookupKey: reading.featureLookupKey,
-      usageWindowKey: reading.windowKey,
-      quantity,
-      unitPriceMicroCents: charged.unitPriceMicroCents,
-      amount: charged.amount,
-      sortOrder: lines.length,
-      pricing: charged.billed,
-    });
+    const line = usageLine(input, reading, allowance, preceding + lines.length);
+    if (line) lines.push(line);
   }
+  return lines;
+}
 
-  lines.push(...creditLines(input.credits ?? [], lines));
-  const progressive = input.progressiveBilled ?? 0;
-  if (progressive > 0) {
-    lines.push({
-      kind: "PROGRESSIVE_BILLED",
-      description: "Usage already billed on this period's progressive invoices",
-      featureLookupKey: null,
-      usageWindowKey: null,
-      quantity: 1,
-      unitPriceMicroCents: centsToMicroCents(-progressive),
-      amount: -progressive,
-      sortOrder: lines.length,
-      pricing: null,
-    });
-  }
-  const subtotal = sumCents(lines.map((line) => line.amount));
+/** The USAGE line for one window's overage not yet billed, or null when there is none. */
+function usageLine(
+  input: InvoiceDraftInput,
+  reading: UsageWindowReading,
+  allowance: Allowance,
+  sortOrder: number,
+): InvoiceLineDraft | null {
+  const included = input.active
+    ? allowanceShare(allowance.included, reading, input.active)
+    : allowance.included;
+  const overage = Math.max(0, reading.used - included);
+  const quantity = overage - reading.alreadyBilled;
+  if (quantity <= 0) return null;
+  const charged = usageCharge(
+    allowance.pricing,
+    { alreadyBilled: reading.alreadyBilled, alreadyCharged: reading.alreadyCharged ?? 0 },
+    quantity,
+  );
+  const how = charged.billed ? ` - ${describeCharge(charged.billed, input.price.currency)}` : "";
   return {
-    kind: input.kind,
-    currency: price.currency,
-    periodStart: period.start,
-    periodEnd: input.kind === "PRORATION" ? billedUntil : period.end,
-    subtotal,
-    discount: 0,
-    tax: 0,
-    taxRatePpm: null,
-    total: subtotal,
-    notes,
-    lines,
+    kind: "USAGE",
+    description: `${usageLabel(input, reading, included)}${how}`,
+    featureLookupKey: reading.featureLookupKey,
+    usageWindowKey: reading.windowKey,
+    quantity,
+    unitPriceMicroCents: charged.unitPriceMicroCents,
+    amount: charged.amount,
+    sortOrder,
+    pricing: charged.billed,
+  };
+}
+
+/** A USAGE line's description up to how it was priced: feature, counts, window, earlier billing. */
+function usageLabel(input: InvoiceDraftInput, reading: UsageWindowReading, included: number) {
+  const name = featureDisplayName(reading.featureLookupKey);
+  const snapshot = input.snapshots.find((s) => s.featureLookupKey === reading.featureLookupKey);
+  const label =
+    snapshot?.featureType === "QUOTA"
+      ? `${name} overage (${count(reading.used)} used, ${count(included)} limit)`
+      : `${name} (${count(reading.used)} used, ${count(included)} included)`;
+  const window =
+    reading.windowStart.getTime() === input.period.start.getTime()
+      ? ""
+      : ` - usage window from ${day(reading.windowStart)}`;
+  const earlier =
+    reading.alreadyBilled > 0 ? `, ${count(reading.alreadyBilled)} billed earlier` : "";
+  return `${label}${window}${earlier}`;
+}
+
+/** The period's PROGRESSIVE invoices already billed `cents`: taken off as one negative line. */
+function progressiveBilledLine(cents: number, sortOrder: number): InvoiceLineDraft {
+  return {
+    kind: "PROGRESSIVE_BILLED",
+    description: "Usage already billed on this period's progressive invoices",
+    featureLookupKey: null,
+    usageWindowKey: null,
+    quantity: 1,
+    unitPriceMicroCents: centsToMicroCents(-cents),
+    amount: -cents,
+    sortOrder,
+    pricing: null,
   };
 }
 
