@@ -57,13 +57,14 @@ export function byteLength(text: string): number {
   return encoder.encode(text).byteLength;
 }
 
-function reject(
-  eventId: string | null,
-  code: IngestionRejectionCode,
-  message: string,
-): EventJudgement {
+type Rejection = Extract<EventJudgement, { ok: false }>;
+
+function reject(eventId: string | null, code: IngestionRejectionCode, message: string): Rejection {
   return { ok: false, eventId, code, message };
 }
+
+/** A field's value once it passed its rule, or why it did not. */
+type FieldJudgement<T> = { ok: true; value: T } | Rejection;
 
 /** Judges one item of the batch. */
 export function judgeEvent(item: unknown): EventJudgement {
@@ -71,13 +72,59 @@ export function judgeEvent(item: unknown): EventJudgement {
     return reject(null, INGESTION_REJECTIONS.invalidEvent, "event must be an object");
   }
   const record = item as Record<string, unknown>;
-  const rawEventId = record.eventId;
-  const eventId =
-    typeof rawEventId === "string" &&
-    rawEventId.length > 0 &&
-    rawEventId.length <= MAX_EVENT_ID_LENGTH
-      ? rawEventId
-      : null;
+  // Kept when usable even if the event is rejected, so the caller can tell which one failed.
+  const eventId = usableEventId(record.eventId);
+  const fieldSet = fieldSetRejection(record, eventId);
+  if (fieldSet) return fieldSet;
+  if (eventId === null) {
+    return reject(
+      null,
+      INGESTION_REJECTIONS.invalidEventId,
+      `eventId must be a string of 1 to ${MAX_EVENT_ID_LENGTH} characters`,
+    );
+  }
+  const { feature, amount } = record;
+  if (!isFeature(feature)) {
+    return reject(
+      eventId,
+      INGESTION_REJECTIONS.invalidFeature,
+      `feature must be a string of 1 to ${MAX_FEATURE_LENGTH} characters`,
+    );
+  }
+  if (!isAmount(amount)) {
+    return reject(
+      eventId,
+      INGESTION_REJECTIONS.invalidAmount,
+      `amount must be a positive integer of at most ${MAX_USAGE_AMOUNT}`,
+    );
+  }
+  const instant = judgeTimestamp(eventId, record.timestamp);
+  if (!instant.ok) return instant;
+  const metadata = judgeMetadata(eventId, record.metadata);
+  if (!metadata.ok) return metadata;
+  return {
+    ok: true,
+    event: {
+      eventId,
+      feature,
+      amount,
+      timestamp: instant.value.toISOString(),
+      metadata: metadata.value,
+    },
+  };
+}
+
+function usableEventId(value: unknown): string | null {
+  return typeof value === "string" && value.length > 0 && value.length <= MAX_EVENT_ID_LENGTH
+    ? value
+    : null;
+}
+
+/** Missing required fields, then fields the event must not have; null when the set is right. */
+function fieldSetRejection(
+  record: Record<string, unknown>,
+  eventId: string | null,
+): Rejection | null {
   const missing = REQUIRED_FIELDS.filter(
     (field) => record[field] === undefined || record[field] === null,
   );
@@ -96,43 +143,29 @@ export function judgeEvent(item: unknown): EventJudgement {
       unknown.map((key) => `property ${key} should not exist`).join("; "),
     );
   }
-  if (eventId === null) {
-    return reject(
-      null,
-      INGESTION_REJECTIONS.invalidEventId,
-      `eventId must be a string of 1 to ${MAX_EVENT_ID_LENGTH} characters`,
-    );
-  }
-  const feature = record.feature;
-  if (typeof feature !== "string" || feature.length === 0 || feature.length > MAX_FEATURE_LENGTH) {
-    return reject(
-      eventId,
-      INGESTION_REJECTIONS.invalidFeature,
-      `feature must be a string of 1 to ${MAX_FEATURE_LENGTH} characters`,
-    );
-  }
-  const amount = record.amount;
-  if (
-    typeof amount !== "number" ||
-    !Number.isInteger(amount) ||
-    amount < 1 ||
-    amount > MAX_USAGE_AMOUNT
-  ) {
-    return reject(
-      eventId,
-      INGESTION_REJECTIONS.invalidAmount,
-      `amount must be a positive integer of at most ${MAX_USAGE_AMOUNT}`,
-    );
-  }
-  const timestamp = record.timestamp;
-  if (typeof timestamp !== "string" || !isoDateTime.safeParse(timestamp).success) {
+  return null;
+}
+
+function isFeature(value: unknown): value is string {
+  return typeof value === "string" && value.length > 0 && value.length <= MAX_FEATURE_LENGTH;
+}
+
+function isAmount(value: unknown): value is number {
+  return (
+    typeof value === "number" && Number.isInteger(value) && value >= 1 && value <= MAX_USAGE_AMOUNT
+  );
+}
+
+/** The instant of an ISO-8601 `timestamp`; the format check alone lets impossible dates through. */
+function judgeTimestamp(eventId: string, value: unknown): FieldJudgement<Date> {
+  if (typeof value !== "string" || !isoDateTime.safeParse(value).success) {
     return reject(
       eventId,
       INGESTION_REJECTIONS.invalidTimestamp,
       "timestamp must be an ISO-8601 date-time with a time zone (e.g. 2026-11-01T12:00:00Z)",
     );
   }
-  const instant = new Date(timestamp);
+  const instant = new Date(value);
   if (Number.isNaN(instant.getTime())) {
     return reject(
       eventId,
@@ -140,7 +173,12 @@ export function judgeEvent(item: unknown): EventJudgement {
       "timestamp is not a real instant",
     );
   }
-  const metadata = record.metadata ?? {};
+  return { ok: true, value: instant };
+}
+
+/** `metadata` is optional: absent or null stands for an empty object. */
+function judgeMetadata(eventId: string, value: unknown): FieldJudgement<Record<string, unknown>> {
+  const metadata = value ?? {};
   if (typeof metadata !== "object" || metadata === null || Array.isArray(metadata)) {
     return reject(eventId, INGESTION_REJECTIONS.invalidMetadata, "metadata must be an object");
   }
@@ -151,16 +189,7 @@ export function judgeEvent(item: unknown): EventJudgement {
       `metadata must be at most ${MAX_METADATA_BYTES} bytes as JSON`,
     );
   }
-  return {
-    ok: true,
-    event: {
-      eventId,
-      feature,
-      amount,
-      timestamp: instant.toISOString(),
-      metadata: metadata as Record<string, unknown>,
-    },
-  };
+  return { ok: true, value: metadata as Record<string, unknown> };
 }
 
 export type EventOutcome =
