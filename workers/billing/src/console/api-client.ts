@@ -1,13 +1,7 @@
-import type { Context, ExecutionContext as HonoExecutionContext } from "hono";
+import type { Context } from "hono";
 import { API_PREFIX } from "../platform/index.ts";
+import type { ApiFetch } from "./api-fetch.ts";
 import type { ConsoleEnv, ConsoleSession } from "./session.ts";
-
-/** The Hono app's own fetch: the console's calls go through every API middleware and rule. */
-export type ApiFetch = (
-  request: Request,
-  env: Env,
-  ctx: HonoExecutionContext,
-) => Response | Promise<Response>;
 
 export interface ApiResult<T = ApiBody> {
   status: number;

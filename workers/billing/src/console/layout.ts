@@ -60,6 +60,14 @@ export function table(caption: string, headers: string[], rows: Html[], empty: s
 <tbody>${rows}</tbody></table></div>`;
 }
 
+/** Previous and next links under a paged list; `base` ends in `?` or `&`. */
+export function pager(base: string, meta: { page: number; totalPages: number } | undefined): Html {
+  if (!meta || meta.totalPages <= 1) return html``;
+  return html`<nav aria-label="Pages" class="row"><span>Page ${meta.page} of ${meta.totalPages}</span>${
+    meta.page > 1 ? html` <a href="${base}page=${meta.page - 1}">Previous</a>` : ""
+  }${meta.page < meta.totalPages ? html` <a href="${base}page=${meta.page + 1}">Next</a>` : ""}</nav>`;
+}
+
 export function badge(text: string): Html {
   return html`<span class="badge badge-${text.toLowerCase().replace(/[^a-z0-9]+/g, "-")}">${text}</span>`;
 }

@@ -3,7 +3,7 @@ import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { CookieOptions } from "hono/utils/cookie";
 import type { AppVariables } from "../platform/index.ts";
 import { randomToken } from "../platform/index.ts";
-import type { ApiFetch } from "./api-client.ts";
+import type { ApiFetch } from "./api-fetch.ts";
 
 /*
  * The console's session lives in cookies only the server reads: HttpOnly

@@ -1,5 +1,6 @@
 import type { Context } from "hono";
-import { type ApiFetch, ConsoleApi } from "./api-client.ts";
+import { ConsoleApi } from "./api-client.ts";
+import type { ApiFetch } from "./api-fetch.ts";
 import { type Html, type NavItem, shell } from "./layout.ts";
 import { type ConsoleEnv, chooseTenant, endSession } from "./session.ts";
 

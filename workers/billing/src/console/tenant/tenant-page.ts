@@ -1,0 +1,62 @@
+import { html } from "hono/html";
+import { type ApiResult, errorText } from "../api-client.ts";
+import type { ApiFetch } from "../api-fetch.ts";
+import type { Html } from "../layout.ts";
+import { type PageHandler, signedIn } from "../signed-in.ts";
+import { type ConsoleView, canSee, render } from "../view.ts";
+
+type Snapshot = {
+  featureLookupKey: string;
+  featureType: "BOOLEAN" | "QUOTA" | "METERED";
+  limit: number | null;
+  includedAmount: number | null;
+  limitBehavior: string | null;
+  resetPeriod: string | null;
+};
+
+/** A page for the tenant's members of some roles; others are told why not. */
+export function tenantPage(href: string, title: string, handler: PageHandler): PageHandler {
+  return async (c, view) => {
+    if (!view.tenantId) {
+      return render(c, view, {
+        title,
+        current: href,
+        body: html`<p class="empty">You are not a member of any tenant yet, so there is nothing to show here.${
+          view.user.isPlatformAdmin ? " The operator screens are in the navigation." : ""
+        }</p>`,
+      });
+    }
+    if (!canSee(view, href)) {
+      return render(c, view, {
+        title,
+        current: href,
+        status: 403,
+        error: `Your role in this tenant (${view.role}) does not give access to ${title.toLowerCase()}. Ask an owner or admin if you need it.`,
+        body: html``,
+      });
+    }
+    return handler(c, view);
+  };
+}
+
+/** Route handlers for tenant pages: signed in, then a member whose role may see `href`. */
+export function tenantRoute(fetchApi: ApiFetch) {
+  return (href: string, title: string, handler: PageHandler) =>
+    signedIn(fetchApi, tenantPage(href, title, handler));
+}
+
+/** Why a section could not be shown, in words. */
+export function unavailable(what: string, result: ApiResult): Html {
+  if (result.status === 403) return html`<p class="empty">Your role cannot see ${what}.</p>`;
+  return html`<p class="error" role="alert">${what[0]?.toUpperCase()}${what.slice(1)} could not be loaded: ${errorText(result)}</p>`;
+}
+
+export async function activeSubscription(view: ConsoleView) {
+  return view.api.get("/subscriptions/active");
+}
+
+export function countedFeatures(
+  subscription: { entitlementSnapshots?: Snapshot[] } | null,
+): Snapshot[] {
+  return (subscription?.entitlementSnapshots ?? []).filter((s) => s.featureType !== "BOOLEAN");
+}
