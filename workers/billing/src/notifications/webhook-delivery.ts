@@ -287,14 +287,49 @@ async function deliverOne(
 
   const startedAt = now();
   const at = startedAt.toISOString();
+  const delivered = await attemptDelivery(env, message, found, {
+    settings,
+    startedAt,
+    fetcher,
+  });
+  if (delivered) {
+    message.ack();
+    return "delivered";
+  }
+
+  const failingSince = endpoint.failing_since ?? at;
+  const reason = disableVerdict(failingSince, now(), settings.disableAfterMs);
+  if (reason) {
+    const disabledAt = now().toISOString();
+    await disableFailingEndpoint(env.DB, found, { failingSince, reason, at, disabledAt });
+    log("info", "webhook endpoint disabled", { endpointId: endpoint.id, failingSince });
+    message.ack();
+    return "disabled";
+  }
+  message.retry({ delaySeconds: retryDelaySeconds(message.attempts, settings) });
+  return "retry";
+}
+
+/**
+ * One attempt: the signed POST, then the attempt and the endpoint's health
+ * in one batch, so the log and the failing-since clock never disagree.
+ * Resolves to whether the endpoint took the delivery.
+ */
+async function attemptDelivery(
+  env: DeliveryEnv,
+  message: Message<WebhookDeliveryMessage>,
+  { delivery, endpoint }: { delivery: WebhookDeliveryRow; endpoint: WebhookEndpointRow },
+  attempt: { settings: WebhookDeliverySettings; startedAt: Date; fetcher: Fetcher },
+): Promise<boolean> {
+  const at = attempt.startedAt.toISOString();
   const started = Date.now();
   const { statusCode, error } = await sendSigned(
     delivery,
     endpoint,
     env.WEBHOOK_SECRET_KEY,
-    settings,
-    startedAt,
-    fetcher,
+    attempt.settings,
+    attempt.startedAt,
+    attempt.fetcher,
   );
   const delivered = statusCode !== null && isDelivered(statusCode);
   await env.DB.batch([
@@ -310,46 +345,46 @@ async function deliverOne(
     }),
     endpointHealthStatement(env.DB, endpoint.id, delivered, at),
   ]);
-  if (delivered) {
-    message.ack();
-    return "delivered";
-  }
+  return delivered;
+}
 
-  const failingSince = endpoint.failing_since ?? at;
-  const reason = disableVerdict(failingSince, now(), settings.disableAfterMs);
-  if (reason) {
-    const disabledAt = now().toISOString();
-    await env.DB.batch([
-      disableEndpointStatement(env.DB, endpoint.id, failingSince, reason, disabledAt),
-      auditStatement(
-        env.DB,
-        SYSTEM_AUDIT,
-        {
-          tenantId: endpoint.tenant_id,
-          action: "webhook_endpoint.disabled",
-          targetType: "webhook_endpoint",
-          targetId: endpoint.id,
-          changes: {
-            enabled: { before: true, after: false },
-            disabledReason: { after: reason },
-            failingSince: { after: failingSince },
-          },
+/**
+ * Disables an endpoint that has failed for too long and fails the delivery
+ * with it. The audit entry is written only when this batch's update took
+ * effect, so an endpoint a concurrent delivery already disabled is not
+ * audited again.
+ */
+async function disableFailingEndpoint(
+  db: D1Database,
+  { delivery, endpoint }: { delivery: WebhookDeliveryRow; endpoint: WebhookEndpointRow },
+  verdict: { failingSince: string; reason: string; at: string; disabledAt: string },
+): Promise<void> {
+  const { failingSince, reason, at, disabledAt } = verdict;
+  await db.batch([
+    disableEndpointStatement(db, endpoint.id, failingSince, reason, disabledAt),
+    auditStatement(
+      db,
+      SYSTEM_AUDIT,
+      {
+        tenantId: endpoint.tenant_id,
+        action: "webhook_endpoint.disabled",
+        targetType: "webhook_endpoint",
+        targetId: endpoint.id,
+        changes: {
+          enabled: { before: true, after: false },
+          disabledReason: { after: reason },
+          failingSince: { after: failingSince },
         },
-        {
-          when: {
-            sql: "EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ? AND enabled = 0 AND disabled_at = ?)",
-            params: [endpoint.id, disabledAt],
-          },
+      },
+      {
+        when: {
+          sql: "EXISTS (SELECT 1 FROM webhook_endpoints WHERE id = ? AND enabled = 0 AND disabled_at = ?)",
+          params: [endpoint.id, disabledAt],
         },
-      ),
-      finishDeliveryStatement(env.DB, delivery.id, "FAILED", `endpoint disabled: ${reason}`, at),
-    ]);
-    log("info", "webhook endpoint disabled", { endpointId: endpoint.id, failingSince });
-    message.ack();
-    return "disabled";
-  }
-  message.retry({ delaySeconds: retryDelaySeconds(message.attempts, settings) });
-  return "retry";
+      },
+    ),
+    finishDeliveryStatement(db, delivery.id, "FAILED", `endpoint disabled: ${reason}`, at),
+  ]);
 }
 
 /**
