@@ -1,4 +1,4 @@
-import { database } from "@edge-platform/shared/db/client";
+import { type Database, database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { Context, Next } from "hono";
 import { createMiddleware } from "hono/factory";
@@ -74,8 +74,6 @@ export interface IdempotencyState {
   clock: () => number;
 }
 
-export type IdempotencyVariables = { idempotency: IdempotencyState | undefined };
-
 export interface IdempotencyOptions {
   /** Epoch milliseconds; tests move it to see keys expire. */
   clock?: (() => number) | undefined;
@@ -112,6 +110,9 @@ function callerScope(c: Context<AppEnv>): string {
   return `user:${c.var.user.id}`;
 }
 
+/** A claimed key, as the storage finishes or releases it. */
+type Claim = { scope: string; key: string; createdAtMs: number };
+
 /**
  * Runs `next` at most once per (caller, key) within 24 hours; see the top
  * of this file. Without a key it is just `next()`.
@@ -122,15 +123,7 @@ export async function idempotent(c: Context<AppEnv>, next: Next): Promise<void> 
   state.claimed = true;
   const db = database(c.env.DB);
   const scope = callerScope(c);
-  const url = new URL(c.req.url);
-  const requestHash = await sha256Hex(
-    requestFingerprint({
-      method: c.req.method,
-      path: url.pathname + url.search,
-      tenantHeader: c.req.header(TENANT_HEADER)?.trim().toLowerCase(),
-      body: await c.req.text(),
-    }),
-  );
+  const requestHash = await requestHashOf(c);
   const nowMs = state.clock();
   if (state.inCounter) {
     state.counter = {
@@ -149,23 +142,7 @@ export async function idempotent(c: Context<AppEnv>, next: Next): Promise<void> 
     lockMs: IDEMPOTENCY_LOCK_MS,
   });
   if (!claimed) {
-    const existing = await findIdempotencyKey(db, scope, state.key);
-    // Gone between the two reads only if it expired and was pruned: a retry claims it.
-    if (!existing)
-      throw new ApiError(409, IDEMPOTENCY_IN_FLIGHT, { code: "idempotency_in_flight" });
-    if (existing.requestHash !== requestHash) {
-      throw new ApiError(422, IDEMPOTENCY_KEY_REUSED, { code: "idempotency_key_reused" });
-    }
-    if (existing.state === "IN_FLIGHT" || existing.responseStatus === null) {
-      throw new ApiError(409, IDEMPOTENCY_IN_FLIGHT, { code: "idempotency_in_flight" });
-    }
-    c.res = new Response(existing.responseBody ?? "", {
-      status: existing.responseStatus,
-      headers: {
-        "content-type": existing.responseContentType ?? "application/json",
-        [IDEMPOTENT_REPLAYED_HEADER]: "true",
-      },
-    });
+    c.res = await storedAnswer(db, scope, state.key, requestHash);
     return;
   }
 
@@ -176,13 +153,64 @@ export async function idempotent(c: Context<AppEnv>, next: Next): Promise<void> 
     await releaseIdempotencyKey(db, claim);
     throw error;
   }
+  await keepAnswer(c, db, claim, state.onceShown);
+}
+
+/** The fingerprint of what was asked: the same key with another request is refused. */
+async function requestHashOf(c: Context<AppEnv>): Promise<string> {
+  const url = new URL(c.req.url);
+  return sha256Hex(
+    requestFingerprint({
+      method: c.req.method,
+      path: url.pathname + url.search,
+      tenantHeader: c.req.header(TENANT_HEADER)?.trim().toLowerCase(),
+      body: await c.req.text(),
+    }),
+  );
+}
+
+/**
+ * The answer for a key another request holds: the stored one, replayed, or
+ * a 409 while it runs, or a 422 when the key came with another request.
+ */
+async function storedAnswer(
+  db: Database,
+  scope: string,
+  key: string,
+  requestHash: string,
+): Promise<Response> {
+  const existing = await findIdempotencyKey(db, scope, key);
+  // Gone between the two reads only if it expired and was pruned: a retry claims it.
+  if (!existing) throw new ApiError(409, IDEMPOTENCY_IN_FLIGHT, { code: "idempotency_in_flight" });
+  if (existing.requestHash !== requestHash) {
+    throw new ApiError(422, IDEMPOTENCY_KEY_REUSED, { code: "idempotency_key_reused" });
+  }
+  if (existing.state === "IN_FLIGHT" || existing.responseStatus === null) {
+    throw new ApiError(409, IDEMPOTENCY_IN_FLIGHT, { code: "idempotency_in_flight" });
+  }
+  return new Response(existing.responseBody ?? "", {
+    status: existing.responseStatus,
+    headers: {
+      "content-type": existing.responseContentType ?? "application/json",
+      [IDEMPOTENT_REPLAYED_HEADER]: "true",
+    },
+  });
+}
+
+/** Stores an answer worth replaying under the claim, or frees the key for a retry. */
+async function keepAnswer(
+  c: Context<AppEnv>,
+  db: Database,
+  claim: Claim,
+  onceShown: OnceShownSecrets | undefined,
+): Promise<void> {
   const response = c.res;
   try {
     if (keepsAnswer(response.status)) {
       const body = await response.clone().text();
       await completeIdempotencyKey(db, claim, {
         status: response.status,
-        body: storableBody(body, state.onceShown),
+        body: storableBody(body, onceShown),
         contentType: response.headers.get("content-type"),
       });
     } else {
