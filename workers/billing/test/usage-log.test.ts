@@ -4,10 +4,11 @@ import { shardOfEventId, shardOfId } from "@edge-platform/shared/usage-log/clien
 import { describe, expect, it } from "vitest";
 import { tenantArchivePrefix } from "../src/usage/log/archive-layout.ts";
 import type { EventIdHash } from "../src/usage/log/event-id-hash.ts";
+import { dayTableName } from "../src/usage/log/id-index.ts";
 import { decodeUsageEventsParquet } from "../src/usage/log/parquet.ts";
 import { findUsageEvent, listUsageEvents, storeUsageEvents } from "../src/usage/log/service.ts";
 import { tenantShards } from "../src/usage/log/shards.ts";
-import { dayTableName, UsageLogStore } from "../src/usage/log/storage.ts";
+import { UsageLogStore } from "../src/usage/log/storage.ts";
 import type { UsageLog } from "../src/usage/log/usage-log.ts";
 import { createApiKey } from "./catalog-helpers.ts";
 import { insertSubscription, insertTenant, snapshot } from "./entitlement-fixtures.ts";

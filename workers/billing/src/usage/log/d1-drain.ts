@@ -1,6 +1,6 @@
 import { shardOfEventId, shardOfId, withShard } from "@edge-platform/shared/usage-log/client";
 import { tenantShards, usageLogStub } from "./shards.ts";
-import type { ImportedEvent } from "./storage.ts";
+import type { ImportedEvent } from "./stored-events.ts";
 
 /*
  * The upgrade path from the D1 log of earlier releases (usage_events and

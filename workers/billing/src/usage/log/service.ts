@@ -4,7 +4,7 @@ import { timeOrderedUuid } from "../../platform/index.ts";
 import type { IncomingUsageEvent } from "../domain/usage-events.ts";
 import { decodeUsageEventsParquet } from "./parquet.ts";
 import { tenantShards, usageLogOfId, usageLogStub } from "./shards.ts";
-import type { StoredEvent } from "./storage.ts";
+import type { StoredEvent } from "./stored-events.ts";
 import type { UsageLog } from "./usage-log.ts";
 
 /*

@@ -17,16 +17,16 @@ import { archiveFileKey, archiveSettings, hourStartMs } from "./archive-layout.t
 import { decodeUsageEventsParquet, encodeUsageEventsParquet } from "./parquet.ts";
 import { sendInChunks } from "./publishing.ts";
 import { usageRawQueue } from "./raw-queues.ts";
-import {
-  type Decision,
-  type FileRecord,
-  type FilesRead,
-  type ImportedEvent,
-  type Location,
-  type NewEvent,
-  type StoredEvent,
-  UsageLogStore,
-} from "./storage.ts";
+import { UsageLogStore } from "./storage.ts";
+import type {
+  Decision,
+  FileRecord,
+  FilesRead,
+  ImportedEvent,
+  Location,
+  NewEvent,
+  StoredEvent,
+} from "./stored-events.ts";
 
 /*
  * UsageLog: one object per tenant shard (see shared/src/usage-log/client.ts
