@@ -9,9 +9,11 @@ import {
   json,
   pageOf,
   positiveInteger,
+  withAccessErrors,
 } from "../platform/index.ts";
 import { auditReader } from "./audit-reader.ts";
 import { auditActions } from "./domain/audit.ts";
+import type { AuditRouteServices } from "./route-services.ts";
 import { AuditEventService } from "./service.ts";
 
 const instant = (field: string) =>
@@ -79,18 +81,14 @@ const list = createRoute({
         .openapi({ description: "Required unless the caller is a platform administrator" }),
     }),
   },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(pageOf(AuditEventSchema), "A page"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
-export const auditEventRoutes = createRouter().openapi(list, async (c) =>
-  c.json(
-    await new AuditEventService(database(c.env.DB)).list(c.var.auditScope, c.req.valid("query")),
-    200,
-  ),
-);
+export const auditEventRoutes = ({ auditEventService }: AuditRouteServices) =>
+  createRouter().openapi(list, async (c) =>
+    c.json(await auditEventService(c).list(c.var.auditScope, c.req.valid("query")), 200),
+  );

@@ -8,8 +8,9 @@ import {
   jsonBody,
   requirePlatformAdmin,
   UuidParam,
+  withAccessErrors,
 } from "../platform/index.ts";
-import { featureService } from "./context.ts";
+import type { CatalogRouteServices } from "./route-services.ts";
 import {
   booleanQuery,
   CreateFeatureBody,
@@ -29,13 +30,11 @@ const createFeature = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { body: jsonBody(CreateFeatureBody) },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     201: json(FeatureSchema, "Created"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     409: errors[409],
-  },
+  }),
 });
 
 const listFeatures = createRoute({
@@ -44,10 +43,10 @@ const listFeatures = createRoute({
   tags: ["catalog"],
   summary: "Public: ACTIVE features by name (includeArchived adds ARCHIVED)",
   request: { query: z.object({ includeArchived: booleanQuery("includeArchived") }).strict() },
-  responses: {
+  responses: withAccessErrors("public", {
     200: json(z.object({ data: z.array(FeatureSchema) }), "Features"),
     400: errors[400],
-  },
+  }),
 });
 
 const featureByLookupKey = createRoute({
@@ -56,7 +55,11 @@ const featureByLookupKey = createRoute({
   tags: ["catalog"],
   summary: "Public: a feature by lookup key",
   request: { params: z.object({ lookupKey: LookupKeySchema("lookupKey") }) },
-  responses: { 200: json(FeatureSchema, "The feature"), 400: errors[400], 404: errors[404] },
+  responses: withAccessErrors("public", {
+    200: json(FeatureSchema, "The feature"),
+    400: errors[400],
+    404: errors[404],
+  }),
 });
 
 const featureById = createRoute({
@@ -65,7 +68,11 @@ const featureById = createRoute({
   tags: ["catalog"],
   summary: "Public: a feature",
   request: { params: IdParams },
-  responses: { 200: json(FeatureSchema, "The feature"), 400: errors[400], 404: errors[404] },
+  responses: withAccessErrors("public", {
+    200: json(FeatureSchema, "The feature"),
+    400: errors[400],
+    404: errors[404],
+  }),
 });
 
 const updateFeature = createRoute({
@@ -76,29 +83,28 @@ const updateFeature = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { params: IdParams, body: jsonBody(UpdateFeatureBody) },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     200: json(FeatureSchema, "Updated"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
-export const featureRoutes = createRouter()
-  .openapi(createFeature, async (c) =>
-    c.json(await featureService(c).create(c.req.valid("json")), 201),
-  )
-  .openapi(listFeatures, async (c) =>
-    c.json(await featureService(c).list(c.req.valid("query").includeArchived), 200),
-  )
-  .openapi(featureByLookupKey, async (c) =>
-    c.json(await featureService(c).getByLookupKey(c.req.valid("param").lookupKey), 200),
-  )
-  .openapi(featureById, async (c) =>
-    c.json(await featureService(c).get(c.req.valid("param").id), 200),
-  )
-  .openapi(updateFeature, async (c) => {
-    const { lookupKey: _key, type: _type, ...changes } = c.req.valid("json");
-    return c.json(await featureService(c).update(c.req.valid("param").id, changes), 200);
-  });
+export const featureRoutes = ({ featureService }: CatalogRouteServices) =>
+  createRouter()
+    .openapi(createFeature, async (c) =>
+      c.json(await featureService(c).create(c.req.valid("json")), 201),
+    )
+    .openapi(listFeatures, async (c) =>
+      c.json(await featureService(c).list(c.req.valid("query").includeArchived), 200),
+    )
+    .openapi(featureByLookupKey, async (c) =>
+      c.json(await featureService(c).getByLookupKey(c.req.valid("param").lookupKey), 200),
+    )
+    .openapi(featureById, async (c) =>
+      c.json(await featureService(c).get(c.req.valid("param").id), 200),
+    )
+    .openapi(updateFeature, async (c) => {
+      const { lookupKey: _key, type: _type, ...changes } = c.req.valid("json");
+      return c.json(await featureService(c).update(c.req.valid("param").id, changes), 200);
+    });

@@ -8,8 +8,9 @@ import {
   jsonBody,
   requirePlatformAdmin,
   UuidParam,
+  withAccessErrors,
 } from "../platform/index.ts";
-import { planEntitlementService } from "./context.ts";
+import type { CatalogRouteServices } from "./route-services.ts";
 import { CreateEntitlementBody, EntitlementSchema, UpdateEntitlementBody } from "./schemas.ts";
 
 const admin = [authenticate(), requirePlatformAdmin()];
@@ -28,14 +29,12 @@ const createEntitlement = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { params: PlanParams, body: jsonBody(CreateEntitlementBody) },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     201: json(EntitlementSchema, "Created"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
 const listEntitlements = createRoute({
@@ -44,11 +43,11 @@ const listEntitlements = createRoute({
   tags: ["catalog"],
   summary: "Public: what a plan grants, by feature name",
   request: { params: PlanParams },
-  responses: {
+  responses: withAccessErrors("public", {
     200: json(z.object({ data: z.array(EntitlementSchema) }), "Entitlements"),
     400: errors[400],
     404: errors[404],
-  },
+  }),
 });
 
 const getEntitlement = createRoute({
@@ -57,11 +56,11 @@ const getEntitlement = createRoute({
   tags: ["catalog"],
   summary: "Public: one entitlement of a plan",
   request: { params: EntitlementParams },
-  responses: {
+  responses: withAccessErrors("public", {
     200: json(EntitlementSchema, "The entitlement"),
     400: errors[400],
     404: errors[404],
-  },
+  }),
 });
 
 const updateEntitlement = createRoute({
@@ -73,14 +72,12 @@ const updateEntitlement = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { params: EntitlementParams, body: jsonBody(UpdateEntitlementBody) },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     200: json(EntitlementSchema, "Updated"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
 const deleteEntitlement = createRoute({
@@ -91,35 +88,34 @@ const deleteEntitlement = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { params: EntitlementParams },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     200: json(EntitlementSchema, "Removed"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
-export const planEntitlementRoutes = createRouter()
-  .openapi(createEntitlement, async (c) =>
-    c.json(
-      await planEntitlementService(c).create(c.req.valid("param").planId, c.req.valid("json")),
-      201,
-    ),
-  )
-  .openapi(listEntitlements, async (c) =>
-    c.json(await planEntitlementService(c).list(c.req.valid("param").planId), 200),
-  )
-  .openapi(getEntitlement, async (c) => {
-    const { planId, id } = c.req.valid("param");
-    return c.json(await planEntitlementService(c).get(planId, id), 200);
-  })
-  .openapi(updateEntitlement, async (c) => {
-    const { planId, id } = c.req.valid("param");
-    const { featureId: _featureId, ...changes } = c.req.valid("json");
-    return c.json(await planEntitlementService(c).update(planId, id, changes), 200);
-  })
-  .openapi(deleteEntitlement, async (c) => {
-    const { planId, id } = c.req.valid("param");
-    return c.json(await planEntitlementService(c).remove(planId, id), 200);
-  });
+export const planEntitlementRoutes = ({ planEntitlementService }: CatalogRouteServices) =>
+  createRouter()
+    .openapi(createEntitlement, async (c) =>
+      c.json(
+        await planEntitlementService(c).create(c.req.valid("param").planId, c.req.valid("json")),
+        201,
+      ),
+    )
+    .openapi(listEntitlements, async (c) =>
+      c.json(await planEntitlementService(c).list(c.req.valid("param").planId), 200),
+    )
+    .openapi(getEntitlement, async (c) => {
+      const { planId, id } = c.req.valid("param");
+      return c.json(await planEntitlementService(c).get(planId, id), 200);
+    })
+    .openapi(updateEntitlement, async (c) => {
+      const { planId, id } = c.req.valid("param");
+      const { featureId: _featureId, ...changes } = c.req.valid("json");
+      return c.json(await planEntitlementService(c).update(planId, id, changes), 200);
+    })
+    .openapi(deleteEntitlement, async (c) => {
+      const { planId, id } = c.req.valid("param");
+      return c.json(await planEntitlementService(c).remove(planId, id), 200);
+    });

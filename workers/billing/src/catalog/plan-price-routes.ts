@@ -9,8 +9,9 @@ import {
   optionalJsonBody,
   requirePlatformAdmin,
   UuidParam,
+  withAccessErrors,
 } from "../platform/index.ts";
-import { planService } from "./context.ts";
+import type { CatalogRouteServices } from "./route-services.ts";
 import { booleanQuery, CreatePriceBody, PriceSchema, UpdatePriceBody } from "./schemas.ts";
 
 /** A price PATCH is two small fields; anything near this size is not one. */
@@ -29,14 +30,12 @@ const createPrice = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { params: PlanParams, body: jsonBody(CreatePriceBody) },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     201: json(PriceSchema, "Created"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
 const listPrices = createRoute({
@@ -49,11 +48,11 @@ const listPrices = createRoute({
     params: PlanParams,
     query: z.object({ includeInactive: booleanQuery("includeInactive") }).strict(),
   },
-  responses: {
+  responses: withAccessErrors("public", {
     200: json(z.object({ data: z.array(PriceSchema) }), "Prices"),
     400: errors[400],
     404: errors[404],
-  },
+  }),
 });
 
 const updatePrice = createRoute({
@@ -67,30 +66,32 @@ const updatePrice = createRoute({
   description:
     "Body (optional, JSON): `{isActive?: false, trialDays?: 0-365 | null}`; unknown fields, malformed JSON, a non-JSON body or one over 4 KB are 400 and change nothing. The body is read by the handler itself (not declared here) so that every non-empty body, whatever its content type, is validated the same way.",
   request: { params: PriceParams },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     200: json(PriceSchema, "Updated"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
-export const planPriceRoutes = createRouter()
-  .openapi(createPrice, async (c) =>
-    c.json(await planService(c).createPrice(c.req.valid("param").planId, c.req.valid("json")), 201),
-  )
-  .openapi(listPrices, async (c) =>
-    c.json(
-      await planService(c).listPrices(
-        c.req.valid("param").planId,
-        c.req.valid("query").includeInactive,
+export const planPriceRoutes = ({ planService }: CatalogRouteServices) =>
+  createRouter()
+    .openapi(createPrice, async (c) =>
+      c.json(
+        await planService(c).createPrice(c.req.valid("param").planId, c.req.valid("json")),
+        201,
       ),
-      200,
-    ),
-  )
-  .openapi(updatePrice, async (c) => {
-    const { planId, id } = c.req.valid("param");
-    const body = await optionalJsonBody(c, UpdatePriceBody, MAX_PRICE_PATCH_BYTES);
-    return c.json(await planService(c).updatePrice(planId, id, body), 200);
-  });
+    )
+    .openapi(listPrices, async (c) =>
+      c.json(
+        await planService(c).listPrices(
+          c.req.valid("param").planId,
+          c.req.valid("query").includeInactive,
+        ),
+        200,
+      ),
+    )
+    .openapi(updatePrice, async (c) => {
+      const { planId, id } = c.req.valid("param");
+      const body = await optionalJsonBody(c, UpdatePriceBody, MAX_PRICE_PATCH_BYTES);
+      return c.json(await planService(c).updatePrice(planId, id, body), 200);
+    });

@@ -10,8 +10,9 @@ import {
   optionalAuthentication,
   requirePlatformAdmin,
   UuidParam,
+  withAccessErrors,
 } from "../platform/index.ts";
-import { planService } from "./context.ts";
+import type { CatalogRouteServices } from "./route-services.ts";
 import {
   booleanQuery,
   CreatePlanBody,
@@ -31,13 +32,11 @@ const createPlan = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { body: jsonBody(CreatePlanBody) },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     201: json(PlanSchema, "Created"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     409: errors[409],
-  },
+  }),
 });
 
 const listPlans = createRoute({
@@ -48,7 +47,10 @@ const listPlans = createRoute({
     "Public: ACTIVE plans by displayOrder, with their active prices (includeArchived adds ARCHIVED; unlisted plans only for platform admins)",
   middleware: [optionalAuthentication()] as const,
   request: { query: z.object({ includeArchived: booleanQuery("includeArchived") }).strict() },
-  responses: { 200: json(z.object({ data: z.array(PlanSchema) }), "Plans"), 400: errors[400] },
+  responses: withAccessErrors("public", {
+    200: json(z.object({ data: z.array(PlanSchema) }), "Plans"),
+    400: errors[400],
+  }),
 });
 
 const planBySlug = createRoute({
@@ -57,7 +59,11 @@ const planBySlug = createRoute({
   tags: ["catalog"],
   summary: "Public: a plan by slug, with its active prices",
   request: { params: z.object({ slug: PlanSlugSchema }) },
-  responses: { 200: json(PlanSchema, "The plan"), 400: errors[400], 404: errors[404] },
+  responses: withAccessErrors("public", {
+    200: json(PlanSchema, "The plan"),
+    400: errors[400],
+    404: errors[404],
+  }),
 });
 
 const planById = createRoute({
@@ -66,7 +72,11 @@ const planById = createRoute({
   tags: ["catalog"],
   summary: "Public: a plan, with its active prices",
   request: { params: IdParams },
-  responses: { 200: json(PlanSchema, "The plan"), 400: errors[400], 404: errors[404] },
+  responses: withAccessErrors("public", {
+    200: json(PlanSchema, "The plan"),
+    400: errors[400],
+    404: errors[404],
+  }),
 });
 
 const updatePlan = createRoute({
@@ -77,31 +87,30 @@ const updatePlan = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { params: IdParams, body: jsonBody(UpdatePlanBody) },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     200: json(PlanSchema, "Updated"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
-export const planRoutes = createRouter()
-  .openapi(createPlan, async (c) => c.json(await planService(c).create(c.req.valid("json")), 201))
-  .openapi(listPlans, async (c) =>
-    c.json(
-      await planService(c).list({
-        includeArchived: c.req.valid("query").includeArchived,
-        includeNonPublic: isPlatformAdmin(c),
-      }),
-      200,
-    ),
-  )
-  .openapi(planBySlug, async (c) =>
-    c.json(await planService(c).getBySlug(c.req.valid("param").slug), 200),
-  )
-  .openapi(planById, async (c) => c.json(await planService(c).get(c.req.valid("param").id), 200))
-  .openapi(updatePlan, async (c) => {
-    const { slug: _slug, ...changes } = c.req.valid("json");
-    return c.json(await planService(c).update(c.req.valid("param").id, changes), 200);
-  });
+export const planRoutes = ({ planService }: CatalogRouteServices) =>
+  createRouter()
+    .openapi(createPlan, async (c) => c.json(await planService(c).create(c.req.valid("json")), 201))
+    .openapi(listPlans, async (c) =>
+      c.json(
+        await planService(c).list({
+          includeArchived: c.req.valid("query").includeArchived,
+          includeNonPublic: isPlatformAdmin(c),
+        }),
+        200,
+      ),
+    )
+    .openapi(planBySlug, async (c) =>
+      c.json(await planService(c).getBySlug(c.req.valid("param").slug), 200),
+    )
+    .openapi(planById, async (c) => c.json(await planService(c).get(c.req.valid("param").id), 200))
+    .openapi(updatePlan, async (c) => {
+      const { slug: _slug, ...changes } = c.req.valid("json");
+      return c.json(await planService(c).update(c.req.valid("param").id, changes), 200);
+    });

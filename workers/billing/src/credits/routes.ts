@@ -2,7 +2,6 @@ import { database } from "@edge-platform/shared/db/client";
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { auditContext } from "../audit/index.ts";
-import { paymentService } from "../invoicing/index.ts";
 import type { AppEnv } from "../platform/index.ts";
 import {
   authenticate,
@@ -12,27 +11,20 @@ import {
   errors,
   json,
   jsonBody,
+  moneyReaders,
   PageQuerySchema,
   pageOf,
-  requireMoneyReader,
   requireSettlementActor,
   TenantHeaderSchema,
   UuidParam,
+  withAccessErrors,
 } from "../platform/index.ts";
 import { CREDIT_CATEGORIES, DEFAULT_GRANT_PRIORITY, MAX_GRANT_AMOUNT } from "./domain/credits.ts";
+import type { CreditRouteServices } from "./route-services.ts";
 import { CreditService } from "./service.ts";
 
-const readers = [authenticate(), billingContext(), requireMoneyReader()];
+const readers = moneyReaders();
 const administrators = [authenticate(), billingContext(), requireSettlementActor()];
-
-const service = (c: Context<AppEnv>) =>
-  new CreditService(
-    database(c.env.DB),
-    c.env.DB,
-    c.env.ENTITLEMENT_COUNTER,
-    paymentService(c),
-    auditContext(c),
-  );
 
 const cents = (name: string) =>
   z
@@ -153,14 +145,12 @@ const create = createRoute({
   security: bearerSecurity,
   middleware: administrators,
   request: { headers: TenantHeaderSchema, body: jsonBody(CreateGrantBody) },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     201: json(CreditGrantSchema, "Created"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
 const list = createRoute({
@@ -171,12 +161,10 @@ const list = createRoute({
   security: bearerSecurity,
   middleware: readers,
   request: { headers: TenantHeaderSchema, query: PageQuerySchema },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(pageOf(CreditGrantSchema), "A page"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const voidGrant = createRoute({
@@ -188,14 +176,12 @@ const voidGrant = createRoute({
   security: bearerSecurity,
   middleware: administrators,
   request: { headers: TenantHeaderSchema, params: z.object({ id: UuidParam("id") }) },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(CreditGrantSchema, "Voided"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
 const balance = createRoute({
@@ -207,11 +193,9 @@ const balance = createRoute({
   security: bearerSecurity,
   middleware: readers,
   request: { headers: TenantHeaderSchema },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(CreditBalanceSchema, "The balance"),
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const topUp = createRoute({
@@ -223,13 +207,11 @@ const topUp = createRoute({
   security: bearerSecurity,
   middleware: readers,
   request: { headers: TenantHeaderSchema, body: jsonBody(TopUpBody) },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     201: json(CreditGrantSchema, "The grant (ACTIVE once its invoice is paid)"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     409: errors[409],
-  },
+  }),
 });
 
 const autoTopUp = createRoute({
@@ -241,29 +223,28 @@ const autoTopUp = createRoute({
   security: bearerSecurity,
   middleware: readers,
   request: { headers: TenantHeaderSchema, body: jsonBody(AutoTopUpBody) },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(AutoTopUpSchema, "The rule"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
-export const creditRoutes = createRouter()
-  .openapi(create, async (c) =>
-    c.json(await service(c).create(c.var.billingContext, c.req.valid("json")), 201),
-  )
-  .openapi(list, async (c) => {
-    const { page, limit } = c.req.valid("query");
-    return c.json(await service(c).list(c.var.billingContext, { page, limit }), 200);
-  })
-  .openapi(voidGrant, async (c) =>
-    c.json(await service(c).void(c.var.billingContext, c.req.valid("param").id), 200),
-  )
-  .openapi(balance, async (c) => c.json(await service(c).balance(c.var.billingContext), 200))
-  .openapi(topUp, async (c) =>
-    c.json(await service(c).topUp(c.var.billingContext, c.req.valid("json").amount), 201),
-  )
-  .openapi(autoTopUp, async (c) =>
-    c.json(await service(c).setAutoTopUp(c.var.billingContext, c.req.valid("json")), 200),
-  );
+export const creditRoutes = ({ creditService: service }: CreditRouteServices) =>
+  createRouter()
+    .openapi(create, async (c) =>
+      c.json(await service(c).create(c.var.billingContext, c.req.valid("json")), 201),
+    )
+    .openapi(list, async (c) => {
+      const { page, limit } = c.req.valid("query");
+      return c.json(await service(c).list(c.var.billingContext, { page, limit }), 200);
+    })
+    .openapi(voidGrant, async (c) =>
+      c.json(await service(c).void(c.var.billingContext, c.req.valid("param").id), 200),
+    )
+    .openapi(balance, async (c) => c.json(await service(c).balance(c.var.billingContext), 200))
+    .openapi(topUp, async (c) =>
+      c.json(await service(c).topUp(c.var.billingContext, c.req.valid("json").amount), 201),
+    )
+    .openapi(autoTopUp, async (c) =>
+      c.json(await service(c).setAutoTopUp(c.var.billingContext, c.req.valid("json")), 200),
+    );

@@ -1,11 +1,5 @@
 import { createRoute } from "@hono/zod-openapi";
-import {
-  CheckSchema,
-  ConsumeBody,
-  ConsumeSchema,
-  entitlementService,
-  FeatureKeyParam,
-} from "../catalog/index.ts";
+import { CheckSchema, ConsumeBody, ConsumeSchema, FeatureKeyParam } from "../catalog/index.ts";
 import {
   callerTenant,
   counterIdempotency,
@@ -15,7 +9,9 @@ import {
   json,
   jsonBody,
   memberOrApiKey,
+  withAccessErrors,
 } from "../platform/index.ts";
+import type { EntitlementRouteServices } from "./route-services.ts";
 
 /** Either credential: the tenant's API key, or a member's access token with x-tenant-id. */
 const security: Record<string, string[]>[] = [{ apiKey: [] }, { bearerAuth: [] }];
@@ -31,14 +27,12 @@ const check = createRoute({
   security,
   middleware: [memberOrApiKey()] as const,
   request: { params: FeatureKeyParam },
-  responses: {
+  responses: withAccessErrors("memberOrApiKey", {
     200: json(CheckSchema, "The decision"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     503: errors[503],
-  },
+  }),
 });
 
 const consume = createRoute({
@@ -52,33 +46,32 @@ const consume = createRoute({
   security,
   middleware: [memberOrApiKey()] as const,
   request: { params: FeatureKeyParam, body: jsonBody(ConsumeBody) },
-  responses: {
+  responses: withAccessErrors("memberOrApiKey", {
     200: json(ConsumeSchema, "Consumed"),
     400: errors[400],
-    401: errors[401],
     402: errors[402],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
     503: errors[503],
-  },
+  }),
 });
 
-export const entitlementRoutes = createRouter()
-  .openapi(check, async (c) =>
-    c.json(
-      await entitlementService(c).check(callerTenant(c), c.req.valid("param").featureKey),
-      200,
-    ),
-  )
-  .openapi(consume, async (c) => {
-    const keyed = counterIdempotency(c);
-    const { answer, replayed } = await entitlementService(c).consume(
-      callerTenant(c),
-      c.req.valid("param").featureKey,
-      c.req.valid("json").amount,
-      keyed && { ...keyed, correlationId: c.var.correlationId },
-    );
-    if (replayed) c.header(IDEMPOTENT_REPLAYED_HEADER, "true");
-    return c.json(answer, 200);
-  });
+export const entitlementRoutes = ({ entitlementService }: EntitlementRouteServices) =>
+  createRouter()
+    .openapi(check, async (c) =>
+      c.json(
+        await entitlementService(c).check(callerTenant(c), c.req.valid("param").featureKey),
+        200,
+      ),
+    )
+    .openapi(consume, async (c) => {
+      const keyed = counterIdempotency(c);
+      const { answer, replayed } = await entitlementService(c).consume(
+        callerTenant(c),
+        c.req.valid("param").featureKey,
+        c.req.valid("json").amount,
+        keyed && { ...keyed, correlationId: c.var.correlationId },
+      );
+      if (replayed) c.header(IDEMPOTENT_REPLAYED_HEADER, "true");
+      return c.json(answer, 200);
+    });

@@ -12,6 +12,7 @@ import {
   pageOffset,
   requirePlatformAdmin,
   TenantSchema,
+  withAccessErrors,
 } from "../platform/index.ts";
 import { listAllTenants } from "./tenant-storage.ts";
 import { tenantView } from "./views.ts";
@@ -33,12 +34,10 @@ const list = createRoute({
   security: bearerSecurity,
   middleware: [authenticate(), requirePlatformAdmin()] as const,
   request: { query: AdminTenantsQuery },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     200: json(pageOf(TenantSchema), "A page"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 export const adminTenantRoutes = createRouter().openapi(list, async (c) => {

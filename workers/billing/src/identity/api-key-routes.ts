@@ -1,7 +1,6 @@
 import { apiKeyStatuses } from "@edge-platform/shared/db/schema/identity";
 import { createRoute, z } from "@hono/zod-openapi";
 import {
-  apiKeyService,
   authenticateApiKey,
   bearerSecurity,
   createRouter,
@@ -16,8 +15,10 @@ import {
   tenantMembers,
   tenantWriters,
   UuidParam,
+  withAccessErrors,
   withholdOnReplay,
 } from "../platform/index.ts";
+import type { IdentityRouteServices } from "./route-services.ts";
 
 const ApiKeySchema = z
   .object({
@@ -84,12 +85,10 @@ const createKey = createRoute({
         .strict(),
     ),
   },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     201: json(CreatedApiKeySchema, "Created"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const listKeys = createRoute({
@@ -100,12 +99,10 @@ const listKeys = createRoute({
   security: bearerSecurity,
   middleware: readers,
   request: { headers: TenantHeaderSchema, query: PageQuerySchema },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(pageOf(ApiKeySchema), "A page"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const currentKey = createRoute({
@@ -115,11 +112,9 @@ const currentKey = createRoute({
   summary: "Server-to-server: describes the API key presented as `Authorization: Bearer <key>`",
   security: [{ apiKey: [] }],
   middleware: [authenticateApiKey()] as const,
-  responses: {
+  responses: withAccessErrors("apiKey", {
     200: json(ApiKeySchema.extend({ tenantId: z.string() }), "The key"),
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const revokeKey = createRoute({
@@ -130,28 +125,27 @@ const revokeKey = createRoute({
   security: bearerSecurity,
   middleware: writers,
   request: { headers: TenantHeaderSchema, params: z.object({ id: UuidParam("id") }) },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(ApiKeySchema, "Revoked"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
-export const apiKeyRoutes = createRouter()
-  .openapi(createKey, async (c) => {
-    withholdOnReplay(c, RAW_KEY_NOT_REPLAYED);
-    return c.json(
-      await apiKeyService(c).create(c.var.tenantContext, c.var.user, c.req.valid("json")),
-      201,
+export const apiKeyRoutes = ({ apiKeyService }: IdentityRouteServices) =>
+  createRouter()
+    .openapi(createKey, async (c) => {
+      withholdOnReplay(c, RAW_KEY_NOT_REPLAYED);
+      return c.json(
+        await apiKeyService(c).create(c.var.tenantContext, c.var.user, c.req.valid("json")),
+        201,
+      );
+    })
+    .openapi(listKeys, async (c) =>
+      c.json(await apiKeyService(c).list(c.var.tenantContext, c.req.valid("query")), 200),
+    )
+    .openapi(currentKey, (c) => c.json(apiKeyService(c).describe(c.var.apiKey), 200))
+    .openapi(revokeKey, async (c) =>
+      c.json(await apiKeyService(c).revoke(c.var.tenantContext, c.req.valid("param").id), 200),
     );
-  })
-  .openapi(listKeys, async (c) =>
-    c.json(await apiKeyService(c).list(c.var.tenantContext, c.req.valid("query")), 200),
-  )
-  .openapi(currentKey, (c) => c.json(apiKeyService(c).describe(c.var.apiKey), 200))
-  .openapi(revokeKey, async (c) =>
-    c.json(await apiKeyService(c).revoke(c.var.tenantContext, c.req.valid("param").id), 200),
-  );

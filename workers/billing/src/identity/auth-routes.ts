@@ -15,12 +15,14 @@ import {
   MessageSchema,
   MetadataSchema,
   newPassword,
+  rateLimited,
   requiredString,
   SessionUserSchema,
   SlugSchema,
-  sessionService,
   UserSchema,
+  withAccessErrors,
 } from "../platform/index.ts";
+import type { IdentityRouteServices } from "./route-services.ts";
 import { safeUser } from "./views.ts";
 
 const RegisterBody = z
@@ -70,13 +72,12 @@ const register = route({
   summary: "Creates a user, their tenant and an OWNER membership; returns a session",
   description: `Limited to ${LIMITS.registerPerIp.limit} per minute per IP.`,
   request: { body: jsonBody(RegisterBody) },
-  responses: {
+  responses: withAccessErrors(rateLimited("public"), {
     201: json(RegistrationSchema, "Registered"),
     400: errors[400],
     409: errors[409],
-    429: errors[429],
     503: errors[503],
-  },
+  }),
 });
 
 const login = route({
@@ -86,13 +87,12 @@ const login = route({
   summary: "Exchanges email and password for a token pair",
   description: `Limited to ${LIMITS.loginPerIp.limit} per minute per IP and ${LIMITS.loginPerEmail.limit} per minute per email.`,
   request: { body: jsonBody(LoginBody) },
-  responses: {
+  responses: withAccessErrors(rateLimited("public"), {
     200: json(SessionSchema, "Signed in"),
     400: errors[400],
     401: errors[401],
-    429: errors[429],
     503: errors[503],
-  },
+  }),
 });
 
 const refresh = route({
@@ -101,13 +101,12 @@ const refresh = route({
   tags: ["auth"],
   summary: "Rotates a refresh token; reusing a revoked one ends every session",
   request: { body: jsonBody(RefreshBody) },
-  responses: {
+  responses: withAccessErrors(rateLimited("public"), {
     200: json(TokenPairSchema, "New pair; the presented refresh token is revoked"),
     400: errors[400],
     401: errors[401],
-    429: errors[429],
     503: errors[503],
-  },
+  }),
 });
 
 const logout = route({
@@ -118,7 +117,10 @@ const logout = route({
   security: bearerSecurity,
   middleware: [authenticate()] as const,
   request: { body: jsonBody(RefreshBody) },
-  responses: { 200: json(MessageSchema, "Logged out"), 400: errors[400], 401: errors[401] },
+  responses: withAccessErrors("signedIn", {
+    200: json(MessageSchema, "Logged out"),
+    400: errors[400],
+  }),
 });
 
 const logoutAll = route({
@@ -128,7 +130,7 @@ const logoutAll = route({
   summary: "Ends every session of the caller (refresh and access tokens)",
   security: bearerSecurity,
   middleware: [authenticate()] as const,
-  responses: { 200: json(MessageSchema, "All sessions ended"), 401: errors[401] },
+  responses: withAccessErrors("signedIn", { 200: json(MessageSchema, "All sessions ended") }),
 });
 
 const me = route({
@@ -138,7 +140,10 @@ const me = route({
   summary: "The signed-in user",
   security: bearerSecurity,
   middleware: [authenticate()] as const,
-  responses: { 200: json(UserSchema, "The caller"), 401: errors[401], 503: errors[503] },
+  responses: withAccessErrors("signedIn", {
+    200: json(UserSchema, "The caller"),
+    503: errors[503],
+  }),
 });
 
 const forgotPassword = route({
@@ -149,11 +154,10 @@ const forgotPassword = route({
   description:
     "The token reaches the user through the mail sender. Only when ENVIRONMENT is `development` does the response carry it as `resetToken`.",
   request: { body: jsonBody(z.object({ email: EmailSchema }).strict()) },
-  responses: {
+  responses: withAccessErrors(rateLimited("public"), {
     200: json(MessageSchema.extend({ resetToken: z.string().nullable().optional() }), "Accepted"),
     400: errors[400],
-    429: errors[429],
-  },
+  }),
 });
 
 const resetPassword = route({
@@ -171,7 +175,10 @@ const resetPassword = route({
         .strict(),
     ),
   },
-  responses: { 200: json(MessageSchema, "Password reset"), 400: errors[400], 429: errors[429] },
+  responses: withAccessErrors(rateLimited("public"), {
+    200: json(MessageSchema, "Password reset"),
+    400: errors[400],
+  }),
 });
 
 const changePassword = route({
@@ -191,80 +198,79 @@ const changePassword = route({
         .strict(),
     ),
   },
-  responses: {
+  responses: withAccessErrors(rateLimited("signedIn"), {
     200: json(MessageSchema.extend(TokenPairSchema.shape), "Password changed"),
     400: errors[400],
-    401: errors[401],
-    429: errors[429],
-  },
+  }),
 });
 
-export const authRoutes = createRouter()
-  .openapi(register, async (c) => {
-    const body = c.req.valid("json");
-    const service = sessionService(c);
-    await enforceIpLimit(c, LIMITS.registerPerIp);
-    return c.json(await service.register(body), 201);
-  })
-  .openapi(login, async (c) => {
-    const { email, password } = c.req.valid("json");
-    const service = sessionService(c);
-    await enforceIpLimit(c, LIMITS.loginPerIp);
-    await enforceEmailLimit(c, LIMITS.loginPerEmail, email);
-    return c.json(await service.login(email, password), 200);
-  })
-  .openapi(refresh, async (c) => {
-    const { refreshToken } = c.req.valid("json");
-    const service = sessionService(c);
-    await enforceIpLimit(c, LIMITS.refreshPerIp);
-    return c.json(await service.refresh(refreshToken), 200);
-  })
-  .openapi(logout, async (c) => {
-    const { refreshToken } = c.req.valid("json");
-    return c.json(await sessionService(c).logout(c.var.user, refreshToken), 200);
-  })
-  .openapi(logoutAll, async (c) => c.json(await sessionService(c).logoutAll(c.var.user), 200))
-  .openapi(me, (c) => c.json(safeUser(c.var.user), 200))
-  .openapi(forgotPassword, async (c) => {
-    const { email } = c.req.valid("json");
-    const service = sessionService(c);
-    await enforceIpLimit(c, LIMITS.forgotPerIp);
-    await enforceEmailLimit(c, LIMITS.forgotPerEmail, email);
-    const mailSender = c.var.mailSender;
-    const issue = service.createResetToken(email).then(async (issued) => {
-      if (issued) await mailSender.sendPasswordReset(issued);
-      return issued;
+export const authRoutes = ({ sessionService }: IdentityRouteServices) =>
+  createRouter()
+    .openapi(register, async (c) => {
+      const body = c.req.valid("json");
+      const service = sessionService(c);
+      await enforceIpLimit(c, LIMITS.registerPerIp);
+      return c.json(await service.register(body), 201);
+    })
+    .openapi(login, async (c) => {
+      const { email, password } = c.req.valid("json");
+      const service = sessionService(c);
+      await enforceIpLimit(c, LIMITS.loginPerIp);
+      await enforceEmailLimit(c, LIMITS.loginPerEmail, email);
+      return c.json(await service.login(email, password), 200);
+    })
+    .openapi(refresh, async (c) => {
+      const { refreshToken } = c.req.valid("json");
+      const service = sessionService(c);
+      await enforceIpLimit(c, LIMITS.refreshPerIp);
+      return c.json(await service.refresh(refreshToken), 200);
+    })
+    .openapi(logout, async (c) => {
+      const { refreshToken } = c.req.valid("json");
+      return c.json(await sessionService(c).logout(c.var.user, refreshToken), 200);
+    })
+    .openapi(logoutAll, async (c) => c.json(await sessionService(c).logoutAll(c.var.user), 200))
+    .openapi(me, (c) => c.json(safeUser(c.var.user), 200))
+    .openapi(forgotPassword, async (c) => {
+      const { email } = c.req.valid("json");
+      const service = sessionService(c);
+      await enforceIpLimit(c, LIMITS.forgotPerIp);
+      await enforceEmailLimit(c, LIMITS.forgotPerEmail, email);
+      const mailSender = c.var.mailSender;
+      const issue = service.createResetToken(email).then(async (issued) => {
+        if (issued) await mailSender.sendPasswordReset(issued);
+        return issued;
+      });
+      if (c.env.ENVIRONMENT === "development") {
+        const issued = await issue;
+        return c.json({ message: FORGOT_MESSAGE, resetToken: issued?.token ?? null }, 200);
+      }
+      // Known and unknown addresses must look alike, in body and in time: the work runs after the response.
+      await inBackground(
+        c,
+        issue.catch((error: unknown) => {
+          console.error(
+            JSON.stringify({
+              level: "error",
+              msg: "password reset issue failed",
+              error: String(error),
+            }),
+          );
+        }),
+      );
+      return c.json({ message: FORGOT_MESSAGE }, 200);
+    })
+    .openapi(resetPassword, async (c) => {
+      const { token, newPassword } = c.req.valid("json");
+      const service = sessionService(c);
+      await enforceIpLimit(c, LIMITS.resetPerIp);
+      return c.json(await service.resetPassword(token, newPassword), 200);
+    })
+    .openapi(changePassword, async (c) => {
+      const { currentPassword, newPassword } = c.req.valid("json");
+      await enforceLimit(c, LIMITS.changePasswordPerUser, c.var.user.id);
+      return c.json(
+        await sessionService(c).changePassword(c.var.user, currentPassword, newPassword),
+        200,
+      );
     });
-    if (c.env.ENVIRONMENT === "development") {
-      const issued = await issue;
-      return c.json({ message: FORGOT_MESSAGE, resetToken: issued?.token ?? null }, 200);
-    }
-    // Known and unknown addresses must look alike, in body and in time: the work runs after the response.
-    await inBackground(
-      c,
-      issue.catch((error: unknown) => {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            msg: "password reset issue failed",
-            error: String(error),
-          }),
-        );
-      }),
-    );
-    return c.json({ message: FORGOT_MESSAGE }, 200);
-  })
-  .openapi(resetPassword, async (c) => {
-    const { token, newPassword } = c.req.valid("json");
-    const service = sessionService(c);
-    await enforceIpLimit(c, LIMITS.resetPerIp);
-    return c.json(await service.resetPassword(token, newPassword), 200);
-  })
-  .openapi(changePassword, async (c) => {
-    const { currentPassword, newPassword } = c.req.valid("json");
-    await enforceLimit(c, LIMITS.changePasswordPerUser, c.var.user.id);
-    return c.json(
-      await sessionService(c).changePassword(c.var.user, currentPassword, newPassword),
-      200,
-    );
-  });

@@ -20,10 +20,11 @@ import {
   TenantWithRoleSchema,
   tenantContext,
   tenantMembers,
-  tenantService,
   tenantWriters,
   UuidParam,
+  withAccessErrors,
 } from "../platform/index.ts";
+import type { IdentityRouteServices } from "./route-services.ts";
 
 const IdParams = z.object({ id: UuidParam("id") });
 const MemberParams = z.object({ id: UuidParam("id"), userId: UuidParam("userId") });
@@ -63,12 +64,11 @@ const createTenant = createRoute({
         .strict(),
     ),
   },
-  responses: {
+  responses: withAccessErrors("signedIn", {
     201: json(TenantWithRoleSchema, "Created"),
     400: errors[400],
-    401: errors[401],
     409: errors[409],
-  },
+  }),
 });
 
 const listTenants = createRoute({
@@ -79,11 +79,10 @@ const listTenants = createRoute({
   security: bearerSecurity,
   middleware: [authenticate()] as const,
   request: { query: PageQuerySchema },
-  responses: {
+  responses: withAccessErrors("signedIn", {
     200: json(pageOf(TenantWithRoleSchema), "A page"),
     400: errors[400],
-    401: errors[401],
-  },
+  }),
 });
 
 const getBySlug = createRoute({
@@ -101,7 +100,7 @@ const getBySlug = createRoute({
         .openapi({ param: { name: "slug", in: "path" } }),
     }),
   },
-  responses: {
+  responses: withAccessErrors("signedIn", {
     200: json(
       z.union([
         TenantWithRoleSchema,
@@ -109,9 +108,8 @@ const getBySlug = createRoute({
       ]),
       "Found",
     ),
-    401: errors[401],
     404: errors[404],
-  },
+  }),
 });
 
 const getTenant = createRoute({
@@ -122,12 +120,10 @@ const getTenant = createRoute({
   security: bearerSecurity,
   middleware: member,
   request: { params: IdParams, headers: TenantHeaderSchema },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(TenantWithRoleSchema, "The tenant"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const patchTenant = createRoute({
@@ -149,12 +145,10 @@ const patchTenant = createRoute({
         .strict(),
     ),
   },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(TenantSchema, "Updated"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const deleteTenant = createRoute({
@@ -165,12 +159,10 @@ const deleteTenant = createRoute({
   security: bearerSecurity,
   middleware: tenantWriters("OWNER"),
   request: { params: IdParams, headers: TenantHeaderSchema },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(TenantSchema, "Cancelled"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const listMembers = createRoute({
@@ -181,12 +173,10 @@ const listMembers = createRoute({
   security: bearerSecurity,
   middleware: member,
   request: { params: IdParams, headers: TenantHeaderSchema },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(z.object({ data: z.array(MemberSchema) }), "Members"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const changeRole = createRoute({
@@ -202,14 +192,12 @@ const changeRole = createRoute({
     headers: TenantHeaderSchema,
     body: jsonBody(z.object({ role: RoleSchema }).strict()),
   },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(MembershipSchema, "Changed"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
 const removeMember = createRoute({
@@ -221,56 +209,60 @@ const removeMember = createRoute({
   security: bearerSecurity,
   middleware: [authenticate(), tenantContext(), requireWritableTenant()] as const,
   request: { params: MemberParams, headers: TenantHeaderSchema },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(MembershipSchema, "Removed"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
-export const tenantRoutes = createRouter()
-  .openapi(createTenant, async (c) =>
-    c.json(await tenantService(c).create(c.var.user, c.req.valid("json")), 201),
-  )
-  .openapi(listTenants, async (c) =>
-    c.json(await tenantService(c).list(c.var.user, c.req.valid("query")), 200),
-  )
-  .openapi(getBySlug, async (c) =>
-    c.json(await tenantService(c).getBySlug(c.var.user, c.req.valid("param").slug), 200),
-  )
-  .openapi(getTenant, (c) =>
-    c.json(tenantService(c).get(c.var.tenantContext, c.req.valid("param").id), 200),
-  )
-  .openapi(patchTenant, async (c) =>
-    c.json(
-      await tenantService(c).update(
-        c.var.tenantContext,
-        c.req.valid("param").id,
-        c.req.valid("json"),
+export const tenantRoutes = ({ tenantService }: IdentityRouteServices) =>
+  createRouter()
+    .openapi(createTenant, async (c) =>
+      c.json(await tenantService(c).create(c.var.user, c.req.valid("json")), 201),
+    )
+    .openapi(listTenants, async (c) =>
+      c.json(await tenantService(c).list(c.var.user, c.req.valid("query")), 200),
+    )
+    .openapi(getBySlug, async (c) =>
+      c.json(await tenantService(c).getBySlug(c.var.user, c.req.valid("param").slug), 200),
+    )
+    .openapi(getTenant, (c) =>
+      c.json(tenantService(c).get(c.var.tenantContext, c.req.valid("param").id), 200),
+    )
+    .openapi(patchTenant, async (c) =>
+      c.json(
+        await tenantService(c).update(
+          c.var.tenantContext,
+          c.req.valid("param").id,
+          c.req.valid("json"),
+        ),
+        200,
       ),
-      200,
-    ),
-  )
-  .openapi(deleteTenant, async (c) =>
-    c.json(await tenantService(c).cancel(c.var.tenantContext, c.req.valid("param").id), 200),
-  )
-  .openapi(listMembers, async (c) =>
-    c.json(await tenantService(c).members(c.var.tenantContext, c.req.valid("param").id), 200),
-  )
-  .openapi(changeRole, async (c) => {
-    const { id, userId } = c.req.valid("param");
-    return c.json(
-      await tenantService(c).changeRole(c.var.tenantContext, id, userId, c.req.valid("json").role),
-      200,
-    );
-  })
-  .openapi(removeMember, async (c) => {
-    const { id, userId } = c.req.valid("param");
-    return c.json(
-      await tenantService(c).removeMember(c.var.tenantContext, c.var.user, id, userId),
-      200,
-    );
-  });
+    )
+    .openapi(deleteTenant, async (c) =>
+      c.json(await tenantService(c).cancel(c.var.tenantContext, c.req.valid("param").id), 200),
+    )
+    .openapi(listMembers, async (c) =>
+      c.json(await tenantService(c).members(c.var.tenantContext, c.req.valid("param").id), 200),
+    )
+    .openapi(changeRole, async (c) => {
+      const { id, userId } = c.req.valid("param");
+      return c.json(
+        await tenantService(c).changeRole(
+          c.var.tenantContext,
+          id,
+          userId,
+          c.req.valid("json").role,
+        ),
+        200,
+      );
+    })
+    .openapi(removeMember, async (c) => {
+      const { id, userId } = c.req.valid("param");
+      return c.json(
+        await tenantService(c).removeMember(c.var.tenantContext, c.var.user, id, userId),
+        200,
+      );
+    });

@@ -18,8 +18,9 @@ import {
   tenantWriters,
   UserSchema,
   UuidParam,
-  userService,
+  withAccessErrors,
 } from "../platform/index.ts";
+import type { IdentityRouteServices } from "./route-services.ts";
 import { safeUser } from "./views.ts";
 
 const MemberUserSchema = UserSchema.extend({ role: RoleSchema }).openapi("MemberUser");
@@ -31,7 +32,7 @@ const getMe = createRoute({
   summary: "The signed-in user",
   security: bearerSecurity,
   middleware: [authenticate()] as const,
-  responses: { 200: json(UserSchema, "The caller"), 401: errors[401] },
+  responses: withAccessErrors("signedIn", { 200: json(UserSchema, "The caller") }),
 });
 
 const getUser = createRoute({
@@ -42,12 +43,11 @@ const getUser = createRoute({
   security: bearerSecurity,
   middleware: [authenticate()] as const,
   request: { params: z.object({ id: UuidParam("id") }) },
-  responses: {
+  responses: withAccessErrors("signedIn", {
     200: json(z.union([UserSchema, PublicProfileSchema]), "The user"),
     400: errors[400],
-    401: errors[401],
     404: errors[404],
-  },
+  }),
 });
 
 const patchUser = createRoute({
@@ -71,13 +71,12 @@ const patchUser = createRoute({
         .strict(),
     ),
   },
-  responses: {
+  responses: withAccessErrors("signedIn", {
     200: json(UserSchema, "Updated"),
     400: errors[400],
-    401: errors[401],
     403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
 const createUser = createRoute({
@@ -105,30 +104,29 @@ const createUser = createRoute({
         .strict(),
     ),
   },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     201: json(MemberUserSchema, "Member added"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     409: errors[409],
-  },
+  }),
 });
 
-export const userRoutes = createRouter()
-  .openapi(getMe, (c) => c.json(safeUser(c.var.user), 200))
-  .openapi(getUser, async (c) => {
-    const { id } = c.req.valid("param");
-    return c.json(await userService(c).get(c.var.user, id), 200);
-  })
-  .openapi(patchUser, async (c) => {
-    const { id } = c.req.valid("param");
-    const changes = c.req.valid("json");
-    return c.json(
-      await userService(c).update(c.var.user, id, changes, c.req.header(TENANT_HEADER)),
-      200,
-    );
-  })
-  .openapi(createUser, async (c) => {
-    const body = c.req.valid("json");
-    return c.json(await userService(c).addToTenant(c.var.tenantContext, body), 201);
-  });
+export const userRoutes = ({ userService }: IdentityRouteServices) =>
+  createRouter()
+    .openapi(getMe, (c) => c.json(safeUser(c.var.user), 200))
+    .openapi(getUser, async (c) => {
+      const { id } = c.req.valid("param");
+      return c.json(await userService(c).get(c.var.user, id), 200);
+    })
+    .openapi(patchUser, async (c) => {
+      const { id } = c.req.valid("param");
+      const changes = c.req.valid("json");
+      return c.json(
+        await userService(c).update(c.var.user, id, changes, c.req.header(TENANT_HEADER)),
+        200,
+      );
+    })
+    .openapi(createUser, async (c) => {
+      const body = c.req.valid("json");
+      return c.json(await userService(c).addToTenant(c.var.tenantContext, body), 201);
+    });

@@ -9,13 +9,15 @@ import {
   errors,
   json,
   jsonBody,
-  requireMoneyReader,
+  moneyReaders,
+  rateLimited,
   requireSettlementActor,
   TenantHeaderSchema,
   UuidParam,
+  withAccessErrors,
 } from "../platform/index.ts";
-import { invoiceService } from "./context.ts";
 import { configuredSeller, invoicePdf } from "./documents.ts";
+import type { InvoicingRouteServices } from "./route-services.ts";
 import {
   GenerateInvoiceBody,
   InvoiceListQuery,
@@ -26,10 +28,9 @@ import {
 } from "./schemas.ts";
 
 /** Tenant OWNER, ADMIN and BILLING read money (not DEVELOPER); platform administrators read any tenant's. */
-export const moneyReader = [authenticate(), billingContext(), requireMoneyReader()];
 /** Settlement is the platform's: platform administrators (any tenant, via x-tenant-id) and the billing cycle. */
 const settlement = [authenticate(), billingContext(), requireSettlementActor()];
-const reader = moneyReader;
+const reader = moneyReaders();
 const IdParams = z.object({ id: UuidParam("id") });
 const GENERATE_LIMIT = { bucket: "invoice-generate:tenant", limit: 5, windowSeconds: 60 };
 
@@ -45,15 +46,12 @@ const generate = createRoute({
     headers: TenantHeaderSchema,
     body: { ...jsonBody(GenerateInvoiceBody), required: false },
   },
-  responses: {
+  responses: withAccessErrors(rateLimited("tenantMember"), {
     201: json(InvoiceSchema, "The DRAFT invoice"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-    429: errors[429],
-  },
+  }),
 });
 
 const list = createRoute({
@@ -64,12 +62,10 @@ const list = createRoute({
   security: bearerSecurity,
   middleware: reader,
   request: { headers: TenantHeaderSchema, query: InvoiceListQuery },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(InvoicePageSchema, "A page"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const upcoming = createRoute({
@@ -81,14 +77,12 @@ const upcoming = createRoute({
   security: bearerSecurity,
   middleware: reader,
   request: { headers: TenantHeaderSchema },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(UpcomingInvoiceSchema, "The upcoming invoice"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
 const getOne = createRoute({
@@ -99,13 +93,11 @@ const getOne = createRoute({
   security: bearerSecurity,
   middleware: reader,
   request: { headers: TenantHeaderSchema, params: IdParams },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(InvoiceSchema, "The invoice"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
 const lineItems = createRoute({
@@ -116,13 +108,11 @@ const lineItems = createRoute({
   security: bearerSecurity,
   middleware: reader,
   request: { headers: TenantHeaderSchema, params: IdParams },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(LineItemListSchema, "The lines"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
 const pdf = createRoute({
@@ -134,16 +124,14 @@ const pdf = createRoute({
   security: bearerSecurity,
   middleware: reader,
   request: { headers: TenantHeaderSchema, params: IdParams },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: {
       description: "The invoice as application/pdf (attachment named after its number)",
       content: { "application/pdf": { schema: z.string().openapi({ format: "binary" }) } },
     },
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
 const action = (path: string, summary: string) =>
@@ -155,13 +143,11 @@ const action = (path: string, summary: string) =>
     security: bearerSecurity,
     middleware: settlement,
     request: { headers: TenantHeaderSchema, params: IdParams },
-    responses: {
+    responses: withAccessErrors("tenantMember", {
       201: json(InvoiceSchema, "Done"),
       400: errors[400],
-      401: errors[401],
-      403: errors[403],
       404: errors[404],
-    },
+    }),
   });
 
 const finalize = action(
@@ -177,55 +163,56 @@ const markPaid = action(
   "OPEN or UNCOLLECTIBLE -> PAID outside the provider, with a PAYMENT entry (platform admins)",
 );
 
-export const invoiceRoutes = createRouter()
-  .openapi(generate, async (c) => {
-    await enforceLimit(c, GENERATE_LIMIT, c.var.billingContext.tenant.id);
-    const body = c.req.valid("json") as { replacesInvoiceId?: string } | undefined;
-    const service = invoiceService(c);
-    return c.json(
-      body?.replacesInvoiceId
-        ? await service.reissue(c.var.billingContext, body.replacesInvoiceId)
-        : await service.generate(c.var.billingContext),
-      201,
+export const invoiceRoutes = ({ invoiceService }: InvoicingRouteServices) =>
+  createRouter()
+    .openapi(generate, async (c) => {
+      await enforceLimit(c, GENERATE_LIMIT, c.var.billingContext.tenant.id);
+      const body = c.req.valid("json") as { replacesInvoiceId?: string } | undefined;
+      const service = invoiceService(c);
+      return c.json(
+        body?.replacesInvoiceId
+          ? await service.reissue(c.var.billingContext, body.replacesInvoiceId)
+          : await service.generate(c.var.billingContext),
+        201,
+      );
+    })
+    .openapi(list, async (c) => {
+      const { page, limit, status } = c.req.valid("query");
+      return c.json(
+        await invoiceService(c).list(c.var.billingContext, { page, limit }, { status }),
+        200,
+      );
+    })
+    // Before /invoices/{id}, so "upcoming" is not read as an id.
+    .openapi(upcoming, async (c) =>
+      c.json(await invoiceService(c).upcoming(c.var.billingContext), 200),
+    )
+    .openapi(getOne, async (c) =>
+      c.json(await invoiceService(c).get(c.var.billingContext, c.req.valid("param").id), 200),
+    )
+    .openapi(lineItems, async (c) =>
+      c.json(await invoiceService(c).lineItems(c.var.billingContext, c.req.valid("param").id), 200),
+    )
+    .openapi(pdf, async (c) => {
+      const { bytes, fileName } = await invoicePdf(
+        database(c.env.DB),
+        invoiceService(c),
+        configuredSeller(c.env),
+        c.var.billingContext,
+        c.req.valid("param").id,
+      );
+      return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
+        "content-type": "application/pdf",
+        "content-disposition": `attachment; filename="${fileName}"`,
+        "cache-control": "private, no-store",
+      });
+    })
+    .openapi(finalize, async (c) =>
+      c.json(await invoiceService(c).finalize(c.var.billingContext, c.req.valid("param").id), 201),
+    )
+    .openapi(voidInvoice, async (c) =>
+      c.json(await invoiceService(c).void(c.var.billingContext, c.req.valid("param").id), 201),
+    )
+    .openapi(markPaid, async (c) =>
+      c.json(await invoiceService(c).markPaid(c.var.billingContext, c.req.valid("param").id), 201),
     );
-  })
-  .openapi(list, async (c) => {
-    const { page, limit, status } = c.req.valid("query");
-    return c.json(
-      await invoiceService(c).list(c.var.billingContext, { page, limit }, { status }),
-      200,
-    );
-  })
-  // Before /invoices/{id}, so "upcoming" is not read as an id.
-  .openapi(upcoming, async (c) =>
-    c.json(await invoiceService(c).upcoming(c.var.billingContext), 200),
-  )
-  .openapi(getOne, async (c) =>
-    c.json(await invoiceService(c).get(c.var.billingContext, c.req.valid("param").id), 200),
-  )
-  .openapi(lineItems, async (c) =>
-    c.json(await invoiceService(c).lineItems(c.var.billingContext, c.req.valid("param").id), 200),
-  )
-  .openapi(pdf, async (c) => {
-    const { bytes, fileName } = await invoicePdf(
-      database(c.env.DB),
-      invoiceService(c),
-      configuredSeller(c.env),
-      c.var.billingContext,
-      c.req.valid("param").id,
-    );
-    return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
-      "content-type": "application/pdf",
-      "content-disposition": `attachment; filename="${fileName}"`,
-      "cache-control": "private, no-store",
-    });
-  })
-  .openapi(finalize, async (c) =>
-    c.json(await invoiceService(c).finalize(c.var.billingContext, c.req.valid("param").id), 201),
-  )
-  .openapi(voidInvoice, async (c) =>
-    c.json(await invoiceService(c).void(c.var.billingContext, c.req.valid("param").id), 201),
-  )
-  .openapi(markPaid, async (c) =>
-    c.json(await invoiceService(c).markPaid(c.var.billingContext, c.req.valid("param").id), 201),
-  );

@@ -17,15 +17,14 @@ import {
   tenantMembers,
   tenantWriters,
   UuidParam,
+  withAccessErrors,
 } from "../platform/index.ts";
 import { PERCENT_RANGE, UNITS_RANGE } from "./domain/usage-alerts.ts";
+import type { NotificationRouteServices } from "./route-services.ts";
 import { UsageAlertService } from "./usage-alert-service.ts";
 
 const readers = tenantMembers(...EVERY_ROLE);
 const writers = tenantWriters(...MONEY_READERS);
-
-const service = (c: Context<AppEnv>) =>
-  new UsageAlertService(database(c.env.DB), c.env.DB, c.env.ENTITLEMENT_COUNTER, auditContext(c));
 
 const thresholdValue = (type: string, range: { min: number; max: number }) =>
   z
@@ -87,14 +86,12 @@ const create = createRoute({
   security: bearerSecurity,
   middleware: writers,
   request: { headers: TenantHeaderSchema, body: jsonBody(CreateUsageAlertBody) },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     201: json(UsageAlertSchema, "Created"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     409: errors[409],
     422: errors[422],
-  },
+  }),
 });
 
 const list = createRoute({
@@ -105,12 +102,10 @@ const list = createRoute({
   security: bearerSecurity,
   middleware: readers,
   request: { headers: TenantHeaderSchema, query: ListQuery },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(pageOf(UsageAlertSchema), "A page"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const remove = createRoute({
@@ -121,26 +116,25 @@ const remove = createRoute({
   security: bearerSecurity,
   middleware: writers,
   request: { headers: TenantHeaderSchema, params: z.object({ id: UuidParam("id") }) },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(UsageAlertSchema, "Deleted"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
-export const usageAlertRoutes = createRouter()
-  .openapi(create, async (c) =>
-    c.json(await service(c).create(c.var.tenantContext, c.req.valid("json")), 201),
-  )
-  .openapi(list, async (c) => {
-    const { page, limit, featureLookupKey } = c.req.valid("query");
-    return c.json(
-      await service(c).list(c.var.tenantContext, { page, limit }, { featureLookupKey }),
-      200,
+export const usageAlertRoutes = ({ usageAlertService: service }: NotificationRouteServices) =>
+  createRouter()
+    .openapi(create, async (c) =>
+      c.json(await service(c).create(c.var.tenantContext, c.req.valid("json")), 201),
+    )
+    .openapi(list, async (c) => {
+      const { page, limit, featureLookupKey } = c.req.valid("query");
+      return c.json(
+        await service(c).list(c.var.tenantContext, { page, limit }, { featureLookupKey }),
+        200,
+      );
+    })
+    .openapi(remove, async (c) =>
+      c.json(await service(c).delete(c.var.tenantContext, c.req.valid("param").id), 200),
     );
-  })
-  .openapi(remove, async (c) =>
-    c.json(await service(c).delete(c.var.tenantContext, c.req.valid("param").id), 200),
-  );

@@ -18,21 +18,14 @@ import {
   requireWebhookManager,
   TenantHeaderSchema,
   UuidParam,
+  withAccessErrors,
   withholdOnReplay,
 } from "../platform/index.ts";
 import { TENANT_EVENT_TYPES } from "./domain/tenant-events.ts";
 import { ALL_EVENT_TYPES, deliverySettings } from "./domain/webhook-delivery.ts";
 import { WEBHOOK_URL_MAX_LENGTH } from "./domain/webhook-url.ts";
+import type { NotificationRouteServices } from "./route-services.ts";
 import { WebhookEndpointService } from "./webhook-endpoint-service.ts";
-
-const webhookEndpointService = (c: Context<AppEnv>) =>
-  new WebhookEndpointService(
-    c.env.DB,
-    c.env.WEBHOOK_DELIVERIES_QUEUE,
-    deliverySettings(c.env),
-    c.env.WEBHOOK_SECRET_KEY,
-    auditContext(c),
-  );
 
 const readers = [authenticate(), billingContext(), requireMoneyReader()];
 const writers = [authenticate(), billingContext(), requireWebhookManager()];
@@ -163,14 +156,12 @@ const create = createRoute({
   security: bearerSecurity,
   middleware: writers,
   request: { headers: TenantHeaderSchema, body: jsonBody(CreateBody) },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     201: json(WithSecretSchema, "Created"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     409: errors[409],
     503: json(ErrorSchema, "Webhook signing is not configured (WEBHOOK_SECRET_KEY)"),
-  },
+  }),
 });
 
 const list = createRoute({
@@ -181,12 +172,10 @@ const list = createRoute({
   security: bearerSecurity,
   middleware: readers,
   request: { headers: TenantHeaderSchema, query: PageQuerySchema },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(pageOf(WebhookEndpointSchema), "A page"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const getOne = createRoute({
@@ -197,13 +186,11 @@ const getOne = createRoute({
   security: bearerSecurity,
   middleware: readers,
   request: { headers: TenantHeaderSchema, params: IdParams },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(WebhookEndpointSchema, "The endpoint"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
 const patch = createRoute({
@@ -214,13 +201,11 @@ const patch = createRoute({
   security: bearerSecurity,
   middleware: writers,
   request: { headers: TenantHeaderSchema, params: IdParams, body: jsonBody(PatchBody) },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(WebhookEndpointSchema, "Changed"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
 const remove = createRoute({
@@ -231,13 +216,11 @@ const remove = createRoute({
   security: bearerSecurity,
   middleware: writers,
   request: { headers: TenantHeaderSchema, params: IdParams },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     204: { description: "Deleted" },
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
 const rotate = createRoute({
@@ -249,14 +232,12 @@ const rotate = createRoute({
   security: bearerSecurity,
   middleware: writers,
   request: { headers: TenantHeaderSchema, params: IdParams },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(WithSecretSchema, "Rotated"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     503: json(ErrorSchema, "Webhook signing is not configured (WEBHOOK_SECRET_KEY)"),
-  },
+  }),
 });
 
 const deliveries = createRoute({
@@ -268,13 +249,11 @@ const deliveries = createRoute({
   security: bearerSecurity,
   middleware: readers,
   request: { headers: TenantHeaderSchema, params: IdParams, query: PageQuerySchema },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(pageOf(WebhookDeliverySchema), "A page"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
 const resend = createRoute({
@@ -289,65 +268,67 @@ const resend = createRoute({
     headers: TenantHeaderSchema,
     params: z.object({ id: UuidParam("id"), deliveryId: UuidParam("deliveryId") }),
   },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     202: json(WebhookDeliverySchema, "Queued"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
-export const webhookEndpointRoutes = createRouter()
-  .openapi(create, async (c) => {
-    withholdOnReplay(c, SECRET_NOT_REPLAYED);
-    return c.json(
-      await webhookEndpointService(c).create(c.var.billingContext, c.req.valid("json")),
-      201,
-    );
-  })
-  .openapi(list, async (c) =>
-    c.json(await webhookEndpointService(c).list(c.var.billingContext, c.req.valid("query")), 200),
-  )
-  .openapi(getOne, async (c) =>
-    c.json(await webhookEndpointService(c).get(c.var.billingContext, c.req.valid("param").id), 200),
-  )
-  .openapi(patch, async (c) =>
-    c.json(
-      await webhookEndpointService(c).update(
-        c.var.billingContext,
-        c.req.valid("param").id,
-        c.req.valid("json"),
+export const webhookEndpointRoutes = ({ webhookEndpointService }: NotificationRouteServices) =>
+  createRouter()
+    .openapi(create, async (c) => {
+      withholdOnReplay(c, SECRET_NOT_REPLAYED);
+      return c.json(
+        await webhookEndpointService(c).create(c.var.billingContext, c.req.valid("json")),
+        201,
+      );
+    })
+    .openapi(list, async (c) =>
+      c.json(await webhookEndpointService(c).list(c.var.billingContext, c.req.valid("query")), 200),
+    )
+    .openapi(getOne, async (c) =>
+      c.json(
+        await webhookEndpointService(c).get(c.var.billingContext, c.req.valid("param").id),
+        200,
       ),
-      200,
-    ),
-  )
-  .openapi(remove, async (c) => {
-    await webhookEndpointService(c).remove(c.var.billingContext, c.req.valid("param").id);
-    return c.body(null, 204);
-  })
-  .openapi(rotate, async (c) => {
-    withholdOnReplay(c, SECRET_NOT_REPLAYED);
-    return c.json(
-      await webhookEndpointService(c).rotateSecret(c.var.billingContext, c.req.valid("param").id),
-      200,
-    );
-  })
-  .openapi(deliveries, async (c) =>
-    c.json(
-      await webhookEndpointService(c).deliveryLog(
-        c.var.billingContext,
-        c.req.valid("param").id,
-        c.req.valid("query"),
+    )
+    .openapi(patch, async (c) =>
+      c.json(
+        await webhookEndpointService(c).update(
+          c.var.billingContext,
+          c.req.valid("param").id,
+          c.req.valid("json"),
+        ),
+        200,
       ),
-      200,
-    ),
-  )
-  .openapi(resend, async (c) => {
-    const { id, deliveryId } = c.req.valid("param");
-    return c.json(
-      await webhookEndpointService(c).resend(c.var.billingContext, id, deliveryId),
-      202,
-    );
-  });
+    )
+    .openapi(remove, async (c) => {
+      await webhookEndpointService(c).remove(c.var.billingContext, c.req.valid("param").id);
+      return c.body(null, 204);
+    })
+    .openapi(rotate, async (c) => {
+      withholdOnReplay(c, SECRET_NOT_REPLAYED);
+      return c.json(
+        await webhookEndpointService(c).rotateSecret(c.var.billingContext, c.req.valid("param").id),
+        200,
+      );
+    })
+    .openapi(deliveries, async (c) =>
+      c.json(
+        await webhookEndpointService(c).deliveryLog(
+          c.var.billingContext,
+          c.req.valid("param").id,
+          c.req.valid("query"),
+        ),
+        200,
+      ),
+    )
+    .openapi(resend, async (c) => {
+      const { id, deliveryId } = c.req.valid("param");
+      return c.json(
+        await webhookEndpointService(c).resend(c.var.billingContext, id, deliveryId),
+        202,
+      );
+    });

@@ -1,27 +1,27 @@
 import { createRoute, z } from "@hono/zod-openapi";
 import {
-  BalanceQuery,
-  BalanceSchema,
-  LedgerEntrySchema,
-  LedgerQuery,
-  ledgerService,
-  moneyReader,
-  PaymentAttemptDetailSchema,
-  PaymentAttemptSchema,
-  PaymentListQuery,
-  paymentService,
-} from "../invoicing/index.ts";
-import {
   bearerSecurity,
   createRouter,
   errors,
   json,
+  moneyReaders,
   pageOf,
   TenantHeaderSchema,
   UuidParam,
+  withAccessErrors,
 } from "../platform/index.ts";
+import type { PaymentRouteServices } from "./route-services.ts";
+import {
+  BalanceQuery,
+  BalanceSchema,
+  LedgerEntrySchema,
+  LedgerQuery,
+  PaymentAttemptDetailSchema,
+  PaymentAttemptSchema,
+  PaymentListQuery,
+} from "./schemas.ts";
 
-const reader = moneyReader;
+const reader = moneyReaders();
 
 const ledger = createRoute({
   method: "get",
@@ -31,12 +31,10 @@ const ledger = createRoute({
   security: bearerSecurity,
   middleware: reader,
   request: { headers: TenantHeaderSchema, query: LedgerQuery },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(pageOf(LedgerEntrySchema), "A page"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const balance = createRoute({
@@ -48,12 +46,10 @@ const balance = createRoute({
   security: bearerSecurity,
   middleware: reader,
   request: { headers: TenantHeaderSchema, query: BalanceQuery },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(BalanceSchema, "The balance"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const payments = createRoute({
@@ -64,12 +60,10 @@ const payments = createRoute({
   security: bearerSecurity,
   middleware: reader,
   request: { headers: TenantHeaderSchema, query: PaymentListQuery },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(pageOf(PaymentAttemptSchema), "A page"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const payment = createRoute({
@@ -80,36 +74,35 @@ const payment = createRoute({
   security: bearerSecurity,
   middleware: reader,
   request: { headers: TenantHeaderSchema, params: z.object({ id: UuidParam("id") }) },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(PaymentAttemptDetailSchema, "The attempt"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
-export const billingRoutes = createRouter()
-  .openapi(ledger, async (c) => {
-    const { page, limit, type, currency } = c.req.valid("query");
-    return c.json(
-      await ledgerService(c).list(c.var.billingContext, { page, limit }, { type, currency }),
-      200,
+export const billingRoutes = ({ paymentService, ledgerService }: PaymentRouteServices) =>
+  createRouter()
+    .openapi(ledger, async (c) => {
+      const { page, limit, type, currency } = c.req.valid("query");
+      return c.json(
+        await ledgerService(c).list(c.var.billingContext, { page, limit }, { type, currency }),
+        200,
+      );
+    })
+    .openapi(balance, async (c) =>
+      c.json(
+        await ledgerService(c).balance(c.var.billingContext, c.req.valid("query").currency),
+        200,
+      ),
+    )
+    .openapi(payments, async (c) => {
+      const { page, limit, status } = c.req.valid("query");
+      return c.json(
+        await paymentService(c).list(c.var.billingContext, { page, limit }, { status }),
+        200,
+      );
+    })
+    .openapi(payment, async (c) =>
+      c.json(await paymentService(c).get(c.var.billingContext, c.req.valid("param").id), 200),
     );
-  })
-  .openapi(balance, async (c) =>
-    c.json(
-      await ledgerService(c).balance(c.var.billingContext, c.req.valid("query").currency),
-      200,
-    ),
-  )
-  .openapi(payments, async (c) => {
-    const { page, limit, status } = c.req.valid("query");
-    return c.json(
-      await paymentService(c).list(c.var.billingContext, { page, limit }, { status }),
-      200,
-    );
-  })
-  .openapi(payment, async (c) =>
-    c.json(await paymentService(c).get(c.var.billingContext, c.req.valid("param").id), 200),
-  );

@@ -1,6 +1,7 @@
 import { createRoute, OpenAPIHono, z } from "@hono/zod-openapi";
 import type { AppEnv } from "./app-env.ts";
 import { checkHealth } from "./domain/health.ts";
+import { withAccessErrors } from "./schemas.ts";
 
 const DependencyStatusSchema = z
   .object({ status: z.enum(["up", "down"]), message: z.string().optional() })
@@ -24,12 +25,12 @@ const livenessRoute = createRoute({
   path: "/health/live",
   tags: ["health"],
   summary: "Liveness: the worker answers (no dependency is touched)",
-  responses: {
+  responses: withAccessErrors("public", {
     200: {
       description: "The worker is running",
       content: { "application/json": { schema: LivenessSchema } },
     },
-  },
+  }),
 });
 
 const healthRoute = createRoute({
@@ -37,7 +38,7 @@ const healthRoute = createRoute({
   path: "/health",
   tags: ["health"],
   summary: "Readiness: checks D1 and the Durable Object layer",
-  responses: {
+  responses: withAccessErrors("public", {
     200: {
       description: "Every dependency is up",
       content: { "application/json": { schema: HealthSchema } },
@@ -46,7 +47,7 @@ const healthRoute = createRoute({
       description: "At least one dependency is down; it is listed under `error`",
       content: { "application/json": { schema: HealthSchema } },
     },
-  },
+  }),
 });
 
 export const healthRoutes = new OpenAPIHono<AppEnv>()

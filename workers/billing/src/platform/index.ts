@@ -99,6 +99,7 @@ export {
   PublicProfileSchema,
   pageOf,
   positiveInteger,
+  rateLimited,
   RoleSchema,
   requiredString,
   SessionUserSchema,
@@ -108,6 +109,7 @@ export {
   TenantWithRoleSchema,
   UserSchema,
   UuidParam,
+  withAccessErrors,
 } from "./schemas.ts";
 export { SingleFlight } from "./single-flight.ts";
 export {

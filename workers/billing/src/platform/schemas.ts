@@ -139,6 +139,65 @@ export const errors = {
   503: errorResponse("Authentication is not configured (JWT_SECRET missing or short)"),
 } as const;
 
+/**
+ * Who may call a route (its security and middleware decide), with the error
+ * responses that deciding it can answer with. This table is the one place
+ * that says which errors an authentication implies: `withAccessErrors` adds
+ * them to every route of that kind, so no route lists them by hand and none
+ * can leave one out or describe it differently.
+ */
+const ACCESS_ERRORS = {
+  /** Anyone: no credentials are required. */
+  public: [],
+  /** A signed-in user (bearer access token): 401 without valid credentials. */
+  signedIn: [401],
+  /** A signed-in platform admin: 401, then 403 for any other user. */
+  platformAdmin: [401, 403],
+  /**
+   * A signed-in member of the `x-tenant-id` tenant in a role the route
+   * allows (and platform admins where the route lets them in): 401, then 403.
+   */
+  tenantMember: [401, 403],
+  /** A tenant's API key: 401 for a missing, invalid or expired key, 403 for a tenant not ACTIVE. */
+  apiKey: [401, 403],
+  /** Either a tenant's API key or a signed-in member with `x-tenant-id`. */
+  memberOrApiKey: [401, 403],
+} as const satisfies Record<string, readonly (keyof typeof errors)[]>;
+
+type RouteCaller = keyof typeof ACCESS_ERRORS;
+
+/** Who may call a route, and whether their requests are rate limited (429 on top). */
+type RouteAccess = RouteCaller | { caller: RouteCaller; rateLimited: true };
+
+/** Access for a route that also counts its caller's requests and answers 429 past the limit. */
+export const rateLimited = <C extends RouteCaller>(caller: C) =>
+  ({ caller, rateLimited: true }) as const;
+
+type CallerErrorStatus<C extends RouteCaller> =
+  (typeof ACCESS_ERRORS)[C] extends readonly (infer S)[] ? S : never;
+
+type AccessErrorStatus<A extends RouteAccess> = A extends RouteCaller
+  ? CallerErrorStatus<A>
+  : A extends { caller: infer C extends RouteCaller }
+    ? CallerErrorStatus<C> | 429
+    : never;
+
+/**
+ * A route's `responses`: the ones it lists (its successes and the errors of
+ * its own, such as a 400, 404 or 409) plus the error responses its access
+ * implies. Listing an implied status by hand as well does not compile.
+ */
+export function withAccessErrors<
+  A extends RouteAccess,
+  R extends Record<number, unknown> & { [S in AccessErrorStatus<A>]?: never },
+>(access: A, responses: R): R & Pick<typeof errors, AccessErrorStatus<A>> {
+  const caller: RouteCaller = typeof access === "string" ? access : access.caller;
+  const statuses: (keyof typeof errors)[] = [...ACCESS_ERRORS[caller]];
+  if (typeof access !== "string" && access.rateLimited) statuses.push(429);
+  const implied = Object.fromEntries(statuses.map((status) => [status, errors[status]]));
+  return { ...responses, ...implied } as R & Pick<typeof errors, AccessErrorStatus<A>>;
+}
+
 export const TenantHeaderSchema = z.object({
   "x-tenant-id": z.string().openapi({ example: "00000000-0000-4000-8000-00000000a001" }),
 });

@@ -12,12 +12,11 @@ import {
   jsonBody,
   requirePlatformAdmin,
   UuidParam,
+  withAccessErrors,
 } from "../platform/index.ts";
 import { BillingDetailsService } from "./billing-details-service.ts";
 import { percentToPpm } from "./domain/tax.ts";
-
-const service = (c: Context<AppEnv>) =>
-  new BillingDetailsService(database(c.env.DB), auditContext(c));
+import type { PricingRouteServices } from "./route-services.ts";
 
 const admin = [authenticate(), requirePlatformAdmin()];
 const IdParams = z.object({ id: UuidParam("id") });
@@ -88,13 +87,11 @@ const putDetails = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { params: IdParams, body: jsonBody(BillingDetailsBody) },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     200: json(BillingDetailsSchema, "The billing details"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
 const getDetails = createRoute({
@@ -105,31 +102,30 @@ const getDetails = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { params: IdParams },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     200: json(BillingDetailsSchema, "The billing details"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
-export const billingDetailsRoutes = createRouter()
-  .openapi(putDetails, async (c) => {
-    const body = c.req.valid("json");
-    const details = await service(c).put(c.req.valid("param").id, {
-      taxRatePpm: percentToPpm(body.taxRate) ?? 0,
-      taxId: body.taxId ?? null,
-      legalName: body.legalName,
-      address: {
-        line1: body.address.line1,
-        line2: body.address.line2 ?? null,
-        city: body.address.city,
-        postalCode: body.address.postalCode ?? null,
-        region: body.address.region ?? null,
-        country: body.address.country,
-      },
-    });
-    return c.json(details, 200);
-  })
-  .openapi(getDetails, async (c) => c.json(await service(c).get(c.req.valid("param").id), 200));
+export const billingDetailsRoutes = ({ billingDetailsService: service }: PricingRouteServices) =>
+  createRouter()
+    .openapi(putDetails, async (c) => {
+      const body = c.req.valid("json");
+      const details = await service(c).put(c.req.valid("param").id, {
+        taxRatePpm: percentToPpm(body.taxRate) ?? 0,
+        taxId: body.taxId ?? null,
+        legalName: body.legalName,
+        address: {
+          line1: body.address.line1,
+          line2: body.address.line2 ?? null,
+          city: body.address.city,
+          postalCode: body.address.postalCode ?? null,
+          region: body.address.region ?? null,
+          country: body.address.country,
+        },
+      });
+      return c.json(details, 200);
+    })
+    .openapi(getDetails, async (c) => c.json(await service(c).get(c.req.valid("param").id), 200));

@@ -3,7 +3,6 @@ import { couponDurations, couponStatuses } from "@edge-platform/shared/db/schema
 import { createRoute, z } from "@hono/zod-openapi";
 import type { Context } from "hono";
 import { auditContext } from "../audit/index.ts";
-import { CouponCodeSchema, integer } from "../catalog/index.ts";
 import type { AppEnv } from "../platform/index.ts";
 import {
   authenticate,
@@ -11,6 +10,7 @@ import {
   createRouter,
   EVERY_ROLE,
   errors,
+  integer,
   json,
   jsonBody,
   MANAGERS,
@@ -19,10 +19,12 @@ import {
   tenantMembers,
   tenantWriters,
   UuidParam,
+  withAccessErrors,
 } from "../platform/index.ts";
+import { CouponCodeSchema } from "./coupon-schemas.ts";
 import { CouponService } from "./coupon-service.ts";
+import type { PricingRouteServices } from "./route-services.ts";
 
-const service = (c: Context<AppEnv>) => new CouponService(database(c.env.DB), auditContext(c));
 const admin = [authenticate(), requirePlatformAdmin()];
 const IdParams = z.object({ id: UuidParam("id") });
 const MAX_PERIODS = 120;
@@ -125,13 +127,11 @@ const createCoupon = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { body: jsonBody(CreateCouponBody) },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     201: json(CouponSchema, "Created"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     409: errors[409],
-  },
+  }),
 });
 
 const listCoupons = createRoute({
@@ -141,11 +141,9 @@ const listCoupons = createRoute({
   summary: "Every coupon, newest first (platform admins)",
   security: bearerSecurity,
   middleware: admin,
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     200: json(z.object({ data: z.array(CouponSchema) }), "Coupons"),
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const archiveCoupon = createRoute({
@@ -156,14 +154,12 @@ const archiveCoupon = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { params: IdParams },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     201: json(CouponSchema, "Archived"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
 const redeemCoupon = createRoute({
@@ -180,14 +176,12 @@ const redeemCoupon = createRoute({
     params: IdParams,
     body: jsonBody(z.object({ couponCode: CouponCodeSchema }).strict()),
   },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     201: json(RedemptionSchema, "Redeemed"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
 const activeCoupon = createRoute({
@@ -199,31 +193,30 @@ const activeCoupon = createRoute({
   security: bearerSecurity,
   middleware: tenantMembers(...EVERY_ROLE),
   request: { headers: TenantHeaderSchema, params: IdParams },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(RedemptionSchema, "The active redemption"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
-export const couponRoutes = createRouter()
-  .openapi(createCoupon, async (c) => c.json(await service(c).create(c.req.valid("json")), 201))
-  .openapi(listCoupons, async (c) => c.json(await service(c).list(), 200))
-  .openapi(archiveCoupon, async (c) =>
-    c.json(await service(c).archive(c.req.valid("param").id), 201),
-  )
-  .openapi(activeCoupon, async (c) =>
-    c.json(await service(c).active(c.var.tenantContext, c.req.valid("param").id), 200),
-  )
-  .openapi(redeemCoupon, async (c) =>
-    c.json(
-      await service(c).redeem(
-        c.var.tenantContext,
-        c.req.valid("param").id,
-        c.req.valid("json").couponCode,
+export const couponRoutes = ({ couponService: service }: PricingRouteServices) =>
+  createRouter()
+    .openapi(createCoupon, async (c) => c.json(await service(c).create(c.req.valid("json")), 201))
+    .openapi(listCoupons, async (c) => c.json(await service(c).list(), 200))
+    .openapi(archiveCoupon, async (c) =>
+      c.json(await service(c).archive(c.req.valid("param").id), 201),
+    )
+    .openapi(activeCoupon, async (c) =>
+      c.json(await service(c).active(c.var.tenantContext, c.req.valid("param").id), 200),
+    )
+    .openapi(redeemCoupon, async (c) =>
+      c.json(
+        await service(c).redeem(
+          c.var.tenantContext,
+          c.req.valid("param").id,
+          c.req.valid("json").couponCode,
+        ),
+        201,
       ),
-      201,
-    ),
-  );
+    );

@@ -1,11 +1,5 @@
 import { createRoute, z } from "@hono/zod-openapi";
-import {
-  CancelBody,
-  SubscribeBody,
-  SubscriptionSchema,
-  subscriptionReader,
-  subscriptionService,
-} from "../catalog/index.ts";
+import { CancelBody, SubscribeBody, SubscriptionSchema } from "../catalog/index.ts";
 import {
   bearerSecurity,
   createRouter,
@@ -22,7 +16,9 @@ import {
   tenantMembers,
   tenantWriters,
   UuidParam,
+  withAccessErrors,
 } from "../platform/index.ts";
+import type { SubscriptionRouteServices } from "./route-services.ts";
 
 const member = tenantMembers(...EVERY_ROLE);
 /** Display reads: a member, through a D1 session that a read replica may serve. */
@@ -45,14 +41,12 @@ const subscribe = createRoute({
   security: bearerSecurity,
   middleware: manager,
   request: { headers: TenantHeaderSchema, body: jsonBody(SubscribeBody) },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     201: json(SubscriptionSchema, "Subscribed"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
 const listSubscriptions = createRoute({
@@ -63,12 +57,10 @@ const listSubscriptions = createRoute({
   security: bearerSecurity,
   middleware: memberReads,
   request: { headers: TenantHeaderSchema.merge(bookmarkHeaders), query: PageQuerySchema },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(pageOf(SubscriptionSchema), "A page"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const currentSubscription = createRoute({
@@ -79,23 +71,19 @@ const currentSubscription = createRoute({
   security: bearerSecurity,
   middleware: memberReads,
   request: { headers: TenantHeaderSchema.merge(bookmarkHeaders) },
-  responses: {
+  responses: withAccessErrors("tenantMember", {
     200: json(SubscriptionSchema, "The current subscription"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
-const actionResponses = {
+const actionResponses = withAccessErrors("tenantMember", {
   201: json(SubscriptionSchema, "Done"),
   400: errors[400],
-  401: errors[401],
-  403: errors[403],
   404: errors[404],
   409: errors[409],
-};
+});
 
 const cancel = createRoute({
   method: "post",
@@ -134,30 +122,37 @@ const resumeRoute = action(
   "Resumes a paused subscription (OWNER, ADMIN)",
 );
 
-export const subscriptionRoutes = createRouter()
-  .openapi(subscribe, async (c) =>
-    c.json(await subscriptionService(c).subscribe(c.var.tenantContext, c.req.valid("json")), 201),
-  )
-  .openapi(listSubscriptions, async (c) =>
-    c.json(await subscriptionReader(c).list(c.var.tenantContext, c.req.valid("query")), 200),
-  )
-  .openapi(currentSubscription, async (c) =>
-    c.json(await subscriptionReader(c).current(c.var.tenantContext), 200),
-  )
-  .openapi(cancel, async (c) => {
-    const body = c.req.valid("json") as { atPeriodEnd?: boolean } | undefined;
-    return c.json(
-      await subscriptionService(c).cancel(
-        c.var.tenantContext,
-        c.req.valid("param").id,
-        body?.atPeriodEnd === true,
+export const subscriptionRoutes = ({
+  subscriptionService,
+  subscriptionReader,
+}: SubscriptionRouteServices) =>
+  createRouter()
+    .openapi(subscribe, async (c) =>
+      c.json(await subscriptionService(c).subscribe(c.var.tenantContext, c.req.valid("json")), 201),
+    )
+    .openapi(listSubscriptions, async (c) =>
+      c.json(await subscriptionReader(c).list(c.var.tenantContext, c.req.valid("query")), 200),
+    )
+    .openapi(currentSubscription, async (c) =>
+      c.json(await subscriptionReader(c).current(c.var.tenantContext), 200),
+    )
+    .openapi(cancel, async (c) => {
+      const body = c.req.valid("json") as { atPeriodEnd?: boolean } | undefined;
+      return c.json(
+        await subscriptionService(c).cancel(
+          c.var.tenantContext,
+          c.req.valid("param").id,
+          body?.atPeriodEnd === true,
+        ),
+        201,
+      );
+    })
+    .openapi(pauseRoute, async (c) =>
+      c.json(await subscriptionService(c).pause(c.var.tenantContext, c.req.valid("param").id), 201),
+    )
+    .openapi(resumeRoute, async (c) =>
+      c.json(
+        await subscriptionService(c).resume(c.var.tenantContext, c.req.valid("param").id),
+        201,
       ),
-      201,
     );
-  })
-  .openapi(pauseRoute, async (c) =>
-    c.json(await subscriptionService(c).pause(c.var.tenantContext, c.req.valid("param").id), 201),
-  )
-  .openapi(resumeRoute, async (c) =>
-    c.json(await subscriptionService(c).resume(c.var.tenantContext, c.req.valid("param").id), 201),
-  );

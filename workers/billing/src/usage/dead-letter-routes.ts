@@ -13,8 +13,10 @@ import {
   positiveInteger,
   requirePlatformAdmin,
   UuidParam,
+  withAccessErrors,
 } from "../platform/index.ts";
 import { UsageDeadLetterService } from "./dead-letter-service.ts";
+import type { UsageRouteServices } from "./route-services.ts";
 import { DeadLetterPageSchema, DeadLetterSchema } from "./schemas.ts";
 
 const admin = [authenticate(), requirePlatformAdmin()];
@@ -49,12 +51,10 @@ const list = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { query: DeadLetterQuery },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     200: json(DeadLetterPageSchema, "A page"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const getOne = createRoute({
@@ -65,13 +65,11 @@ const getOne = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { params: IdParams },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     200: json(DeadLetterSchema, "The dead letter"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
-  },
+  }),
 });
 
 const retry = createRoute({
@@ -83,15 +81,13 @@ const retry = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { params: IdParams },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     201: json(DeadLetterSchema, "Retrying"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
     503: errors[503],
-  },
+  }),
 });
 
 const discard = createRoute({
@@ -102,28 +98,24 @@ const discard = createRoute({
   security: bearerSecurity,
   middleware: admin,
   request: { params: IdParams },
-  responses: {
+  responses: withAccessErrors("platformAdmin", {
     201: json(DeadLetterSchema, "Discarded"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     409: errors[409],
-  },
+  }),
 });
 
-const service = (c: Context<AppEnv>) =>
-  new UsageDeadLetterService(database(c.env.DB), c.env, auditContext(c));
-
-export const usageDeadLetterRoutes = createRouter()
-  .openapi(list, async (c) => {
-    const { page, limit, ...filter } = c.req.valid("query");
-    return c.json(await service(c).list(filter, { page, limit }), 200);
-  })
-  .openapi(getOne, async (c) => c.json(await service(c).get(c.req.valid("param").id), 200))
-  .openapi(retry, async (c) =>
-    c.json(await service(c).retry(c.req.valid("param").id, c.var.user.id), 201),
-  )
-  .openapi(discard, async (c) =>
-    c.json(await service(c).discard(c.req.valid("param").id, c.var.user.id), 201),
-  );
+export const usageDeadLetterRoutes = ({ usageDeadLetterService: service }: UsageRouteServices) =>
+  createRouter()
+    .openapi(list, async (c) => {
+      const { page, limit, ...filter } = c.req.valid("query");
+      return c.json(await service(c).list(filter, { page, limit }), 200);
+    })
+    .openapi(getOne, async (c) => c.json(await service(c).get(c.req.valid("param").id), 200))
+    .openapi(retry, async (c) =>
+      c.json(await service(c).retry(c.req.valid("param").id, c.var.user.id), 201),
+    )
+    .openapi(discard, async (c) =>
+      c.json(await service(c).discard(c.req.valid("param").id, c.var.user.id), 201),
+    );

@@ -12,10 +12,12 @@ import {
   json,
   jsonBody,
   memberOrApiKey,
+  withAccessErrors,
 } from "../platform/index.ts";
 import { byteLength, MAX_BATCH_BYTES } from "./domain/usage-events.ts";
 import { UsageIngestionService } from "./ingestion.ts";
 import { findUsageEvent, listUsageEvents } from "./log/service.ts";
+import type { UsageRouteServices } from "./route-services.ts";
 import {
   AggregatesQuery,
   EventIdParam,
@@ -58,13 +60,11 @@ const ingest = createRoute({
   security: [{ apiKey: [] }],
   middleware: [authenticateApiKey(), limitBatchBody()] as const,
   request: { body: jsonBody(UsageBatchBody) },
-  responses: {
+  responses: withAccessErrors("apiKey", {
     202: json(IngestionResultSchema, "Accepted for processing"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     503: errors[503],
-  },
+  }),
 });
 
 const getEvent = createRoute({
@@ -76,14 +76,12 @@ const getEvent = createRoute({
   security: eitherCredential,
   middleware: [memberOrApiKey()] as const,
   request: { params: EventIdParam },
-  responses: {
+  responses: withAccessErrors("memberOrApiKey", {
     200: json(UsageEventSchema, "The event"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     404: errors[404],
     503: errors[503],
-  },
+  }),
 });
 
 const listEvents = createRoute({
@@ -97,13 +95,11 @@ const listEvents = createRoute({
   security: eitherCredential,
   middleware: [memberOrApiKey()] as const,
   request: { query: UsageEventsQuery },
-  responses: {
+  responses: withAccessErrors("memberOrApiKey", {
     200: json(UsageEventPageSchema, "A page of events"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
     503: errors[503],
-  },
+  }),
 });
 
 const aggregates = createRoute({
@@ -115,12 +111,10 @@ const aggregates = createRoute({
   security: eitherCredential,
   middleware: [memberOrApiKey()] as const,
   request: { query: AggregatesQuery },
-  responses: {
+  responses: withAccessErrors("memberOrApiKey", {
     200: json(z.object({ data: z.array(UsageAggregateSchema) }), "Aggregates"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
 const timeseries = createRoute({
@@ -134,36 +128,41 @@ const timeseries = createRoute({
   security: eitherCredential,
   middleware: [memberOrApiKey()] as const,
   request: { query: TimeseriesQuery },
-  responses: {
+  responses: withAccessErrors("memberOrApiKey", {
     200: json(TimeseriesSchema, "Buckets in time order"),
     400: errors[400],
-    401: errors[401],
-    403: errors[403],
-  },
+  }),
 });
 
-const views = (c: Context<AppEnv>) => new UsageViewService(database(c.env.DB));
+export function usageRoutes({
+  usageViewService: views,
+  usageIngestionService,
+}: UsageRouteServices) {
+  const usageRoutes = createRouter();
 
-export const usageRoutes = createRouter();
+  usageRoutes.openapi(ingest, async (c) => {
+    const items = c.req.valid("json").events;
+    const service = usageIngestionService(c);
+    return c.json(await service.ingest(c.var.apiKey.tenantId, items), 202);
+  });
 
-usageRoutes.openapi(ingest, async (c) => {
-  const items = c.req.valid("json").events;
-  const service = new UsageIngestionService(c.env);
-  return c.json(await service.ingest(c.var.apiKey.tenantId, items), 202);
-});
+  usageRoutes.openapi(getEvent, async (c) =>
+    c.json(await findUsageEvent(c.env, callerTenant(c).id, c.req.valid("param").eventId), 200),
+  );
 
-usageRoutes.openapi(getEvent, async (c) =>
-  c.json(await findUsageEvent(c.env, callerTenant(c).id, c.req.valid("param").eventId), 200),
-);
+  usageRoutes.openapi(listEvents, async (c) =>
+    c.json(await listUsageEvents(c.env, callerTenant(c).id, c.req.valid("query")), 200),
+  );
 
-usageRoutes.openapi(listEvents, async (c) =>
-  c.json(await listUsageEvents(c.env, callerTenant(c).id, c.req.valid("query")), 200),
-);
+  usageRoutes.openapi(aggregates, async (c) =>
+    c.json(await views(c).aggregates(callerTenant(c).id, c.req.valid("query")), 200),
+  );
 
-usageRoutes.openapi(aggregates, async (c) =>
-  c.json(await views(c).aggregates(callerTenant(c).id, c.req.valid("query")), 200),
-);
-
-usageRoutes.openapi(timeseries, async (c) =>
-  c.json(await usageTimeseries(database(c.env.DB), callerTenant(c).id, c.req.valid("query")), 200),
-);
+  usageRoutes.openapi(timeseries, async (c) =>
+    c.json(
+      await usageTimeseries(database(c.env.DB), callerTenant(c).id, c.req.valid("query")),
+      200,
+    ),
+  );
+  return usageRoutes;
+}
