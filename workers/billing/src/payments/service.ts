@@ -10,26 +10,33 @@ import {
   SYSTEM_AUDIT,
   whenInvoiceReached,
 } from "../audit/index.ts";
-import { declinedTopUpStatement } from "../credits/index.ts";
-import type { TenantScope } from "../invoicing/index.ts";
+import { invoiceEventStatement } from "../notifications/index.ts";
+import type { TenantScope, TenantScoped } from "../platform/index.ts";
+import { findTenantById, type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
+import {
+  attemptFailure,
+  failedAttemptStatements,
+  failureEventStatements,
+  failureOutcome,
+} from "./attempt-failure.ts";
+import {
+  attemptStatusOf,
+  type PaymentEvent,
+  PROVIDER_UNAVAILABLE_REASON,
+  unavailableRetryAt,
+} from "./domain/payment.ts";
+import {
+  type PaymentOutcome,
+  type PaymentStatusEvent,
+  settledEventOf,
+} from "./domain/provider-answer.ts";
 import {
   findInvoiceById,
   type InvoiceRow,
   paymentReferenceOf,
   payStatements,
   receivedCreditStatements,
-} from "../invoicing/index.ts";
-import { invoiceEventStatement, tenantEventStatement } from "../notifications/index.ts";
-import type { TenantScoped } from "../platform/index.ts";
-import { findTenantById, type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
-import {
-  attemptStatusOf,
-  isLastAttempt,
-  nextRetryAt,
-  type PaymentEvent,
-  PROVIDER_UNAVAILABLE_REASON,
-  unavailableRetryAt,
-} from "./domain/payment.ts";
+} from "./invoice-settlement-storage.ts";
 import { refundedSoFar, refundStatement } from "./ledger-storage.ts";
 import type { PaymentProvider, PaymentResult } from "./providers/payment-provider.ts";
 import { NoPaymentMethodError } from "./providers/payprovider.ts";
@@ -47,14 +54,7 @@ import {
   type PaymentAttemptRow,
   recordProviderAnswerStatement,
   stalePendingAttempts,
-  unavailableAttemptsOf,
 } from "./storage.ts";
-
-export interface PaymentOutcome {
-  /** Whether anything changed; an event that changes nothing is still recorded. */
-  changed: boolean;
-  note: string;
-}
 
 type AttemptWithNumber = { attempt: PaymentAttemptRow; invoiceNumber: string | null };
 
@@ -245,39 +245,17 @@ export class PaymentService {
       return this.charge(attempt, invoice, now);
     }
     const result = await this.provider.retrievePayment(attempt.providerPaymentId);
-    const event = {
+    // Still unsettled at the provider after the bound: a failed step of
+    // dunning; should it succeed later, its webhook turns the money into a
+    // payment or a credit.
+    const event: PaymentStatusEvent = settledEventOf(result, attempt) ?? {
+      type: "payment.failed",
       providerPaymentId: result.providerPaymentId,
       amount: attempt.amount,
       currency: attempt.currency,
+      failureReason: `still ${result.status} at the provider after ${olderThanMinutes} minutes`,
     };
-    switch (result.status) {
-      case "succeeded":
-        return this.apply({ type: "payment.succeeded", ...event }, now, result.raw);
-      case "failed":
-      case "cancelled":
-        return this.apply(
-          {
-            type: result.status === "failed" ? "payment.failed" : "payment.cancelled",
-            ...event,
-            failureReason: result.failureReason,
-          },
-          now,
-          result.raw,
-        );
-      default:
-        // Still unsettled at the provider after the bound: a failed step of
-        // dunning; should it succeed later, its webhook turns the money
-        // into a payment or a credit.
-        return this.apply(
-          {
-            type: "payment.failed",
-            ...event,
-            failureReason: `still ${result.status} at the provider after ${olderThanMinutes} minutes`,
-          },
-          now,
-          result.raw,
-        );
-    }
+    return this.apply(event, now, result.raw);
   }
 
   /** The provider call of an attempt that has no provider answer yet. */
@@ -286,89 +264,90 @@ export class PaymentService {
     invoice: InvoiceRow,
     now: Date,
   ): Promise<PaymentOutcome> {
-    const at = now.toISOString();
     let result: PaymentResult;
     try {
-      const customerId = await this.customerFor(invoice.tenantId);
-      result = await this.provider.createPayment({
-        amount: attempt.amount,
-        currency: attempt.currency,
-        idempotencyKey: attempt.id,
-        description: `Invoice ${invoice.invoiceNumber ?? invoice.id}`,
-        tenantId: invoice.tenantId,
-        customerId,
-        metadata: {
-          invoiceId: invoice.id,
-          invoiceNumber: invoice.invoiceNumber ?? "",
-          attemptId: attempt.id,
-          attemptNumber: String(attempt.attemptNumber),
-        },
-      });
+      result = await this.requestPayment(attempt, invoice);
     } catch (error) {
-      if (error instanceof NoPaymentMethodError) {
-        return this.fail(
-          attempt,
-          invoice,
-          {
-            type: "payment.failed",
-            providerPaymentId: "",
-            amount: attempt.amount,
-            currency: attempt.currency,
-            failureReason: error.message,
-          },
-          now,
-          undefined,
-        );
-      }
-      const retryAt = unavailableRetryAt(now);
-      const failed = await markUnavailableStatement(this.d1, attempt.id, {
-        reason: `${PROVIDER_UNAVAILABLE_REASON}: ${String(error).slice(0, 300)}`,
-        nextRetryAt: invoice.status === "OPEN" ? retryAt.toISOString() : null,
-        now: at,
-      }).run();
-      console.error(
-        JSON.stringify({
-          level: "error",
-          msg: "payment provider call failed; attempt FAILED and retried",
-          attemptId: attempt.id,
-          retryAt: retryAt.toISOString(),
-          error: String(error),
-        }),
-      );
-      return {
-        changed: failed.meta.changes === 1,
-        note: `provider unavailable; retry at ${retryAt.toISOString()}`,
-      };
+      return this.chargeNotAnswered(attempt, invoice, error, now);
     }
     await recordProviderAnswerStatement(this.d1, attempt.id, {
       providerPaymentId: result.providerPaymentId,
       status: attemptStatusOf(result.status),
       failureReason: result.failureReason,
       providerResponse: result.raw,
-      now: at,
+      now: now.toISOString(),
     }).run();
-    const event = {
-      providerPaymentId: result.providerPaymentId,
+    const event = settledEventOf(result, attempt);
+    if (event) return this.apply(event, now, result.raw);
+    return { changed: true, note: `attempt ${attempt.attemptNumber} is ${result.status}` };
+  }
+
+  private async requestPayment(
+    attempt: PaymentAttemptRow,
+    invoice: InvoiceRow,
+  ): Promise<PaymentResult> {
+    const customerId = await this.customerFor(invoice.tenantId);
+    return this.provider.createPayment({
       amount: attempt.amount,
       currency: attempt.currency,
-    };
-    switch (result.status) {
-      case "succeeded":
-        return this.apply({ type: "payment.succeeded", ...event }, now, result.raw);
-      case "failed":
-      case "cancelled":
-        return this.apply(
-          {
-            type: result.status === "failed" ? "payment.failed" : "payment.cancelled",
-            ...event,
-            failureReason: result.failureReason,
-          },
-          now,
-          result.raw,
-        );
-      default:
-        return { changed: true, note: `attempt ${attempt.attemptNumber} is ${result.status}` };
+      idempotencyKey: attempt.id,
+      description: `Invoice ${invoice.invoiceNumber ?? invoice.id}`,
+      tenantId: invoice.tenantId,
+      customerId,
+      metadata: {
+        invoiceId: invoice.id,
+        invoiceNumber: invoice.invoiceNumber ?? "",
+        attemptId: attempt.id,
+        attemptNumber: String(attempt.attemptNumber),
+      },
+    });
+  }
+
+  /**
+   * A customer without a payment method is a decline (a dunning step); any
+   * other error decided nothing, so the attempt is retried soon and does
+   * not count as a step.
+   */
+  private async chargeNotAnswered(
+    attempt: PaymentAttemptRow,
+    invoice: InvoiceRow,
+    error: unknown,
+    now: Date,
+  ): Promise<PaymentOutcome> {
+    if (error instanceof NoPaymentMethodError) {
+      return this.fail(
+        attempt,
+        invoice,
+        {
+          type: "payment.failed",
+          providerPaymentId: "",
+          amount: attempt.amount,
+          currency: attempt.currency,
+          failureReason: error.message,
+        },
+        now,
+        undefined,
+      );
     }
+    const retryAt = unavailableRetryAt(now);
+    const failed = await markUnavailableStatement(this.d1, attempt.id, {
+      reason: `${PROVIDER_UNAVAILABLE_REASON}: ${String(error).slice(0, 300)}`,
+      nextRetryAt: invoice.status === "OPEN" ? retryAt.toISOString() : null,
+      now: now.toISOString(),
+    }).run();
+    console.error(
+      JSON.stringify({
+        level: "error",
+        msg: "payment provider call failed; attempt FAILED and retried",
+        attemptId: attempt.id,
+        retryAt: retryAt.toISOString(),
+        error: String(error),
+      }),
+    );
+    return {
+      changed: failed.meta.changes === 1,
+      note: `provider unavailable; retry at ${retryAt.toISOString()}`,
+    };
   }
 
   /** The tenant's provider customer: created once (idempotent on the tenant), then stored and reused. */
@@ -404,79 +383,105 @@ export class PaymentService {
     }
     const invoice = await findInvoiceById(this.db, attempt.invoiceId);
     if (!invoice) return { changed: false, note: "the attempt's invoice is missing" };
-    const at = now.toISOString();
 
     switch (event.type) {
-      case "payment.succeeded": {
-        if (invoice.status === "VOID" || invoice.status === "PAID") {
-          return this.creditUnneeded(attempt, invoice, event, now, raw);
-        }
-        if (invoice.status === "DRAFT") {
-          return { changed: false, note: "invoice is a DRAFT; payment recorded only" };
-        }
-        const results = await this.d1.batch([
-          ...payStatements(this.d1, invoice.id, now, {
-            attemptId: attempt.id,
-            externalReference: event.providerPaymentId,
-            providerResponse: raw,
-          }),
-          this.paymentAudit(
-            "payment.succeeded",
-            attempt,
-            {
-              status: { before: attempt.status, after: "SUCCEEDED" },
-              invoiceStatus: { before: invoice.status, after: "PAID" },
-            },
-            whenInvoiceReached(invoice.id, "PAID", at),
-            now,
-          ),
-          invoiceEventStatement(this.d1, "invoice.paid", invoice.id, "PAID", now),
-        ]);
-        const paid = (results[0]?.meta.changes ?? 0) === 1;
-        if (paid && invoice.kind === "TOP_UP") await this.onTopUpPaid(invoice.tenantId);
-        return {
-          changed: paid,
-          note: paid ? `invoice ${invoice.invoiceNumber} PAID` : "invoice changed meanwhile",
-        };
-      }
-      case "payment.requires_action": {
-        const result = await this.d1
-          .prepare(
-            `UPDATE payment_attempts SET status = 'REQUIRES_ACTION', provider_response = coalesce(?3, provider_response), updated_at = ?2
-             WHERE id = ?1 AND status = 'PENDING'`,
-          )
-          .bind(attempt.id, at, raw === undefined ? null : JSON.stringify(raw))
-          .run();
-        return {
-          changed: result.meta.changes === 1,
-          note:
-            result.meta.changes === 1 ? "attempt requires action" : `attempt is ${attempt.status}`,
-        };
-      }
+      case "payment.succeeded":
+        return this.succeed(attempt, invoice, event, now, raw);
+      case "payment.requires_action":
+        return this.requireAction(attempt, now, raw);
       case "payment.failed":
       case "payment.cancelled":
         return this.fail(attempt, invoice, event, now, raw);
-      case "charge.refunded": {
-        if (invoice.status !== "PAID") {
-          return { changed: false, note: `invoice is ${invoice.status}; refund recorded only` };
-        }
-        const already = await refundedSoFar(this.db, invoice.id);
-        const cumulative = Math.min(event.amountRefunded, invoice.total);
-        const amount = cumulative - already;
-        if (amount <= 0) return { changed: false, note: "refund already recorded" };
-        const result = await refundStatement(this.d1, {
-          invoiceId: invoice.id,
-          amount,
-          reference: `${event.reference}:${cumulative}`,
-          description: `Refund for invoice ${invoice.invoiceNumber}`,
-          now: at,
-        }).run();
-        return {
-          changed: result.meta.changes === 1,
-          note: result.meta.changes === 1 ? `refunded ${amount}` : "refund already recorded",
-        };
-      }
+      case "charge.refunded":
+        return this.refund(invoice, event, now);
     }
+  }
+
+  /** The invoice PAID by the attempt, or the money credited when the invoice no longer needs it. */
+  private async succeed(
+    attempt: PaymentAttemptRow,
+    invoice: InvoiceRow,
+    event: { providerPaymentId: string; amount: number | null },
+    now: Date,
+    raw: unknown,
+  ): Promise<PaymentOutcome> {
+    if (invoice.status === "VOID" || invoice.status === "PAID") {
+      return this.creditUnneeded(attempt, invoice, event, now, raw);
+    }
+    if (invoice.status === "DRAFT") {
+      return { changed: false, note: "invoice is a DRAFT; payment recorded only" };
+    }
+    const results = await this.d1.batch([
+      ...payStatements(this.d1, invoice.id, now, {
+        attemptId: attempt.id,
+        externalReference: event.providerPaymentId,
+        providerResponse: raw,
+      }),
+      this.paymentAudit(
+        "payment.succeeded",
+        attempt,
+        {
+          status: { before: attempt.status, after: "SUCCEEDED" },
+          invoiceStatus: { before: invoice.status, after: "PAID" },
+        },
+        whenInvoiceReached(invoice.id, "PAID", now.toISOString()),
+        now,
+      ),
+      invoiceEventStatement(this.d1, "invoice.paid", invoice.id, "PAID", now),
+    ]);
+    const paid = (results[0]?.meta.changes ?? 0) === 1;
+    if (paid && invoice.kind === "TOP_UP") await this.onTopUpPaid(invoice.tenantId);
+    return {
+      changed: paid,
+      note: paid ? `invoice ${invoice.invoiceNumber} PAID` : "invoice changed meanwhile",
+    };
+  }
+
+  private async requireAction(
+    attempt: PaymentAttemptRow,
+    now: Date,
+    raw: unknown,
+  ): Promise<PaymentOutcome> {
+    const result = await this.d1
+      .prepare(
+        `UPDATE payment_attempts SET status = 'REQUIRES_ACTION', provider_response = coalesce(?3, provider_response), updated_at = ?2
+             WHERE id = ?1 AND status = 'PENDING'`,
+      )
+      .bind(attempt.id, now.toISOString(), raw === undefined ? null : JSON.stringify(raw))
+      .run();
+    return {
+      changed: result.meta.changes === 1,
+      note: result.meta.changes === 1 ? "attempt requires action" : `attempt is ${attempt.status}`,
+    };
+  }
+
+  /**
+   * The provider reports the cumulative amount refunded: only what it adds
+   * to the refunds recorded so far is written, capped at the invoice total.
+   */
+  private async refund(
+    invoice: InvoiceRow,
+    event: Extract<PaymentEvent, { type: "charge.refunded" }>,
+    now: Date,
+  ): Promise<PaymentOutcome> {
+    if (invoice.status !== "PAID") {
+      return { changed: false, note: `invoice is ${invoice.status}; refund recorded only` };
+    }
+    const already = await refundedSoFar(this.db, invoice.id);
+    const cumulative = Math.min(event.amountRefunded, invoice.total);
+    const amount = cumulative - already;
+    if (amount <= 0) return { changed: false, note: "refund already recorded" };
+    const result = await refundStatement(this.d1, {
+      invoiceId: invoice.id,
+      amount,
+      reference: `${event.reference}:${cumulative}`,
+      description: `Refund for invoice ${invoice.invoiceNumber}`,
+      now: now.toISOString(),
+    }).run();
+    return {
+      changed: result.meta.changes === 1,
+      note: result.meta.changes === 1 ? `refunded ${amount}` : "refund already recorded",
+    };
   }
 
   /**
@@ -568,166 +573,25 @@ export class PaymentService {
     now: Date,
     raw: unknown,
   ): Promise<PaymentOutcome> {
-    const at = now.toISOString();
-    const status = event.type === "payment.failed" ? "FAILED" : "CANCELLED";
-    const reason = event.failureReason ?? (status === "FAILED" ? "Unknown failure" : "Cancelled");
-    const open = invoice.status === "OPEN";
-    // The dunning step: the attempt's number, not counting attempts the provider never decided.
-    const step =
-      attempt.attemptNumber - (await unavailableAttemptsOf(this.db, invoice.id, attempt.id));
-    const retryAt = open ? nextRetryAt(step, now) : null;
-    const last = open && isLastAttempt(step);
-    const statements = [
-      this.d1
-        .prepare(
-          `UPDATE payment_attempts SET status = ?2, failure_reason = ?3, next_retry_at = ?4,
-             provider_response = coalesce(?5, provider_response), updated_at = ?6
-           WHERE id = ?1 AND (status IN ('PENDING', 'REQUIRES_ACTION')
-             OR (status = 'FAILED' AND failure_reason LIKE '${PROVIDER_UNAVAILABLE_REASON}:%'))`,
-        )
-        .bind(
-          attempt.id,
-          status,
-          reason,
-          retryAt?.toISOString() ?? null,
-          raw === undefined ? null : JSON.stringify(raw),
-          at,
-        ),
-    ];
-    if (last) {
-      statements.push(
-        this.d1
-          .prepare(
-            `UPDATE invoices SET dunning_exhausted_at = ?2, updated_at = ?2
-             WHERE id = ?1 AND status = 'OPEN' AND dunning_exhausted_at IS NULL
-               AND EXISTS (SELECT 1 FROM payment_attempts WHERE id = ?3 AND status = ?4 AND updated_at = ?2)`,
-          )
-          .bind(invoice.id, at, attempt.id, status),
-        this.d1
-          .prepare(
-            `UPDATE subscriptions SET status = 'PAST_DUE', updated_at = ?2
-             WHERE id = ?1 AND status = 'ACTIVE'
-               AND EXISTS (SELECT 1 FROM invoices WHERE id = ?3 AND status = 'OPEN' AND dunning_exhausted_at = ?2)`,
-          )
-          .bind(invoice.subscriptionId, at, invoice.id),
-      );
-    }
-    const attemptReached: RawCondition = {
-      sql: "EXISTS (SELECT 1 FROM payment_attempts WHERE id = ? AND status = ? AND updated_at = ?)",
-      params: [attempt.id, status, at],
-    };
+    const failure = await attemptFailure(this.db, attempt, invoice, event, now);
     const results = await this.d1.batch([
-      ...statements,
+      ...failedAttemptStatements(this.d1, failure, raw),
       this.paymentAudit(
         "payment.failed",
         attempt,
         {
-          status: { before: attempt.status, after: status },
-          failureReason: { after: reason },
-          nextRetryAt: { after: retryAt?.toISOString() ?? null },
+          status: { before: attempt.status, after: failure.status },
+          failureReason: { after: failure.reason },
+          nextRetryAt: { after: failure.retryAt?.toISOString() ?? null },
         },
-        attemptReached,
+        failure.attemptReached,
         now,
       ),
-      tenantEventStatement(
-        this.d1,
-        {
-          type: "payment.failed",
-          tenantId: attempt.tenantId,
-          data: {
-            id: attempt.id,
-            invoiceId: attempt.invoiceId,
-            invoiceNumber: invoice.invoiceNumber,
-            attemptNumber: attempt.attemptNumber,
-            status,
-            amount: attempt.amount,
-            currency: attempt.currency,
-            failureReason: reason,
-            nextRetryAt: retryAt?.toISOString() ?? null,
-            lastAttempt: last,
-          },
-        },
-        { now, when: attemptReached },
-      ),
-      // An automatic top-up whose charge is declined turns the rule off.
-      ...(invoice.kind === "TOP_UP"
-        ? [
-            declinedTopUpStatement(
-              this.d1,
-              invoice.id,
-              `The top-up charge was declined: ${reason}`,
-              now,
-              attemptReached,
-            ),
-            tenantEventStatement(
-              this.d1,
-              {
-                type: "credits.top_up_failed",
-                tenantId: attempt.tenantId,
-                data: {
-                  invoiceId: invoice.id,
-                  amount: attempt.amount,
-                  currency: attempt.currency,
-                  failureReason: reason,
-                  autoTopUpDisabled: true,
-                },
-              },
-              {
-                now,
-                id: `evt_credits_top_up_failed_${attempt.id}`,
-                when: {
-                  sql: `EXISTS (SELECT 1 FROM credit_grants WHERE invoice_id = ? AND auto_top_up = 1) AND ${attemptReached.sql}`,
-                  params: [invoice.id, ...attemptReached.params],
-                },
-              },
-            ),
-          ]
-        : []),
-      ...(last
-        ? [
-            tenantEventStatement(
-              this.d1,
-              {
-                type: "subscription.past_due",
-                tenantId: attempt.tenantId,
-                data: {
-                  id: invoice.subscriptionId,
-                  status: "PAST_DUE",
-                  invoiceId: invoice.id,
-                  invoiceNumber: invoice.invoiceNumber,
-                  amountDue: invoice.total,
-                  currency: invoice.currency,
-                },
-              },
-              {
-                now,
-                when: {
-                  sql: "EXISTS (SELECT 1 FROM subscriptions WHERE id = ? AND status = 'PAST_DUE' AND updated_at = ?)",
-                  params: [invoice.subscriptionId, at],
-                },
-              },
-            ),
-          ]
-        : []),
+      ...failureEventStatements(this.d1, failure),
     ]);
     const changed = (results[0]?.meta.changes ?? 0) === 1;
     if (changed && invoice.kind === "TOP_UP") await this.onTopUpPaid(invoice.tenantId);
-    if (!changed) return { changed: false, note: `attempt is already ${attempt.status}` };
-    if (!open)
-      return { changed, note: `attempt ${status}; invoice is ${invoice.status}, no retry` };
-    if (last) {
-      const pastDue = (results[2]?.meta.changes ?? 0) === 1;
-      return {
-        changed,
-        note: pastDue
-          ? "last attempt failed; subscription PAST_DUE"
-          : "last attempt failed; subscription is no longer ACTIVE and was left as it is",
-      };
-    }
-    return {
-      changed,
-      note: `attempt ${attempt.attemptNumber} ${status}; retry at ${retryAt?.toISOString()}`,
-    };
+    return failureOutcome(failure, changed, results);
   }
 }
 
