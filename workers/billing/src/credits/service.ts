@@ -1,15 +1,11 @@
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
-import { type Database, database } from "@edge-platform/shared/db/client";
+import type { Database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { type AuditContext, auditStatement, SYSTEM_AUDIT } from "../audit/index.ts";
 import type { InvoiceDraft } from "../invoicing/index.ts";
-import {
-  configuredPaymentProvider,
-  draftInvoiceStatements,
-  finalizeInvoice,
-} from "../invoicing/index.ts";
+import { draftInvoiceStatements, finalizeInvoice } from "../invoicing/index.ts";
 import { tenantEventStatement } from "../notifications/index.ts";
-import { PaymentService, refreshCreditsOf } from "../payments/index.ts";
+import type { PaymentService } from "../payments/index.ts";
 import type { TenantScoped } from "../platform/index.ts";
 import {
   centsToMicroCents,
@@ -31,6 +27,7 @@ import {
   insertGrantStatement,
   listGrants,
   liveGrants,
+  type NewCreditGrant,
   settleGrantStatements,
   upsertAutoTopUpStatement,
 } from "./storage.ts";
@@ -75,6 +72,30 @@ export function creditGrantView(row: CreditGrantRow, remainingNow?: number) {
   };
 }
 
+/** The grant `create` stores: a paid one waits for its TOP_UP invoice (PENDING). */
+function newGrant(
+  tenantId: string,
+  input: NewGrantInput,
+  now: Date,
+  automatic: { grantId: string } | undefined,
+): NewCreditGrant {
+  return {
+    id: automatic?.grantId ?? crypto.randomUUID(),
+    tenantId,
+    amount: input.amount,
+    currency: input.currency.toLowerCase(),
+    category: input.category,
+    priority: input.priority ?? DEFAULT_GRANT_PRIORITY,
+    expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null,
+    features: input.features ? [...new Set(input.features)].sort() : null,
+    paidAmount: input.category === "paid" ? (input.paidAmount ?? input.amount) : null,
+    status: input.category === "paid" ? "PENDING" : "ACTIVE",
+    invoiceId: null,
+    autoTopUp: automatic !== undefined,
+    now: now.toISOString(),
+  };
+}
+
 /**
  * Credit grants and the balance. D1 holds the grants; the tenant's
  * EntitlementCounter draws them (and is told after every change here, so
@@ -102,37 +123,32 @@ export class CreditService {
     automatic?: { grantId: string },
   ) {
     const tenantId = context.tenant.id;
-    const id = automatic?.grantId ?? crypto.randomUUID();
-    const currency = input.currency.toLowerCase();
-    const grant = {
-      id,
-      tenantId,
-      amount: input.amount,
-      currency,
-      category: input.category,
-      priority: input.priority ?? DEFAULT_GRANT_PRIORITY,
-      expiresAt: input.expiresAt ? new Date(input.expiresAt).toISOString() : null,
-      features: input.features ? [...new Set(input.features)].sort() : null,
-      paidAmount: input.category === "paid" ? (input.paidAmount ?? input.amount) : null,
-      status: input.category === "paid" ? ("PENDING" as const) : ("ACTIVE" as const),
-      invoiceId: null as string | null,
-      autoTopUp: automatic !== undefined,
-      now: now.toISOString(),
-    };
+    const grant = newGrant(tenantId, input, now, automatic);
     if (grant.expiresAt && Date.parse(grant.expiresAt) <= now.getTime()) {
       throw new ApiError(400, "expiresAt must be in the future");
     }
-    const audited = auditStatement(
+    const audited = this.grantCreatedAudit(grant, now);
+    if (grant.category === "promotional") {
+      await this.d1.batch([insertGrantStatement(this.d1, grant), audited]);
+    } else {
+      await this.createPaid(grant, audited, now, automatic !== undefined);
+    }
+    await this.refresh(tenantId);
+    return this.get(context, grant.id);
+  }
+
+  private grantCreatedAudit(grant: NewCreditGrant, now: Date) {
+    return auditStatement(
       this.d1,
       this.audit,
       {
-        tenantId,
+        tenantId: grant.tenantId,
         action: "credit_grant.created",
         targetType: "credit_grant",
-        targetId: id,
+        targetId: grant.id,
         changes: {
           amount: { after: grant.amount },
-          currency: { after: currency },
+          currency: { after: grant.currency },
           category: { after: grant.category },
           priority: { after: grant.priority },
           ...(grant.expiresAt ? { expiresAt: { after: grant.expiresAt } } : {}),
@@ -142,58 +158,70 @@ export class CreditService {
       },
       { now },
     );
-    if (grant.category === "promotional") {
-      await this.d1.batch([insertGrantStatement(this.d1, grant), audited]);
-    } else {
-      const found = await findCurrentSubscription(this.db, tenantId);
-      if (!found) {
-        throw new ApiError(
-          409,
-          "A paid credit grant is invoiced on the tenant's subscription, and the tenant has none",
-        );
-      }
-      const invoiceId = crypto.randomUUID();
-      grant.invoiceId = invoiceId;
-      const invoice = { id: invoiceId, tenantId, subscriptionId: found.subscription.id };
-      await this.d1.batch([
-        ...draftInvoiceStatements(
-          this.d1,
-          invoice,
-          topUpDraft(grant.amount, grant.paidAmount ?? grant.amount, currency, now),
-          grant.now,
-        ),
-        insertGrantStatement(this.d1, grant),
-        audited,
-        ...(automatic
-          ? [
-              tenantEventStatement(
-                this.d1,
-                {
-                  type: "credits.balance_low",
-                  tenantId,
-                  data: { grantId: id, topUpAmount: grant.amount, currency, invoiceId },
-                },
-                { now, id: `evt_credits_balance_low_${id}` },
-              ),
-            ]
-          : []),
-      ]);
-      await finalizeInvoice(this.d1, invoice, now, this.audit);
-      try {
-        await this.payments.attempt(invoiceId, 1, now);
-      } catch (error) {
-        console.error(
-          JSON.stringify({
-            level: "error",
-            msg: "top-up payment attempt failed; the billing cycle retries it",
-            invoiceId,
-            error: String(error),
-          }),
-        );
-      }
+  }
+
+  /**
+   * The PENDING grant and its TOP_UP invoice in one batch, so neither exists
+   * without the other; then the invoice is finalized and charged.
+   */
+  private async createPaid(
+    grant: NewCreditGrant,
+    audited: D1PreparedStatement,
+    now: Date,
+    automatic: boolean,
+  ) {
+    const { id, tenantId, currency } = grant;
+    const found = await findCurrentSubscription(this.db, tenantId);
+    if (!found) {
+      throw new ApiError(
+        409,
+        "A paid credit grant is invoiced on the tenant's subscription, and the tenant has none",
+      );
     }
-    await this.refresh(tenantId);
-    return this.get(context, id);
+    const invoiceId = crypto.randomUUID();
+    grant.invoiceId = invoiceId;
+    const invoice = { id: invoiceId, tenantId, subscriptionId: found.subscription.id };
+    await this.d1.batch([
+      ...draftInvoiceStatements(
+        this.d1,
+        invoice,
+        topUpDraft(grant.amount, grant.paidAmount ?? grant.amount, currency, now),
+        grant.now,
+      ),
+      insertGrantStatement(this.d1, grant),
+      audited,
+      ...(automatic
+        ? [
+            tenantEventStatement(
+              this.d1,
+              {
+                type: "credits.balance_low",
+                tenantId,
+                data: { grantId: id, topUpAmount: grant.amount, currency, invoiceId },
+              },
+              { now, id: `evt_credits_balance_low_${id}` },
+            ),
+          ]
+        : []),
+    ]);
+    await finalizeInvoice(this.d1, invoice, now, this.audit);
+    await this.attemptTopUpPayment(invoiceId, now);
+  }
+
+  /** The grant exists either way: a failed charge is left to the billing cycle's retries. */
+  private async attemptTopUpPayment(invoiceId: string, now: Date) {
+    try {
+      await this.payments.attempt(invoiceId, 1, now);
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "top-up payment attempt failed; the billing cycle retries it",
+          invoiceId,
+          error: String(error),
+        }),
+      );
+    }
   }
 
   /**
@@ -430,22 +458,6 @@ export function autoTopUpView(rule: AutoTopUpRow | null) {
     disabledReason: rule.disabled_reason,
     updatedAt: rule.updated_at,
   };
-}
-
-/** The counter's way to start an automatic top-up (see CreditBalance). */
-export function startAutoTopUp(env: Env, tenantId: string, request: TopUpRequest): Promise<void> {
-  const db = database(env.DB);
-  const payments = new PaymentService(
-    db,
-    env.DB,
-    configuredPaymentProvider(env),
-    SYSTEM_AUDIT,
-    refreshCreditsOf(env),
-  );
-  return new CreditService(db, env.DB, env.ENTITLEMENT_COUNTER, payments).autoTopUp(
-    tenantId,
-    request,
-  );
 }
 
 /** The TOP_UP invoice's draft: one CREDIT_PURCHASE line for what the tenant pays. */
