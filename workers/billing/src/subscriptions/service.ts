@@ -8,6 +8,7 @@ import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-co
 import { buildEntitlementSnapshots } from "@edge-platform/shared/billing/entitlement-snapshot";
 import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db/client";
 import type { AuditChanges } from "@edge-platform/shared/db/schema/audit";
+import type { BillingInterval } from "@edge-platform/shared/db/schema/catalog";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import {
   type AuditAction,
@@ -48,6 +49,54 @@ tenantCancellationHooks.push((db, tenantId, now) => [
 const subscriptionNotFound = () =>
   new ApiError(404, "Subscription not found or does not belong to this tenant");
 
+/**
+ * The new subscription's trial and first period; a plan change keeps the
+ * replaced subscription's billing cycle when planChangeCycleOrigin says so.
+ */
+function startingPeriods(
+  price: { interval: BillingInterval; trialDays: number | null },
+  replaced: SubscriptionWithPlan | undefined,
+  hadTrial: boolean,
+  startedAt: Date,
+) {
+  const trialDays = trialDaysFor(price, { planChange: replaced !== undefined, hadTrial });
+  const cycleOrigin = planChangeCycleOrigin(
+    replaced
+      ? {
+          status: replaced.subscription.status,
+          timeline: timelineOf(replaced.subscription, replaced.price.interval),
+        }
+      : null,
+    { interval: price.interval, trialDays, at: startedAt },
+  );
+  const periods = initialSubscriptionPeriods(startedAt, price.interval, trialDays, cycleOrigin);
+  return { trialDays, periods };
+}
+
+/**
+ * The error a failed subscribe batch is answered with: the coupon's own
+ * refusal when its limits stopped the batch, a 409 when a concurrent
+ * change to the tenant's subscription or trial won the race.
+ */
+async function subscribeRefusal(
+  error: unknown,
+  coupons: CouponService,
+  coupon: { id: string } | null,
+): Promise<unknown> {
+  if (coupon) {
+    const refusal = await coupons.refusal(error, coupon.id);
+    if (refusal !== error) return refusal;
+  }
+  const violated = uniqueViolation(error);
+  if (violated?.startsWith("subscriptions.") || violated?.startsWith("tenant_trials.")) {
+    return new ApiError(
+      409,
+      "Another subscription change for this tenant happened at the same time; retry",
+    );
+  }
+  return error;
+}
+
 export class SubscriptionService {
   constructor(
     private readonly db: Database,
@@ -70,40 +119,21 @@ export class SubscriptionService {
     context: TenantContext,
     input: { planId: string; priceId: string; couponCode?: string | undefined },
   ) {
-    const coupons = new CouponService(this.db, this.audit);
-    const [plan, price, entitlements, replaced, hadTrial] = await Promise.all([
-      findPlanById(this.db, input.planId),
-      findPlanPrice(this.db, input.planId, input.priceId),
-      listPlanEntitlements(this.db, input.planId),
-      findCurrentSubscription(this.db, context.tenant.id),
-      tenantHadTrial(this.db, context.tenant.id),
-    ]);
-    if (!plan) throw new ApiError(404, `Plan with ID "${input.planId}" not found`);
-    if (plan.status !== "ACTIVE") {
-      throw new ApiError(
-        400,
-        `Plan "${plan.slug}" is not active - cannot subscribe to archived plans`,
-      );
-    }
-    if (!price?.isActive) {
-      throw new ApiError(404, "Price not found, does not belong to this plan, or is inactive");
-    }
+    const coupons = new CouponService(
+      this.db,
+      (tenantId, id) => findSubscription(this.db, tenantId, id),
+      this.audit,
+    );
+    const { plan, price, entitlements, replaced, hadTrial } = await this.subscribeTerms(
+      context,
+      input,
+    );
     const snapshots = buildEntitlementSnapshots(
       entitlements.map(({ entitlement, feature }) => ({ feature, terms: entitlement })),
     );
     const startedAt = new Date();
     const now = startedAt.toISOString();
-    const trialDays = trialDaysFor(price, { planChange: replaced !== undefined, hadTrial });
-    const cycleOrigin = planChangeCycleOrigin(
-      replaced
-        ? {
-            status: replaced.subscription.status,
-            timeline: timelineOf(replaced.subscription, replaced.price.interval),
-          }
-        : null,
-      { interval: price.interval, trialDays, at: startedAt },
-    );
-    const periods = initialSubscriptionPeriods(startedAt, price.interval, trialDays, cycleOrigin);
+    const { trialDays, periods } = startingPeriods(price, replaced, hadTrial, startedAt);
     const id = crypto.randomUUID();
     const coupon = input.couponCode
       ? await coupons.requireRedeemable(context.tenant.id, input.couponCode, startedAt)
@@ -134,40 +164,71 @@ export class SubscriptionService {
           now,
           replaced?.subscription.id ?? null,
         ),
-        auditEntry(this.db, this.audit, {
-          tenantId: context.tenant.id,
-          action: replaced ? "subscription.changed" : "subscription.created",
-          targetType: "subscription",
-          targetId: id,
-          changes: {
-            planId: { before: replaced?.subscription.planId ?? null, after: plan.id },
-            priceId: { before: replaced?.subscription.priceId ?? null, after: price.id },
-            status: { before: replaced?.subscription.status ?? null, after: periods.status },
-            ...(replaced ? { replacedSubscriptionId: { after: replaced.subscription.id } } : {}),
-            ...(trialDays ? { trialDays: { after: trialDays } } : {}),
-          },
-        }),
+        this.subscribedEntry(context, id, { plan, price, replaced, periods, trialDays }),
         subscriptionEventEntry(this.db, id, replaced ? "plan_changed" : "created", startedAt, {
           previousSubscriptionId: replaced?.subscription.id ?? null,
         }),
         ...redemption,
       ]);
     } catch (error) {
-      if (coupon) {
-        const refusal = await coupons.refusal(error, coupon.id);
-        if (refusal !== error) throw refusal;
-      }
-      const violated = uniqueViolation(error);
-      if (violated?.startsWith("subscriptions.") || violated?.startsWith("tenant_trials.")) {
-        throw new ApiError(
-          409,
-          "Another subscription change for this tenant happened at the same time; retry",
-        );
-      }
-      throw error;
+      throw await subscribeRefusal(error, coupons, coupon);
     }
     await this.refreshCounter(context.tenant.id);
     return this.get(context, id);
+  }
+
+  /**
+   * What a subscribe needs, read at once: the plan and price (refused
+   * unless both are active), the plan's entitlements, the subscription it
+   * replaces and whether the tenant already had its trial.
+   */
+  private async subscribeTerms(context: TenantContext, input: { planId: string; priceId: string }) {
+    const [plan, price, entitlements, replaced, hadTrial] = await Promise.all([
+      findPlanById(this.db, input.planId),
+      findPlanPrice(this.db, input.planId, input.priceId),
+      listPlanEntitlements(this.db, input.planId),
+      findCurrentSubscription(this.db, context.tenant.id),
+      tenantHadTrial(this.db, context.tenant.id),
+    ]);
+    if (!plan) throw new ApiError(404, `Plan with ID "${input.planId}" not found`);
+    if (plan.status !== "ACTIVE") {
+      throw new ApiError(
+        400,
+        `Plan "${plan.slug}" is not active - cannot subscribe to archived plans`,
+      );
+    }
+    if (!price?.isActive) {
+      throw new ApiError(404, "Price not found, does not belong to this plan, or is inactive");
+    }
+    return { plan, price, entitlements, replaced, hadTrial };
+  }
+
+  /** The audit row of a subscribe: `subscription.changed` when it replaces the current one. */
+  private subscribedEntry(
+    context: TenantContext,
+    id: string,
+    change: {
+      plan: { id: string };
+      price: { id: string };
+      replaced: SubscriptionWithPlan | undefined;
+      periods: { status: string };
+      trialDays: number | undefined;
+    },
+  ) {
+    const { plan, price, replaced, periods, trialDays } = change;
+    return auditEntry(this.db, this.audit, {
+      tenantId: context.tenant.id,
+      action: replaced ? "subscription.changed" : "subscription.created",
+      targetType: "subscription",
+      targetId: id,
+      changes: {
+        planId: { before: replaced?.subscription.planId ?? null, after: plan.id },
+        priceId: { before: replaced?.subscription.priceId ?? null, after: price.id },
+        status: { before: replaced?.subscription.status ?? null, after: periods.status },
+        ...(replaced ? { replacedSubscriptionId: { after: replaced.subscription.id } } : {}),
+        ...(trialDays ? { trialDays: { after: trialDays } } : {}),
+      },
+    });
   }
 
   async get(context: TenantContext, id: string) {
