@@ -6,18 +6,16 @@ import {
   type InvoiceStatus,
   invoiceLineItems,
   invoices,
-  ledgerEntries,
 } from "@edge-platform/shared/db/schema/billing";
 import { usageAggregates } from "@edge-platform/shared/db/schema/usage-aggregates";
 import { and, asc, count, desc, eq, gte, inArray, lt, ne, sql } from "drizzle-orm";
+import { INSERT_LEDGER_FROM_INVOICE } from "../payments/index.ts";
 import type {
   CreditDrawReading,
   InvoiceDraft,
   InvoiceLineDraft,
   UsageWindowReading,
 } from "./domain/invoice.ts";
-
-export type InvoiceRow = typeof invoices.$inferSelect;
 
 /** Invoices whose lines count as billed. */
 export const BILLED_STATUSES = ["OPEN", "PAID", "UNCOLLECTIBLE"] as const;
@@ -29,10 +27,6 @@ export function findInvoice(db: Database, tenantId: string, id: string) {
     .from(invoices)
     .where(and(eq(invoices.id, id), eq(invoices.tenantId, tenantId)))
     .get();
-}
-
-export function findInvoiceById(db: Database, id: string) {
-  return db.select().from(invoices).where(eq(invoices.id, id)).get();
 }
 
 /**
@@ -85,16 +79,6 @@ export async function listInvoices(
     db.select({ total: count() }).from(invoices).where(where).all(),
   ]);
   return { rows, total: totals[0]?.total ?? 0 };
-}
-
-/** The provider reference of the PAYMENT that paid an invoice (null: paid outside the provider). */
-export async function paymentReferenceOf(db: Database, invoiceId: string) {
-  const row = await db
-    .select({ reference: ledgerEntries.externalReference })
-    .from(ledgerEntries)
-    .where(and(eq(ledgerEntries.invoiceId, invoiceId), eq(ledgerEntries.type, "PAYMENT")))
-    .get();
-  return row?.reference ?? null;
 }
 
 export function listLineItems(db: Database, invoiceIds: string[]) {
@@ -358,18 +342,6 @@ export async function replaceDraftLines(
   return (results[0]?.meta.changes ?? 0) === 1;
 }
 
-const INSERT_LEDGER_FROM_INVOICE = (
-  type: string,
-  debit: string,
-  credit: string,
-  description: string,
-) => `
-INSERT INTO ledger_entries (id, tenant_id, invoice_id, type, description, debit, credit, currency, external_reference, created_at)
-SELECT ?1, tenant_id, id, '${type}', ${description}, ${debit}, ${credit}, currency, ?3, ?4
-FROM invoices
-WHERE id = ?2 AND status = ?5
-  AND NOT EXISTS (SELECT 1 FROM ledger_entries WHERE invoice_id = ?2 AND type = '${type}')`;
-
 /**
  * The tenant's credit balance in the invoice's currency: money received
  * that no invoice took (CREDIT entries with a reference), less what
@@ -473,9 +445,18 @@ const TAX_OF = (taxable: string, rate: string) =>
  * withCreditBalance) states the same rules for the upcoming invoice.
  */
 export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date, dueDate: Date) {
-  const year = now.getUTCFullYear();
   const at = now.toISOString();
-  const taxAmount = TAX_OF("max(inv.subtotal - inv.discount, 0)", "d.tax_rate_ppm");
+  return [
+    ...discountStatements(d1, invoiceId, at),
+    ...taxStatements(d1, invoiceId, at),
+    ...creditBalanceStatements(d1, invoiceId, at),
+    ...numberingStatements(d1, invoiceId, now, dueDate),
+    ...chargeStatements(d1, invoiceId, at),
+  ];
+}
+
+/** The coupon's DISCOUNT line, the discount and total it sets, and the redemption's count of invoices. */
+function discountStatements(d1: D1Database, invoiceId: string, at: string) {
   return [
     d1
       .prepare(
@@ -515,6 +496,13 @@ export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date,
          WHERE id = (SELECT coupon_redemption_id FROM invoices WHERE id = ?1 AND status = 'DRAFT')`,
       )
       .bind(invoiceId, at),
+  ];
+}
+
+/** The TAX line at the tenant's rate read now, and the tax, rate and total it sets. */
+function taxStatements(d1: D1Database, invoiceId: string, at: string) {
+  const taxAmount = TAX_OF("max(inv.subtotal - inv.discount, 0)", "d.tax_rate_ppm");
+  return [
     d1
       .prepare(
         `INSERT INTO invoice_line_items
@@ -538,6 +526,12 @@ export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date,
          WHERE id = ?1 AND status = 'DRAFT'`,
       )
       .bind(invoiceId),
+  ];
+}
+
+/** The CREDIT_APPLIED line from the tenant's credit balance, and the total it lowers. */
+function creditBalanceStatements(d1: D1Database, invoiceId: string, at: string) {
+  return [
     d1
       .prepare(
         `INSERT INTO invoice_line_items
@@ -557,6 +551,14 @@ export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date,
          WHERE id = ?1 AND status = 'DRAFT'`,
       )
       .bind(invoiceId),
+  ];
+}
+
+/** The year's sequence moved, then DRAFT -> OPEN with the number read back from it. */
+function numberingStatements(d1: D1Database, invoiceId: string, now: Date, dueDate: Date) {
+  const year = now.getUTCFullYear();
+  const at = now.toISOString();
+  return [
     d1
       .prepare(
         `INSERT INTO invoice_sequences (year, last_value)
@@ -573,6 +575,12 @@ export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date,
          WHERE id = ?1 AND status = 'DRAFT'`,
       )
       .bind(invoiceId, year, at, dueDate.toISOString()),
+  ];
+}
+
+/** The CHARGE of the OPEN invoice, and the ADJUSTMENT that consumes the credit it applied. */
+function chargeStatements(d1: D1Database, invoiceId: string, at: string) {
+  return [
     d1
       .prepare(
         INSERT_LEDGER_FROM_INVOICE(
@@ -594,138 +602,6 @@ export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date,
       )
       .bind(crypto.randomUUID(), invoiceId, at),
   ];
-}
-
-/**
- * Money the provider collected for an invoice that did not need it (VOID,
- * or already PAID by another payment): a CREDIT with the provider
- * reference (once per provider payment), which is the tenant's credit
- * balance until a later invoice applies it; the attempt is SUCCEEDED.
- */
-export function receivedCreditStatements(
-  d1: D1Database,
-  credit: {
-    tenantId: string;
-    invoiceId: string;
-    attemptId: string;
-    amount: number;
-    currency: string;
-    reference: string;
-    description: string;
-    providerResponse?: unknown;
-  },
-  now: Date,
-) {
-  const at = now.toISOString();
-  return [
-    d1
-      .prepare(
-        `INSERT INTO ledger_entries (id, tenant_id, invoice_id, type, description, debit, credit, currency, external_reference, created_at)
-         VALUES (?1, ?2, ?3, 'CREDIT', ?4, 0, ?5, ?6, ?7, ?8)
-         ON CONFLICT DO NOTHING`,
-      )
-      .bind(
-        crypto.randomUUID(),
-        credit.tenantId,
-        credit.invoiceId,
-        credit.description,
-        credit.amount,
-        credit.currency,
-        credit.reference,
-        at,
-      ),
-    d1
-      .prepare(
-        `UPDATE payment_attempts SET status = 'SUCCEEDED', failure_reason = NULL, next_retry_at = NULL,
-           provider_response = coalesce(?3, provider_response), updated_at = ?2
-         WHERE id = ?1 AND status <> 'SUCCEEDED'`,
-      )
-      .bind(
-        credit.attemptId,
-        at,
-        credit.providerResponse === undefined ? null : JSON.stringify(credit.providerResponse),
-      ),
-  ];
-}
-
-/**
- * OPEN or UNCOLLECTIBLE -> PAID with its PAYMENT, the attempt that paid it
- * (if any) SUCCEEDED, other scheduled retries dropped, and PAST_DUE cleared
- * on the subscription when no other exhausted invoice keeps it there.
- */
-export function payStatements(
-  d1: D1Database,
-  invoiceId: string,
-  now: Date,
-  payment: {
-    attemptId: string | null;
-    externalReference: string | null;
-    providerResponse?: unknown;
-  },
-) {
-  const at = now.toISOString();
-  const statements = [
-    d1
-      .prepare(
-        `UPDATE invoices SET status = 'PAID', paid_at = ?2, updated_at = ?2
-         WHERE id = ?1 AND status IN ('OPEN', 'UNCOLLECTIBLE')`,
-      )
-      .bind(invoiceId, at),
-    d1
-      .prepare(
-        INSERT_LEDGER_FROM_INVOICE(
-          "PAYMENT",
-          "0",
-          "total",
-          "'Payment received for invoice ' || invoice_number",
-        ),
-      )
-      .bind(crypto.randomUUID(), invoiceId, payment.externalReference, at, "PAID"),
-    d1
-      .prepare(
-        `UPDATE payment_attempts SET next_retry_at = NULL, updated_at = ?2
-         WHERE invoice_id = ?1 AND next_retry_at IS NOT NULL
-           AND EXISTS (SELECT 1 FROM invoices WHERE id = ?1 AND status = 'PAID')`,
-      )
-      .bind(invoiceId, at),
-    d1
-      .prepare(
-        `UPDATE subscriptions SET status = 'ACTIVE', updated_at = ?2
-         WHERE id = (SELECT subscription_id FROM invoices WHERE id = ?1 AND status = 'PAID')
-           AND status = 'PAST_DUE'
-           AND NOT EXISTS (
-             SELECT 1 FROM invoices other
-             WHERE other.subscription_id = subscriptions.id AND other.id <> ?1
-               AND other.status = 'OPEN' AND other.dunning_exhausted_at IS NOT NULL)`,
-      )
-      .bind(invoiceId, at),
-    // A paid TOP_UP invoice makes its credit grant usable.
-    d1
-      .prepare(
-        `UPDATE credit_grants SET status = 'ACTIVE', updated_at = ?2
-         WHERE invoice_id = ?1 AND status = 'PENDING'
-           AND EXISTS (SELECT 1 FROM invoices WHERE id = ?1 AND status = 'PAID')`,
-      )
-      .bind(invoiceId, at),
-  ];
-  if (payment.attemptId) {
-    statements.push(
-      d1
-        .prepare(
-          `UPDATE payment_attempts SET status = 'SUCCEEDED', failure_reason = NULL, next_retry_at = NULL,
-             provider_response = coalesce(?3, provider_response), updated_at = ?2
-           WHERE id = ?1 AND status <> 'SUCCEEDED'
-             AND EXISTS (SELECT 1 FROM ledger_entries le JOIN payment_attempts pa ON pa.invoice_id = le.invoice_id
-                         WHERE pa.id = ?1 AND le.type = 'PAYMENT')`,
-        )
-        .bind(
-          payment.attemptId,
-          at,
-          payment.providerResponse === undefined ? null : JSON.stringify(payment.providerResponse),
-        ),
-    );
-  }
-  return statements;
 }
 
 /**
