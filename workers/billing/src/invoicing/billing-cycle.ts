@@ -10,13 +10,13 @@ import {
   PENDING_RECONCILE_AFTER_MINUTES,
   refreshCreditsOf,
 } from "../payments/index.ts";
+import type { TenantScope } from "../platform/index.ts";
 import type { SubscriptionWithPlan } from "../subscriptions/index.ts";
 import {
   endedMidPeriod,
   graceExpired,
   invoicesAwaitingFirstAttempt,
   retriesDue,
-  type TenantScope,
   writeOffStatements,
 } from "./billing-cycle-storage.ts";
 import { draftInvoiceFor, finalizeInvoice, flushUsage, invoiceAudit } from "./service.ts";
@@ -140,8 +140,29 @@ export class BillingCycle {
       failures: 0,
       touchedTenants: [],
     };
-    const at = now.toISOString();
+    await this.closeEndedMidPeriod(now, report);
 
+    const reconciled = await this.payments.reconcileStale(
+      now,
+      this.options.pendingReconcileMinutes ?? PENDING_RECONCILE_AFTER_MINUTES,
+      this.scope,
+      BATCH * 5,
+    );
+    report.reconciled = reconciled.settled;
+    report.failures += reconciled.failures;
+
+    await this.attemptFirstPayments(now, report);
+    await this.attemptDueRetries(now, report);
+    report.touchedTenants = await this.writeOffAfterGrace(now, report);
+    return report;
+  }
+
+  /**
+   * The final (PRORATION) invoice of each subscription that ended inside
+   * its period; one that failed is left for the next run, not retried in
+   * this one.
+   */
+  private async closeEndedMidPeriod(now: Date, report: BillingSettleReport) {
     const failedProrations = new Set<string>();
     for (let round = 0; round < MAX_ROUNDS; round++) {
       const ended = (await endedMidPeriod(this.db, this.scope, BATCH)).filter(
@@ -169,16 +190,9 @@ export class BillingCycle {
         }
       }
     }
+  }
 
-    const reconciled = await this.payments.reconcileStale(
-      now,
-      this.options.pendingReconcileMinutes ?? PENDING_RECONCILE_AFTER_MINUTES,
-      this.scope,
-      BATCH * 5,
-    );
-    report.reconciled = reconciled.settled;
-    report.failures += reconciled.failures;
-
+  private async attemptFirstPayments(now: Date, report: BillingSettleReport) {
     const first = await invoicesAwaitingFirstAttempt(this.db, this.scope, BATCH * 5);
     for (const { id } of first) {
       try {
@@ -189,8 +203,10 @@ export class BillingCycle {
         logFailure("payment attempt failed", { invoiceId: id, attemptNumber: 1 }, error);
       }
     }
+  }
 
-    const retries = await retriesDue(this.db, at, this.scope, BATCH * 5);
+  private async attemptDueRetries(now: Date, report: BillingSettleReport) {
+    const retries = await retriesDue(this.db, now.toISOString(), this.scope, BATCH * 5);
     for (const retry of retries) {
       try {
         await this.payments.attempt(retry.invoiceId, retry.attemptNumber + 1, now);
@@ -204,7 +220,15 @@ export class BillingCycle {
         );
       }
     }
+  }
 
+  /**
+   * Invoices still unpaid when the grace period after their last failed
+   * retry is over are written off; returns the tenants whose subscriptions
+   * the write-offs changed (their counter objects must re-read).
+   */
+  private async writeOffAfterGrace(now: Date, report: BillingSettleReport): Promise<string[]> {
+    const at = now.toISOString();
     const exhaustedBefore = new Date(now.getTime() - GRACE_PERIOD_DAYS * MS_PER_DAY).toISOString();
     const touched = new Set<string>();
     for (const invoice of await graceExpired(this.db, exhaustedBefore, this.scope, BATCH * 5)) {
@@ -212,8 +236,7 @@ export class BillingCycle {
       if ((results[0]?.meta.changes ?? 0) === 1) report.writtenOff++;
       if ((results[1]?.meta.changes ?? 0) === 1) touched.add(invoice.tenantId);
     }
-    report.touchedTenants = [...touched];
-    return report;
+    return [...touched];
   }
 
   /**

@@ -1,14 +1,16 @@
 import { subscriptionPeriodAt, timelineOf } from "@edge-platform/shared/billing/billing-period";
-import { database } from "@edge-platform/shared/db/client";
-import type { BillingCycle, BillingSettleReport } from "../invoicing/index.ts";
+import { type Database, database } from "@edge-platform/shared/db/client";
+import type { TenantScope } from "../platform/index.ts";
 import {
-  dueTrialsIn,
-  periodsToClose,
-  type TenantScope,
-  unbilledCancellations,
-} from "../invoicing/index.ts";
-import { refreshEntitlementCounter } from "./service.ts";
-import { activateAfterTrial, endAtPeriodEnd, rollEndedPeriod, rollPeriod } from "./storage.ts";
+  activateAfterTrial,
+  endAtPeriodEnd,
+  refreshEntitlementCounter,
+  rollEndedPeriod,
+  rollPeriod,
+  type SubscriptionWithPlan,
+} from "../subscriptions/index.ts";
+import type { BillingCycle, BillingSettleReport } from "./billing-cycle.ts";
+import { dueTrialsIn, periodsToClose, unbilledCancellations } from "./billing-cycle-storage.ts";
 
 const BATCH = 100;
 const MAX_ROUNDS = 50;
@@ -59,20 +61,53 @@ export async function runSubscriptionJobs(
   now: Date,
   options: SubscriptionJobOptions = {},
 ): Promise<SubscriptionJobReport> {
-  const db = database(env.DB);
-  const at = now.toISOString();
-  const scope = options.tenantIds ?? options.billing?.tenantScope;
-  const touched = new Set<string>();
-  const report: SubscriptionJobReport = {
-    activated: 0,
-    ended: 0,
-    rolled: 0,
-    closed: 0,
-    closeFailures: 0,
+  const run: JobRun = {
+    db: database(env.DB),
+    now,
+    at: now.toISOString(),
+    scope: options.tenantIds ?? options.billing?.tenantScope,
+    touched: new Set<string>(),
+    report: {
+      activated: 0,
+      ended: 0,
+      rolled: 0,
+      closed: 0,
+      closeFailures: 0,
+    },
   };
+  await activateEndedTrials(run);
+  await closeEndedPeriods(run, options.billing);
+  await endUnbilledCancellations(run);
 
+  if (options.billing) {
+    const { touchedTenants, ...settled } = await options.billing.settle(now);
+    for (const tenantId of touchedTenants) run.touched.add(tenantId);
+    run.report.settled = settled;
+  }
+
+  await Promise.all(
+    [...run.touched].map((tenantId) =>
+      refreshEntitlementCounter(env.ENTITLEMENT_COUNTER, tenantId),
+    ),
+  );
+  return run.report;
+}
+
+/** One run of the jobs: its clock and scope, and what it did so far. */
+interface JobRun {
+  db: Database;
+  now: Date;
+  at: string;
+  scope: TenantScope;
+  /** Tenants whose counter objects must re-read. */
+  touched: Set<string>;
+  report: SubscriptionJobReport;
+}
+
+async function activateEndedTrials(run: JobRun) {
+  const { db, now, at, report, touched } = run;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const trials = await dueTrialsIn(db, at, scope, BATCH);
+    const trials = await dueTrialsIn(db, at, run.scope, BATCH);
     for (const { subscription, price } of trials) {
       const period = subscriptionPeriodAt(timelineOf(subscription, price.interval), now);
       const changed = await activateAfterTrial(
@@ -88,22 +123,29 @@ export async function runSubscriptionJobs(
     }
     if (trials.length < BATCH) break;
   }
+}
 
+/**
+ * Each ended period is closed before its subscription leaves it; a
+ * subscription whose close failed is skipped for the rest of the run, so
+ * that it stays in its period for the next run.
+ */
+async function closeEndedPeriods(run: JobRun, billing: BillingCycle | undefined) {
   const stuck = new Set<string>();
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const due = (await periodsToClose(db, at, scope, BATCH)).filter(
+    const due = (await periodsToClose(run.db, run.at, run.scope, BATCH)).filter(
       (found) => !stuck.has(found.subscription.id),
     );
     if (due.length === 0) break;
     for (const found of due) {
-      const { subscription, price } = found;
-      if (options.billing) {
+      const { subscription } = found;
+      if (billing) {
         try {
-          await options.billing.closePeriod(found, now);
-          report.closed++;
+          await billing.closePeriod(found, run.now);
+          run.report.closed++;
         } catch (error) {
           stuck.add(subscription.id);
-          report.closeFailures++;
+          run.report.closeFailures++;
           console.error(
             JSON.stringify({
               level: "error",
@@ -115,58 +157,63 @@ export async function runSubscriptionJobs(
           continue;
         }
       }
-      if (subscription.status === "CANCELLED") {
-        // Ended after this period: the next period holds its end, billed by the final invoice.
-        if (subscription.pausedAt === null) {
-          const next = subscriptionPeriodAt(
-            timelineOf(subscription, price.interval),
-            new Date(subscription.currentPeriodEnd),
-          );
-          await rollEndedPeriod(
-            db,
-            subscription.id,
-            subscription.currentPeriodEnd,
-            { start: next.start.toISOString(), end: next.end.toISOString() },
-            at,
-          );
-        }
-        continue;
-      }
-      if (subscription.status === "PAUSED" && !subscription.cancelAtPeriodEnd) continue;
-      if (subscription.cancelAtPeriodEnd) {
-        const changed = await endAtPeriodEnd(
-          db,
-          subscription.id,
-          subscription.currentPeriodEnd,
-          at,
-        );
-        if (changed) {
-          report.ended++;
-          touched.add(changed.tenantId);
-        }
-        continue;
-      }
-      // The period that starts where the closed one ends (counted from the cycle origin).
+      await leaveClosedPeriod(run, found);
+    }
+  }
+}
+
+/** Where a subscription goes once its ended period is closed. */
+async function leaveClosedPeriod(run: JobRun, found: SubscriptionWithPlan) {
+  const { db, at, report, touched } = run;
+  const { subscription, price } = found;
+  if (subscription.status === "CANCELLED") {
+    // Ended after this period: the next period holds its end, billed by the final invoice.
+    if (subscription.pausedAt === null) {
       const next = subscriptionPeriodAt(
         timelineOf(subscription, price.interval),
         new Date(subscription.currentPeriodEnd),
       );
-      const changed = await rollPeriod(
+      await rollEndedPeriod(
         db,
         subscription.id,
         subscription.currentPeriodEnd,
         { start: next.start.toISOString(), end: next.end.toISOString() },
         at,
       );
-      if (changed) {
-        report.rolled++;
-        touched.add(subscription.tenantId);
-      }
     }
+    return;
   }
+  if (subscription.status === "PAUSED" && !subscription.cancelAtPeriodEnd) return;
+  if (subscription.cancelAtPeriodEnd) {
+    const changed = await endAtPeriodEnd(db, subscription.id, subscription.currentPeriodEnd, at);
+    if (changed) {
+      report.ended++;
+      touched.add(changed.tenantId);
+    }
+    return;
+  }
+  // The period that starts where the closed one ends (counted from the cycle origin).
+  const next = subscriptionPeriodAt(
+    timelineOf(subscription, price.interval),
+    new Date(subscription.currentPeriodEnd),
+  );
+  const changed = await rollPeriod(
+    db,
+    subscription.id,
+    subscription.currentPeriodEnd,
+    { start: next.start.toISOString(), end: next.end.toISOString() },
+    at,
+  );
+  if (changed) {
+    report.rolled++;
+    touched.add(subscription.tenantId);
+  }
+}
 
+async function endUnbilledCancellations(run: JobRun) {
+  const { db, at, report, touched } = run;
   for (let round = 0; round < MAX_ROUNDS; round++) {
-    const due = await unbilledCancellations(db, at, scope, BATCH);
+    const due = await unbilledCancellations(db, at, run.scope, BATCH);
     for (const subscription of due) {
       const changed = await endAtPeriodEnd(db, subscription.id, subscription.currentPeriodEnd, at);
       if (changed) {
@@ -176,15 +223,4 @@ export async function runSubscriptionJobs(
     }
     if (due.length < BATCH) break;
   }
-
-  if (options.billing) {
-    const { touchedTenants, ...settled } = await options.billing.settle(now);
-    for (const tenantId of touchedTenants) touched.add(tenantId);
-    report.settled = settled;
-  }
-
-  await Promise.all(
-    [...touched].map((tenantId) => refreshEntitlementCounter(env.ENTITLEMENT_COUNTER, tenantId)),
-  );
-  return report;
 }
