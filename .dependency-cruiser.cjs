@@ -18,10 +18,11 @@
  * shared/package.json "exports" ("./*" → "./src/*.ts"). No tsconfig has
  * `paths` or `baseUrl`, so no tsConfig option is needed.
  *
- * Type-only imports count everywhere (cycles, capability boundary, pure
- * rules): a cycle or boundary crossing through `import type` is still a
- * design dependency. For the pure rules this is a switch
- * (PURE_RULES_COUNT_TYPE_ONLY below), as a type import loads no I/O module.
+ * Type-only imports count for cycles and the capability boundary: a cycle
+ * or boundary crossing through `import type` is still a design dependency.
+ * The pure rules count only imports that load a module at run time
+ * (PURE_RULES_COUNT_TYPE_ONLY below): a rule may name a row type, as a type
+ * import does no I/O.
  *
  * Scope: every .ts file under workers/ and shared/, tests included (they take
  * part in no cycle today), plus what they import elsewhere in the repo;
@@ -59,11 +60,18 @@ const IO_MODULES = [
 ];
 
 /**
+ * Declarations that match IO_MODULES by folder but do no I/O: the drizzle
+ * table definitions and the enum value lists beside them. Rules may use the
+ * value lists (roles, statuses); a query still needs db/client or drizzle-orm.
+ */
+const DECLARATIONS = ["^shared/src/db/schema/"];
+
+/**
  * Whether `import type` from an I/O module breaks the pure rules. true: it
  * does (the rule is about dependencies). false: only imports that load the
  * module at run time count.
  */
-const PURE_RULES_COUNT_TYPE_ONLY = true;
+const PURE_RULES_COUNT_TYPE_ONLY = false;
 
 // ---------------------------------------------------------------------------
 // Billing capabilities: workers/billing/src/<capability>/ with an index.ts.
@@ -72,6 +80,59 @@ const BILLING_SRC = "^workers/billing/src/";
 const CAPABILITY = `${BILLING_SRC}[^/]+/`; // any file inside a capability folder
 const CAPABILITY_INDEX = `${BILLING_SRC}[^/]+/index[.]ts$`;
 const BILLING_ROOT_FILE = `${BILLING_SRC}[^/]+[.]ts$`; // index.ts, app.ts, …
+
+/**
+ * Which capabilities each billing capability may import (each capability's
+ * README says the same). Lower layers first; a capability never imports one
+ * that imports it, so the capabilities form a graph without cycles.
+ */
+const CAPABILITY_IMPORTS = {
+  platform: [],
+  audit: ["platform"],
+  identity: ["platform", "audit"],
+  pricing: ["platform", "audit"],
+  catalog: ["platform", "audit", "pricing"],
+  notifications: ["platform", "audit", "catalog"],
+  usage: ["platform", "audit"],
+  subscriptions: ["platform", "audit", "identity", "pricing", "catalog", "notifications"],
+  payments: ["platform", "audit", "notifications"],
+  invoicing: ["platform", "audit", "pricing", "notifications", "subscriptions", "payments"],
+  credits: [
+    "platform",
+    "audit",
+    "pricing",
+    "notifications",
+    "subscriptions",
+    "payments",
+    "invoicing",
+  ],
+  entitlements: ["platform", "pricing", "catalog", "notifications", "usage", "credits"],
+  console: ["platform", "invoicing", "notifications"],
+};
+
+/** One rule per capability: its imports of other capabilities stay within CAPABILITY_IMPORTS. */
+const capabilityLayerRules = Object.entries(CAPABILITY_IMPORTS).map(([capability, allowed]) => ({
+  name: `capability-imports-${capability}`,
+  severity: "error",
+  comment: `${capability} may import only ${allowed.join(", ") || "shared/"} (CAPABILITY_IMPORTS in .dependency-cruiser.cjs and its README).`,
+  from: { path: `${BILLING_SRC}${capability}/` },
+  to: {
+    path: CAPABILITY,
+    pathNot: [`${BILLING_SRC}(${[capability, ...allowed].join("|")})/`],
+  },
+}));
+
+/** A capability folder that CAPABILITY_IMPORTS does not list fails until it is given its place. */
+const unlistedCapabilityRule = {
+  name: "capability-listed",
+  severity: "error",
+  comment: "A new billing capability is listed in CAPABILITY_IMPORTS with what it may import.",
+  from: {
+    path: CAPABILITY,
+    pathNot: `${BILLING_SRC}(${Object.keys(CAPABILITY_IMPORTS).join("|")})/`,
+  },
+  to: {},
+};
 
 /** Runtime modules of workerd and the vitest pool; they resolve like node builtins. */
 const CLOUDFLARE_MODULES = [
@@ -95,6 +156,8 @@ process.on("exit", (code) => {
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
   forbidden: [
+    ...capabilityLayerRules,
+    unlistedCapabilityRule,
     {
       name: "no-circular",
       severity: "error",
@@ -135,9 +198,10 @@ module.exports = {
       severity: "error",
       comment:
         "Pure rules (domain/, <capability>/rules/, *.rules.ts) do no I/O: no drizzle-orm, hono, cloudflare:*, storage/db/routes/service/durable-object/job modules. See PURE_MODULES and IO_MODULES at the top of .dependency-cruiser.cjs.",
-      from: { path: PURE_MODULES },
+      from: { path: PURE_MODULES, pathNot: "[.]test[.]ts$" },
       to: {
         path: IO_MODULES,
+        pathNot: DECLARATIONS,
         ...(PURE_RULES_COUNT_TYPE_ONLY ? {} : { dependencyTypesNot: ["type-only"] }),
       },
     },

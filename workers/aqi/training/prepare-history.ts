@@ -31,10 +31,9 @@ import {
   MAX_HORIZON_HOURS,
   MAX_RECENT_HOURS,
   POLLUTANT_OF_FIELD,
-  READING_FIELDS,
-  type RecentHour,
   recentHoursIssues,
 } from "../src/domain/history.ts";
+import { READING_FIELDS, type RecentHour } from "../src/domain/recent-hours.ts";
 import { parseCsv } from "./csv.ts";
 import { loadCpcbSources } from "./prepare.ts";
 

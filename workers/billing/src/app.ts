@@ -46,6 +46,7 @@ import {
   type MailSender,
 } from "./platform/index.ts";
 import { billingDetailsRoutes, couponRoutes } from "./pricing/index.ts";
+import { routeServices } from "./services.ts";
 import { subscriptionRoutes } from "./subscriptions/index.ts";
 import { usageDeadLetterRoutes, usageRoutes } from "./usage/index.ts";
 
@@ -73,38 +74,38 @@ export interface AppOptions {
   apiKeyVerifier?: ApiKeyVerifier;
 }
 
-/** Validation failures become 400s whose `message` lists every problem, as class-validator did. */
-export function createApp(options: AppOptions = {}) {
+type App = ReturnType<typeof createRouter>;
+
+/** Browser origins from CORS_ORIGINS; the headers a browser client sends and reads. */
+const corsPolicy = cors({
+  origin: (origin, c) => {
+    const allowed = (c.env.CORS_ORIGINS ?? "").split(",").map((value: string) => value.trim());
+    return allowed.includes(origin) ? origin : null;
+  },
+  allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
+  allowHeaders: [
+    "Authorization",
+    "Content-Type",
+    "x-tenant-id",
+    "x-correlation-id",
+    IDEMPOTENCY_KEY_HEADER,
+    D1_BOOKMARK_HEADER,
+  ],
+  credentials: true,
+  exposeHeaders: [
+    "x-correlation-id",
+    "Retry-After",
+    IDEMPOTENT_REPLAYED_HEADER,
+    D1_BOOKMARK_HEADER,
+  ],
+});
+
+function useMiddleware(app: App, options: AppOptions) {
   const mailSender = options.mailSender ?? new LoggingMailSender();
   const { apiKeyVerifier } = options;
-  const app = createRouter();
-
   app.use(correlationId());
   app.use(secureHeaders());
-  app.use(
-    cors({
-      origin: (origin, c) => {
-        const allowed = (c.env.CORS_ORIGINS ?? "").split(",").map((value: string) => value.trim());
-        return allowed.includes(origin) ? origin : null;
-      },
-      allowMethods: ["GET", "POST", "PUT", "PATCH", "DELETE"],
-      allowHeaders: [
-        "Authorization",
-        "Content-Type",
-        "x-tenant-id",
-        "x-correlation-id",
-        IDEMPOTENCY_KEY_HEADER,
-        D1_BOOKMARK_HEADER,
-      ],
-      credentials: true,
-      exposeHeaders: [
-        "x-correlation-id",
-        "Retry-After",
-        IDEMPOTENT_REPLAYED_HEADER,
-        D1_BOOKMARK_HEADER,
-      ],
-    }),
-  );
+  app.use(corsPolicy);
   app.use(bufferRequestBody());
   app.use(idempotencyKeys({ prefix: API_PREFIX, clock: options.idempotencyClock }));
   app.use(async (c, next) => {
@@ -122,38 +123,41 @@ export function createApp(options: AppOptions = {}) {
       await inBackground(c, relayTenantEventsQuietly(c.env));
     }
   });
-  installErrorHandling(app, renderBillingProblem);
+}
 
+/** Every capability's routes, in the order the OpenAPI document lists them. */
+function mountApi(app: App) {
+  const services = routeServices;
   app.route("/", healthRoutes);
-  app.route(API_PREFIX, authRoutes);
-  app.route(API_PREFIX, userRoutes);
-  app.route(API_PREFIX, tenantRoutes);
-  app.route(API_PREFIX, billingDetailsRoutes);
-  app.route(API_PREFIX, couponRoutes);
-  app.route(API_PREFIX, apiKeyRoutes);
-  app.route(API_PREFIX, planRoutes);
-  app.route(API_PREFIX, planPriceRoutes);
-  app.route(API_PREFIX, featureRoutes);
-  app.route(API_PREFIX, planEntitlementRoutes);
-  app.route(API_PREFIX, subscriptionRoutes);
-  app.route(API_PREFIX, entitlementRoutes);
-  app.route(API_PREFIX, invoiceRoutes);
-  app.route(API_PREFIX, creditRoutes);
-  app.route(API_PREFIX, billingRoutes);
-  app.route(API_PREFIX, webhookRoutes);
-  app.route(API_PREFIX, webhookEndpointRoutes);
-  app.route(API_PREFIX, usageRoutes);
-  app.route(API_PREFIX, usageAlertRoutes);
-  app.route(API_PREFIX, usageDeadLetterRoutes);
-  app.route(API_PREFIX, auditEventRoutes);
-  app.route(API_PREFIX, adminTenantRoutes);
-  // The browser console calls the routes above in-process, with the
-  // session's access token, so every write keeps the API's rules.
-  app.route(
-    "/console",
-    consoleRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
-  );
+  for (const routes of [
+    authRoutes(services.identity),
+    userRoutes(services.identity),
+    tenantRoutes(services.identity),
+    billingDetailsRoutes(services.pricing),
+    couponRoutes(services.pricing),
+    apiKeyRoutes(services.identity),
+    planRoutes(services.catalog),
+    planPriceRoutes(services.catalog),
+    featureRoutes(services.catalog),
+    planEntitlementRoutes(services.catalog),
+    subscriptionRoutes(services.subscriptions),
+    entitlementRoutes(services.entitlements),
+    invoiceRoutes(services.invoicing),
+    creditRoutes(services.credits),
+    billingRoutes(services.payments),
+    webhookRoutes(services.payments),
+    webhookEndpointRoutes(services.notifications),
+    usageRoutes(services.usage),
+    usageAlertRoutes(services.notifications),
+    usageDeadLetterRoutes(services.usage),
+    auditEventRoutes(services.audit),
+    adminTenantRoutes,
+  ]) {
+    app.route(API_PREFIX, routes);
+  }
+}
 
+function mountDocs(app: App) {
   app.openAPIRegistry.registerComponent("securitySchemes", "bearerAuth", {
     type: "http",
     scheme: "bearer",
@@ -182,5 +186,20 @@ export function createApp(options: AppOptions = {}) {
     ),
   );
   app.get("/api/docs", swaggerUiPage("/api/docs-json", "Billing and usage API"));
+}
+
+/** Validation failures become 400s whose `message` lists every problem, as class-validator did. */
+export function createApp(options: AppOptions = {}) {
+  const app = createRouter();
+  useMiddleware(app, options);
+  installErrorHandling(app, renderBillingProblem);
+  mountApi(app);
+  // The browser console calls the routes above in-process, with the
+  // session's access token, so every write keeps the API's rules.
+  app.route(
+    "/console",
+    consoleRoutes((request, env, ctx) => app.fetch(request, env, ctx)),
+  );
+  mountDocs(app);
   return app;
 }

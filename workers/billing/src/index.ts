@@ -1,16 +1,23 @@
 import { createApp } from "./app.ts";
-import { consumeWebhookBatch, isWebhookQueue } from "./invoicing/index.ts";
+import { type CounterEffects, EntitlementCounterObject } from "./entitlements/index.ts";
 import {
   consumeOutboundWebhookBatch,
   isOutboundWebhookQueue,
   relayTenantEventsQuietly,
 } from "./notifications/index.ts";
-import type { WebhookQueueMessage } from "./payments/index.ts";
+import { consumeWebhookBatch, isWebhookQueue, type WebhookQueueMessage } from "./payments/index.ts";
 import { runScheduledWork } from "./scheduled-work.ts";
+import { counterEffects, paymentProvider } from "./services.ts";
 
 export { RateLimiter } from "@edge-platform/shared/rate-limit/rate-limiter";
-export { EntitlementCounter } from "./entitlements/index.ts";
 export { UsageLog } from "./usage/index.ts";
+
+/** The tenant's usage counter, with the services that do the work it records. */
+export class EntitlementCounter extends EntitlementCounterObject {
+  protected override effects(): CounterEffects {
+    return counterEffects(this.env);
+  }
+}
 
 const app = createApp();
 
@@ -32,7 +39,11 @@ export default {
    */
   async queue(batch, env) {
     if (isWebhookQueue(batch.queue)) {
-      await consumeWebhookBatch(batch as MessageBatch<WebhookQueueMessage>, env);
+      await consumeWebhookBatch(
+        batch as MessageBatch<WebhookQueueMessage>,
+        env,
+        paymentProvider(env),
+      );
       // Payment events may have written tenant events (paid, failed, past due).
       await relayTenantEventsQuietly(env);
       return;

@@ -1,6 +1,5 @@
-import { expireCreditGrants } from "./credits/index.ts";
 import { pruneUsageFlushIds } from "./entitlements/index.ts";
-import { scheduledBillingCycle } from "./invoicing/index.ts";
+import { runSubscriptionJobs } from "./invoicing/index.ts";
 import { pruneWebhookHistory, relayTenantEventsQuietly } from "./notifications/index.ts";
 import {
   pruneIdempotencyKeys,
@@ -8,7 +7,7 @@ import {
   type ScheduledTaskResults,
   scheduledRunRecord,
 } from "./platform/index.ts";
-import { runSubscriptionJobs } from "./subscriptions/index.ts";
+import { billingCycle, expireCreditGrants } from "./services.ts";
 import { drainD1UsageLog } from "./usage/index.ts";
 
 function failed(task: string) {
@@ -47,7 +46,7 @@ export async function runScheduledWork(
     creditGrantsExpired,
     usageFlushIdsPruned,
   ] = await Promise.all([
-    runSubscriptionJobs(env, now, { billing: scheduledBillingCycle(env) }).catch(
+    runSubscriptionJobs(env, now, { billing: billingCycle(env) }).catch(
       failed("subscription jobs"),
     ),
     drainD1UsageLog(env).catch(failed("usage log drain")),

@@ -16,7 +16,7 @@
  * them (CPCB wind speed is m/s and is multiplied by 3.6 on ingestion).
  */
 
-import type { RecentHour } from "./history.ts";
+import type { RecentHour } from "./recent-hours.ts";
 
 export const SEASONS = ["Winter", "Summer", "Monsoon", "Post-Monsoon"] as const;
 export type Season = (typeof SEASONS)[number];

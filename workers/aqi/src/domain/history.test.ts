@@ -4,10 +4,10 @@ import {
   aqiAtLatestReading,
   encodeHistoryColumns,
   HISTORY_COLUMNS,
-  type RecentHour,
   recentHoursIssues,
   windowArithmetic,
 } from "./history.ts";
+import type { RecentHour } from "./recent-hours.ts";
 
 /** Readings hours_before from..to, each from `values(hoursBefore)`. */
 function readings(

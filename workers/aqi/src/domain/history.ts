@@ -34,10 +34,7 @@ import {
   type FeatureInput,
   type PreprocessingSpec,
 } from "./features.ts";
-
-/** Request field name of each pollutant, in the calculator's order. */
-export const READING_FIELDS = ["pm25", "pm10", "no2", "so2", "nh3", "co", "o3"] as const;
-export type ReadingField = (typeof READING_FIELDS)[number];
+import { READING_FIELDS, type ReadingField, type RecentHour } from "./recent-hours.ts";
 
 export const POLLUTANT_OF_FIELD: Readonly<Record<ReadingField, Pollutant>> = {
   pm25: "PM2.5",
@@ -70,10 +67,6 @@ export const CONCENTRATION_BOUNDS: Readonly<Record<ReadingField, { ge: number; l
 export const MAX_RECENT_HOURS = 72;
 /** The newest reading may be at most this many hours before the predicted hour (the longest horizon). */
 export const MAX_HORIZON_HOURS = 48;
-
-export type RecentHour = { readonly hours_before: number } & {
-  readonly [field in ReadingField]?: number | null | undefined;
-};
 
 function present(value: number | null | undefined): value is number {
   return typeof value === "number" && Number.isFinite(value);

@@ -12,7 +12,6 @@ import { categoryForAqi } from "../domain/categories.ts";
 import {
   aqiAtLatestReading,
   horizonOf,
-  type RecentHour,
   recentHoursIssues,
   windowArithmetic,
 } from "../domain/history.ts";
@@ -22,6 +21,7 @@ import {
   roundHalfToEven,
   roundTo2Decimals,
 } from "../domain/prediction.ts";
+import type { RecentHour } from "../domain/recent-hours.ts";
 import {
   decideSeason,
   hasReading,

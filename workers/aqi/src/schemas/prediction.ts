@@ -6,12 +6,8 @@
 import { z } from "@hono/zod-openapi";
 import { AQI_CATEGORIES } from "../domain/categories.ts";
 import { DAYS_OF_WEEK, SEASONS } from "../domain/features.ts";
-import {
-  CONCENTRATION_BOUNDS,
-  MAX_HORIZON_HOURS,
-  MAX_RECENT_HOURS,
-  READING_FIELDS,
-} from "../domain/history.ts";
+import { CONCENTRATION_BOUNDS, MAX_HORIZON_HOURS, MAX_RECENT_HOURS } from "../domain/history.ts";
+import { READING_FIELDS } from "../domain/recent-hours.ts";
 import { INPUT_BOUNDS, SERVICE_RADIUS_KM } from "../domain/request-checks.ts";
 import {
   floatField,

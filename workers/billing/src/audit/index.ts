@@ -6,7 +6,9 @@ export {
   SYSTEM_AUDIT,
   statusChange,
 } from "./domain/audit.ts";
+export type { AuditRouteServices } from "./route-services.ts";
 export { auditEventRoutes } from "./routes.ts";
+export { AuditEventService } from "./service.ts";
 export {
   auditEntry,
   auditStatement,

@@ -1,4 +1,3 @@
-import { database } from "@edge-platform/shared/db/client";
 import { auditActorTypes } from "@edge-platform/shared/db/schema/audit";
 import { createRoute, z } from "@hono/zod-openapi";
 import {
@@ -14,7 +13,6 @@ import {
 import { auditReader } from "./audit-reader.ts";
 import { auditActions } from "./domain/audit.ts";
 import type { AuditRouteServices } from "./route-services.ts";
-import { AuditEventService } from "./service.ts";
 
 const instant = (field: string) =>
   z.iso

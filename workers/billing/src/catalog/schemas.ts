@@ -9,7 +9,13 @@ import {
 } from "@edge-platform/shared/db/schema/catalog";
 import { subscriptionStatuses } from "@edge-platform/shared/db/schema/subscriptions";
 import { z } from "@hono/zod-openapi";
-import { MAX_PRICING_TIERS, pricingProblem, usageThresholdsProblem } from "../pricing/index.ts";
+import { integer } from "../platform/index.ts";
+import {
+  CouponCodeSchema,
+  MAX_PRICING_TIERS,
+  pricingProblem,
+  usageThresholdsProblem,
+} from "../pricing/index.ts";
 
 // Request and response schemas of the catalog, subscription and
 // entitlement routes.
@@ -35,28 +41,6 @@ export const immutable = (field: string) =>
       message: `${field} is immutable and cannot be changed`,
     })
     .openapi({ description: `Not accepted: ${field} cannot change` });
-
-/** A whole number from 0 to the largest exact integer. */
-/**
- * An integer in [min, max]. Integrality is a refinement rather than `.int()`
- * so that the message is ours ("must be a whole number of cents") instead of
- * the generic type message.
- */
-export const integer = (
-  field: string,
-  what: string,
-  min: number,
-  max: number,
-  minMessage = `${field} must be ${what}`,
-) =>
-  z
-    .number({ message: `${field} must be ${what}` })
-    .min(min, minMessage)
-    .max(
-      max,
-      max === Number.MAX_SAFE_INTEGER ? `${field} is too large` : `${field} must be ${what}`,
-    )
-    .refine(Number.isInteger, { message: `${field} must be ${what}` });
 
 /** A whole number from 0 to the largest exact integer. */
 export const count = (field: string, what = "a whole number") =>
@@ -295,12 +279,6 @@ export const CreateEntitlementBody = z
 export const UpdateEntitlementBody = z
   .object({ featureId: immutable("featureId"), ...termFields })
   .strict();
-
-export const CouponCodeSchema = z
-  .string({ message: "couponCode must be a string" })
-  .trim()
-  .regex(/^[A-Za-z0-9_-]{3,40}$/, "couponCode must be 3-40 letters, digits, - or _")
-  .openapi({ example: "SAVE20" });
 
 export const SubscribeBody = z
   .object({

@@ -1,4 +1,3 @@
-import type { EntitlementSnapshotRow, SubscriptionWithPlan } from "../subscriptions/index.ts";
 import type { FeatureRow, PlanEntitlementRow, PlanPriceRow, PlanRow } from "./storage.ts";
 
 /** How a plan lists its prices: the active ones, MONTHLY before ANNUALLY. */

@@ -10,7 +10,6 @@ export {
   type TopUpRequest,
   usageCostCents,
 } from "./domain/credits.ts";
-export { expireCreditGrants } from "./expiry-job.ts";
+export type { CreditRouteServices } from "./route-services.ts";
 export { creditRoutes } from "./routes.ts";
-export { startAutoTopUp } from "./service.ts";
-export { declinedTopUpStatement } from "./storage.ts";
+export { CreditService } from "./service.ts";

@@ -1,8 +1,4 @@
-import { database } from "@edge-platform/shared/db/client";
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { auditContext } from "../audit/index.ts";
-import type { AppEnv } from "../platform/index.ts";
 import {
   authenticate,
   bearerSecurity,
@@ -21,7 +17,6 @@ import {
 } from "../platform/index.ts";
 import { CREDIT_CATEGORIES, DEFAULT_GRANT_PRIORITY, MAX_GRANT_AMOUNT } from "./domain/credits.ts";
 import type { CreditRouteServices } from "./route-services.ts";
-import { CreditService } from "./service.ts";
 
 const readers = moneyReaders();
 const administrators = [authenticate(), billingContext(), requireSettlementActor()];

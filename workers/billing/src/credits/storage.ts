@@ -96,28 +96,6 @@ export function upsertAutoTopUpStatement(
     .bind(tenantId, rule.enabled ? 1 : 0, rule.threshold, rule.amount, now.toISOString());
 }
 
-/**
- * A declined (or cancelled) charge of an automatic top-up's invoice turns
- * the rule off, with the reason; only when `when` holds (the attempt's
- * failure was recorded by this batch).
- */
-export function declinedTopUpStatement(
-  d1: D1Database,
-  invoiceId: string,
-  reason: string,
-  now: Date,
-  when: { sql: string; params: unknown[] },
-): D1PreparedStatement {
-  return d1
-    .prepare(
-      `UPDATE credit_auto_top_ups SET enabled = 0, disabled_reason = ?1, updated_at = ?2
-        WHERE enabled = 1
-          AND tenant_id = (SELECT tenant_id FROM credit_grants WHERE invoice_id = ?3 AND auto_top_up = 1)
-          AND ${when.sql}`,
-    )
-    .bind(reason, now.toISOString(), invoiceId, ...when.params);
-}
-
 export function findGrant(d1: D1Database, tenantId: string, id: string) {
   return d1
     .prepare("SELECT * FROM credit_grants WHERE id = ?1 AND tenant_id = ?2")

@@ -8,7 +8,6 @@ import {
   quotaExceededMessage,
 } from "@edge-platform/shared/billing/entitlement-decision";
 import type { Database } from "@edge-platform/shared/db/client";
-import type { tenantStatuses } from "@edge-platform/shared/db/schema/identity";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { findFeatureByLookupKey } from "../catalog/index.ts";
 import { CREDITS_EXHAUSTED } from "../credits/index.ts";

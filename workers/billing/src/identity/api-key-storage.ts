@@ -1,6 +1,6 @@
 import { type Database, nowIso } from "@edge-platform/shared/db/client";
-import { apiKeys, tenants } from "@edge-platform/shared/db/schema/identity";
-import { and, count, desc, eq, isNull, lt, ne, or } from "drizzle-orm";
+import { apiKeys } from "@edge-platform/shared/db/schema/identity";
+import { and, count, desc, eq, ne } from "drizzle-orm";
 
 export function insertApiKey(db: Database, row: typeof apiKeys.$inferInsert) {
   return db.insert(apiKeys).values(row).returning();

@@ -3,13 +3,12 @@ import { inList } from "@edge-platform/shared/db/in-list";
 import { invoices, paymentAttempts } from "@edge-platform/shared/db/schema/billing";
 import { subscriptions } from "@edge-platform/shared/db/schema/subscriptions";
 import { and, asc, eq, gt, inArray, isNotNull, isNull, lt, lte, or, sql } from "drizzle-orm";
+import type { TenantScope } from "../platform/index.ts";
 import { type SubscriptionWithPlan, subscriptionsWithPlan } from "../subscriptions/index.ts";
 
 // The billing cycle's "what is due" queries. `scope` limits them to some
 // tenants: tests that drive their own clock through a database other tests
 // also use; the Cron Trigger passes none.
-
-export type TenantScope = readonly string[] | undefined;
 
 const scoped = (
   column: typeof subscriptions.tenantId | typeof invoices.tenantId,

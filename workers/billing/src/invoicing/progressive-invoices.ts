@@ -1,11 +1,11 @@
 import { type Database, database } from "@edge-platform/shared/db/client";
 import { tenantEventStatement } from "../notifications/index.ts";
-import { PaymentService, refreshCreditsOf } from "../payments/index.ts";
+import type { PaymentService } from "../payments/index.ts";
+import { findInvoiceById } from "../payments/index.ts";
 import type { ProgressiveRequest } from "../pricing/index.ts";
 import { findSubscriptionById } from "../subscriptions/index.ts";
-import { configuredPaymentProvider } from "./billing-cycle-job.ts";
 import { draftInvoiceFor, finalizeInvoice } from "./service.ts";
-import { draftInvoiceStatements, findInvoiceById } from "./storage.ts";
+import { draftInvoiceStatements } from "./storage.ts";
 
 /** Subscriptions whose usage a progressive invoice may bill. */
 const BILLABLE = new Set(["ACTIVE", "PAST_DUE"]);
@@ -19,6 +19,7 @@ const BILLABLE = new Set(["ACTIVE", "PAST_DUE"]);
  */
 export async function issueProgressiveInvoice(
   env: Env,
+  paymentsFor: () => PaymentService,
   tenantId: string,
   request: ProgressiveRequest,
   now: Date = new Date(),
@@ -62,13 +63,7 @@ export async function issueProgressiveInvoice(
     ),
   ]);
   await finalizeInvoice(env.DB, invoice, now);
-  const payments = new PaymentService(
-    db,
-    env.DB,
-    configuredPaymentProvider(env),
-    undefined,
-    refreshCreditsOf(env),
-  );
+  const payments = paymentsFor();
   try {
     await payments.attempt(invoice.id, 1, now);
   } catch (error) {

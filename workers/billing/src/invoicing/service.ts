@@ -18,6 +18,7 @@ import {
 } from "../audit/index.ts";
 import { invoiceEventStatement } from "../notifications/index.ts";
 import type { PaymentService } from "../payments/index.ts";
+import { type InvoiceRow, payStatements } from "../payments/index.ts";
 import type { TenantScoped } from "../platform/index.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
 import { ppmToPercent } from "../pricing/index.ts";
@@ -45,11 +46,9 @@ import {
   findInvoice,
   findInvoiceForPeriod,
   type InvoiceLineRow,
-  type InvoiceRow,
   insertDraftInvoice,
   listInvoices,
   listLineItems,
-  payStatements,
   progressiveBilledIn,
   readCreditDraws,
   readUsageWindows,

@@ -1,8 +1,4 @@
-import { database } from "@edge-platform/shared/db/client";
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { auditContext } from "../audit/index.ts";
-import type { AppEnv } from "../platform/index.ts";
 import {
   bearerSecurity,
   createRouter,
@@ -21,7 +17,6 @@ import {
 } from "../platform/index.ts";
 import { PERCENT_RANGE, UNITS_RANGE } from "./domain/usage-alerts.ts";
 import type { NotificationRouteServices } from "./route-services.ts";
-import { UsageAlertService } from "./usage-alert-service.ts";
 
 const readers = tenantMembers(...EVERY_ROLE);
 const writers = tenantWriters(...MONEY_READERS);

@@ -1,8 +1,5 @@
 import { webhookDeliveryStatuses } from "@edge-platform/shared/db/schema/webhooks";
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { auditContext } from "../audit/index.ts";
-import type { AppEnv } from "../platform/index.ts";
 import {
   authenticate,
   bearerSecurity,
@@ -22,10 +19,9 @@ import {
   withholdOnReplay,
 } from "../platform/index.ts";
 import { TENANT_EVENT_TYPES } from "./domain/tenant-events.ts";
-import { ALL_EVENT_TYPES, deliverySettings } from "./domain/webhook-delivery.ts";
+import { ALL_EVENT_TYPES } from "./domain/webhook-delivery.ts";
 import { WEBHOOK_URL_MAX_LENGTH } from "./domain/webhook-url.ts";
 import type { NotificationRouteServices } from "./route-services.ts";
-import { WebhookEndpointService } from "./webhook-endpoint-service.ts";
 
 const readers = [authenticate(), billingContext(), requireMoneyReader()];
 const writers = [authenticate(), billingContext(), requireWebhookManager()];

@@ -108,3 +108,20 @@ export async function refundedSoFar(db: Database, invoiceId: string): Promise<nu
     .get();
   return Number(row?.refunded ?? 0);
 }
+
+/**
+ * A ledger entry written from an invoice's row in the same statement, at most
+ * once per invoice and type, and only while the invoice has the expected
+ * status: ?1 entry id, ?2 invoice id, ?3 external reference, ?4 time, ?5 status.
+ */
+export const INSERT_LEDGER_FROM_INVOICE = (
+  type: string,
+  debit: string,
+  credit: string,
+  description: string,
+) => `
+INSERT INTO ledger_entries (id, tenant_id, invoice_id, type, description, debit, credit, currency, external_reference, created_at)
+SELECT ?1, tenant_id, id, '${type}', ${description}, ${debit}, ${credit}, currency, ?3, ?4
+FROM invoices
+WHERE id = ?2 AND status = ?5
+  AND NOT EXISTS (SELECT 1 FROM ledger_entries WHERE invoice_id = ?2 AND type = '${type}')`;

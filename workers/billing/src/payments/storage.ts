@@ -6,8 +6,8 @@ import {
   paymentAttempts,
   paymentCustomers,
 } from "@edge-platform/shared/db/schema/billing";
-import { and, asc, count, desc, eq, inArray, lte, sql } from "drizzle-orm";
-import type { TenantScope } from "../invoicing/index.ts";
+import { and, asc, count, desc, eq, lte, sql } from "drizzle-orm";
+import type { TenantScope } from "../platform/index.ts";
 import { PROVIDER_UNAVAILABLE_REASON } from "./domain/payment.ts";
 
 export type PaymentAttemptRow = typeof paymentAttempts.$inferSelect;
@@ -237,4 +237,26 @@ export function insertPaymentCustomerStatement(
        ON CONFLICT (tenant_id, provider) DO NOTHING`,
     )
     .bind(customer.tenantId, customer.provider, customer.providerCustomerId);
+}
+
+/**
+ * A declined (or cancelled) charge of an automatic top-up's invoice turns
+ * the rule off, with the reason; only when `when` holds (the attempt's
+ * failure was recorded by this batch).
+ */
+export function declinedTopUpStatement(
+  d1: D1Database,
+  invoiceId: string,
+  reason: string,
+  now: Date,
+  when: { sql: string; params: unknown[] },
+): D1PreparedStatement {
+  return d1
+    .prepare(
+      `UPDATE credit_auto_top_ups SET enabled = 0, disabled_reason = ?1, updated_at = ?2
+        WHERE enabled = 1
+          AND tenant_id = (SELECT tenant_id FROM credit_grants WHERE invoice_id = ?3 AND auto_top_up = 1)
+          AND ${when.sql}`,
+    )
+    .bind(reason, now.toISOString(), invoiceId, ...when.params);
 }

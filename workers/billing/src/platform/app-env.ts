@@ -2,7 +2,7 @@ import type { CorrelationIdVariables } from "@edge-platform/shared/http/correlat
 import type { ApiKeyRow, TenantRow, UserRow } from "./access-storage.ts";
 import type { ApiKeyVerifier } from "./api-key-verification.ts";
 import type { MembershipRole } from "./domain/roles.ts";
-import type { IdempotencyVariables } from "./idempotency.ts";
+import type { IdempotencyVariables } from "./idempotency-state.ts";
 import type { MailSender } from "./mail-sender.ts";
 
 export interface TenantContext {

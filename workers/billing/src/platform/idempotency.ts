@@ -20,6 +20,7 @@ import {
   takesIdempotencyKey,
 } from "./domain/idempotency.ts";
 import { sha256Hex } from "./domain/secrets.ts";
+import type { CounterIdempotency } from "./idempotency-state.ts";
 import {
   claimIdempotencyKey,
   completeIdempotencyKey,
@@ -52,27 +53,6 @@ import { TENANT_HEADER } from "./tenant-header.ts";
  * the tenant's EntitlementCounter (`recordedByCounter`), which stores the
  * answer in the same step as the units, so the key costs no D1 write.
  */
-
-/** What a consume hands its tenant's EntitlementCounter, which records the key. */
-export interface CounterIdempotency {
-  /** The caller and the key, hashed. */
-  requestId: string;
-  /** The request's fingerprint: the same key with another one is a 422. */
-  requestHash: string;
-  /** The idempotency clock when the request came in. */
-  atMs: number;
-}
-
-export interface IdempotencyState {
-  key: string;
-  /** The route records the key in the EntitlementCounter, not in D1. */
-  inCounter: boolean;
-  /** Set for `inCounter` routes once the caller is known. */
-  counter?: CounterIdempotency;
-  claimed?: boolean;
-  onceShown?: OnceShownSecrets;
-  clock: () => number;
-}
 
 export interface IdempotencyOptions {
   /** Epoch milliseconds; tests move it to see keys expire. */

@@ -6,7 +6,7 @@ export {
   type TenantRow,
   type UserRow,
 } from "./access-storage.ts";
-export { authenticateApiKey } from "./api-key.ts";
+export { apiKeyVerifier, authenticateApiKey } from "./api-key.ts";
 export { type ApiKeyVerifier, isolateApiKeys } from "./api-key-verification.ts";
 export { API_PREFIX, API_VERSION } from "./api-version.ts";
 export type {
@@ -16,14 +16,8 @@ export type {
   TenantContext,
   TenantScoped,
 } from "./app-env.ts";
-export { authenticate } from "./auth.ts";
-export {
-  apiKeyService,
-  inBackground,
-  sessionService,
-  tenantService,
-  userService,
-} from "./context.ts";
+export { authenticate, requireSigningKey } from "./auth.ts";
+export { inBackground } from "./background.ts";
 export { signAccessToken } from "./domain/access-token.ts";
 export { effectiveApiKeyStatus, generateApiKey, looksLikeApiKey } from "./domain/api-key.ts";
 export {
@@ -57,6 +51,7 @@ export {
   type ScheduledRunRecord,
   type ScheduledTaskResults,
   scheduledRunRecord,
+  type TenantScope,
 } from "./domain/scheduled-run.ts";
 export { base64Url, randomToken, sha256Hex } from "./domain/secrets.ts";
 export { SLUG_MAX, SLUG_PATTERN, slugFromName, withRandomSuffix } from "./domain/slug.ts";
@@ -68,13 +63,9 @@ export {
 } from "./domain/webhook-signature.ts";
 export { type CallerTenant, callerTenant, memberOrApiKey } from "./entitlement-caller.ts";
 export { healthRoutes } from "./health-routes.ts";
-export {
-  type CounterIdempotency,
-  counterIdempotency,
-  idempotencyKeys,
-  withholdOnReplay,
-} from "./idempotency.ts";
+export { counterIdempotency, idempotencyKeys, withholdOnReplay } from "./idempotency.ts";
 export { pruneIdempotencyKeys } from "./idempotency-prune.ts";
+export type { CounterIdempotency } from "./idempotency-state.ts";
 export { LoggingMailSender, type MailSender, redactEmail } from "./mail-sender.ts";
 export {
   documentIdempotency,
@@ -89,7 +80,9 @@ export {
   bearerSecurity,
   EmailSchema,
   ErrorSchema,
+  enumQuery,
   errors,
+  integer,
   json,
   jsonBody,
   MessageSchema,
@@ -99,8 +92,8 @@ export {
   PublicProfileSchema,
   pageOf,
   positiveInteger,
-  rateLimited,
   RoleSchema,
+  rateLimited,
   requiredString,
   SessionUserSchema,
   SlugSchema,
@@ -114,6 +107,7 @@ export {
 export { SingleFlight } from "./single-flight.ts";
 export {
   billingContext,
+  moneyReaders,
   requireMoneyReader,
   requireSettlementActor,
   requireWebhookManager,

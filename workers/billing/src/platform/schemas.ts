@@ -85,6 +85,10 @@ export const PageQuerySchema = z
   })
   .strict();
 
+/** An optional query filter over a fixed set of values, with a message that lists them. */
+export const enumQuery = <T extends readonly [string, ...string[]]>(field: string, values: T) =>
+  z.enum(values, { message: `${field} must be one of: ${values.join(", ")}` }).optional();
+
 export const PageMetaSchema = z.object({
   total: z.number().int(),
   page: z.number().int(),
@@ -250,3 +254,25 @@ export const jsonBody = <T extends z.ZodType>(schema: T) => ({
 });
 
 export const bearerSecurity = [{ bearerAuth: [] }];
+
+/** A whole number from 0 to the largest exact integer. */
+/**
+ * An integer in [min, max]. Integrality is a refinement rather than `.int()`
+ * so that the message is ours ("must be a whole number of cents") instead of
+ * the generic type message.
+ */
+export const integer = (
+  field: string,
+  what: string,
+  min: number,
+  max: number,
+  minMessage = `${field} must be ${what}`,
+) =>
+  z
+    .number({ message: `${field} must be ${what}` })
+    .min(min, minMessage)
+    .max(
+      max,
+      max === Number.MAX_SAFE_INTEGER ? `${field} is too large` : `${field} must be ${what}`,
+    )
+    .refine(Number.isInteger, { message: `${field} must be ${what}` });

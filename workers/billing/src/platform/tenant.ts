@@ -132,3 +132,8 @@ export function requireWebhookManager() {
     await next();
   });
 }
+
+/** A money route's readers: members with OWNER, ADMIN or BILLING, and platform administrators. */
+export function moneyReaders() {
+  return [authenticate(), billingContext(), requireMoneyReader()];
+}

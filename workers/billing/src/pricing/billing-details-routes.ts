@@ -1,8 +1,4 @@
-import { database } from "@edge-platform/shared/db/client";
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { auditContext } from "../audit/index.ts";
-import type { AppEnv } from "../platform/index.ts";
 import {
   authenticate,
   bearerSecurity,
@@ -14,7 +10,6 @@ import {
   UuidParam,
   withAccessErrors,
 } from "../platform/index.ts";
-import { BillingDetailsService } from "./billing-details-service.ts";
 import { percentToPpm } from "./domain/tax.ts";
 import type { PricingRouteServices } from "./route-services.ts";
 

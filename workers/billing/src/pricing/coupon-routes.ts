@@ -1,9 +1,5 @@
-import { database } from "@edge-platform/shared/db/client";
 import { couponDurations, couponStatuses } from "@edge-platform/shared/db/schema/billing";
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { auditContext } from "../audit/index.ts";
-import type { AppEnv } from "../platform/index.ts";
 import {
   authenticate,
   bearerSecurity,
@@ -22,7 +18,6 @@ import {
   withAccessErrors,
 } from "../platform/index.ts";
 import { CouponCodeSchema } from "./coupon-schemas.ts";
-import { CouponService } from "./coupon-service.ts";
 import type { PricingRouteServices } from "./route-services.ts";
 
 const admin = [authenticate(), requirePlatformAdmin()];

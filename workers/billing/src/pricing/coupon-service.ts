@@ -10,7 +10,6 @@ import {
   statusChange,
 } from "../audit/index.ts";
 import type { TenantContext } from "../platform/index.ts";
-import { findSubscription } from "../subscriptions/index.ts";
 import {
   archiveCouponStatement,
   type CouponRedemptionRow,
@@ -74,10 +73,21 @@ const alreadyHasCoupon = () =>
     "The tenant already has an active coupon: one at a time, until its duration is used up",
   );
 
+/**
+ * A tenant's subscription as coupons see it: redemptions are made on one.
+ * The subscriptions capability owns the table; the composition root hands
+ * its lookup in.
+ */
+export type SubscriptionLookup = (
+  tenantId: string,
+  subscriptionId: string,
+) => Promise<{ subscription: { status: string } } | undefined>;
+
 /** Coupons (platform administrators) and their redemption on a tenant's subscription. */
 export class CouponService {
   constructor(
     private readonly db: Database,
+    private readonly findSubscription: SubscriptionLookup,
     private readonly audit: AuditContext = SYSTEM_AUDIT,
   ) {}
 
@@ -207,7 +217,7 @@ export class CouponService {
 
   /** The tenant's active coupon, seen from one of its subscriptions (404 without one). */
   async active(context: TenantContext, subscriptionId: string) {
-    const found = await findSubscription(this.db, context.tenant.id, subscriptionId);
+    const found = await this.findSubscription(context.tenant.id, subscriptionId);
     if (!found) throw new ApiError(404, "Subscription not found or does not belong to this tenant");
     const active = await findActiveRedemption(this.db, context.tenant.id);
     if (!active) throw new ApiError(404, "The tenant has no active coupon");
@@ -217,7 +227,7 @@ export class CouponService {
   /** POST /subscriptions/{id}/coupon: redeems a code on the tenant's current subscription. */
   async redeem(context: TenantContext, subscriptionId: string, code: string) {
     const tenantId = context.tenant.id;
-    const found = await findSubscription(this.db, tenantId, subscriptionId);
+    const found = await this.findSubscription(tenantId, subscriptionId);
     if (!found) throw new ApiError(404, "Subscription not found or does not belong to this tenant");
     if (found.subscription.status === "CANCELLED") {
       throw new ApiError(409, "The subscription has ended: redeem the coupon on the current one");

@@ -1,6 +1,8 @@
 export { billingDetailsRoutes } from "./billing-details-routes.ts";
+export { BillingDetailsService } from "./billing-details-service.ts";
 export { findBillingDetails } from "./billing-details-storage.ts";
 export { couponRoutes } from "./coupon-routes.ts";
+export { CouponCodeSchema } from "./coupon-schemas.ts";
 export { CouponService } from "./coupon-service.ts";
 export {
   describeCharge,
@@ -16,3 +18,4 @@ export {
   usageThresholdsProblem,
 } from "./domain/progressive.ts";
 export { ppmToPercent, taxCents, taxLineDescription } from "./domain/tax.ts";
+export type { PricingRouteServices } from "./route-services.ts";

@@ -1,12 +1,15 @@
-export { runSubscriptionJobs } from "./jobs.ts";
+export type { SubscriptionRouteServices } from "./route-services.ts";
 export { subscriptionRoutes } from "./routes.ts";
-export { SubscriptionService } from "./service.ts";
+export { refreshEntitlementCounter, SubscriptionService } from "./service.ts";
 export {
-  type EntitlementSnapshotRow,
+  activateAfterTrial,
+  endAtPeriodEnd,
   findCurrentSubscription,
   findSubscription,
   findSubscriptionById,
   listSnapshots,
+  rollEndedPeriod,
+  rollPeriod,
   type SubscriptionWithPlan,
   subscriptionsWithPlan,
 } from "./storage.ts";

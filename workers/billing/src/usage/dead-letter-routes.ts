@@ -1,9 +1,5 @@
-import { database } from "@edge-platform/shared/db/client";
 import { deadLetterStages, deadLetterStatuses } from "@edge-platform/shared/db/schema/usage";
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
-import { auditContext } from "../audit/index.ts";
-import type { AppEnv } from "../platform/index.ts";
 import {
   authenticate,
   bearerSecurity,
@@ -15,7 +11,6 @@ import {
   UuidParam,
   withAccessErrors,
 } from "../platform/index.ts";
-import { UsageDeadLetterService } from "./dead-letter-service.ts";
 import type { UsageRouteServices } from "./route-services.ts";
 import { DeadLetterPageSchema, DeadLetterSchema } from "./schemas.ts";
 

@@ -1,7 +1,6 @@
 import { database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { createRoute, z } from "@hono/zod-openapi";
-import type { Context } from "hono";
 import { createMiddleware } from "hono/factory";
 import type { AppEnv } from "../platform/index.ts";
 import {
@@ -15,7 +14,6 @@ import {
   withAccessErrors,
 } from "../platform/index.ts";
 import { byteLength, MAX_BATCH_BYTES } from "./domain/usage-events.ts";
-import { UsageIngestionService } from "./ingestion.ts";
 import { findUsageEvent, listUsageEvents } from "./log/service.ts";
 import type { UsageRouteServices } from "./route-services.ts";
 import {
@@ -31,7 +29,6 @@ import {
   UsageEventsQuery,
 } from "./schemas.ts";
 import { usageTimeseries } from "./timeseries-service.ts";
-import { UsageViewService } from "./views.ts";
 
 const BODY_TOO_LARGE = `Request body must be at most ${MAX_BATCH_BYTES / (1024 * 1024)} MB`;
 

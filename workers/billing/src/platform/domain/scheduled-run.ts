@@ -119,3 +119,5 @@ export function scheduledRunRecord(
     failedTasks,
   };
 }
+
+export type TenantScope = readonly string[] | undefined;

@@ -1,54 +1,15 @@
 import { database } from "@edge-platform/shared/db/client";
 import { SYSTEM_AUDIT } from "../audit/index.ts";
-import type { PaymentProvider } from "../payments/index.ts";
-import {
-  finishWebhookEvent,
-  type PaymentProviderSettings,
-  PaymentService,
-  ProviderUnavailableError,
-  paymentProviderFromEnv,
-  pendingReconcileMinutes,
-  processWebhookEvent,
-  refreshCreditsOf,
-  type WebhookQueueMessage,
-} from "../payments/index.ts";
-import { BillingCycle } from "./billing-cycle.ts";
+import { finishWebhookEvent } from "./provider-webhook-storage.ts";
+import { processWebhookEvent, type WebhookQueueMessage } from "./provider-webhooks.ts";
+import type { PaymentProvider } from "./providers/payment-provider.ts";
+import { PaymentService, refreshCreditsOf } from "./service.ts";
 
 export const WEBHOOK_QUEUE = "payprovider-webhooks";
 export const WEBHOOK_DEAD_LETTER_QUEUE = "payprovider-webhooks-dlq";
 
 export function isWebhookQueue(queue: string): boolean {
   return queue === WEBHOOK_QUEUE || queue === WEBHOOK_DEAD_LETTER_QUEUE;
-}
-
-/**
- * The configured payment provider; when it is misconfigured, one that
- * refuses every payment as "unavailable", so invoicing and period changes
- * still run and the attempts are made once the configuration is fixed.
- */
-export function configuredPaymentProvider(env: Env): PaymentProvider {
-  try {
-    return paymentProviderFromEnv(env as unknown as PaymentProviderSettings);
-  } catch (error) {
-    const reason = String(error);
-    console.error(JSON.stringify({ level: "error", msg: "payment provider unavailable", reason }));
-    const unavailable = () => Promise.reject(new ProviderUnavailableError(reason));
-    return {
-      name: "unconfigured",
-      createCustomer: unavailable,
-      createPayment: unavailable,
-      retrievePayment: unavailable,
-    };
-  }
-}
-
-/** The billing cycle the Cron Trigger runs (see runSubscriptionJobs). */
-export function scheduledBillingCycle(env: Env): BillingCycle {
-  return new BillingCycle(env, configuredPaymentProvider(env), undefined, {
-    pendingReconcileMinutes: pendingReconcileMinutes(
-      (env as unknown as PaymentProviderSettings).PAYMENT_PENDING_RECONCILE_MINUTES,
-    ),
-  });
 }
 
 /** Retry delays for webhook processing: 5 s, 10 s, 20 s, ... capped at 5 minutes. */
@@ -60,7 +21,7 @@ function retryDelaySeconds(attempts: number): number {
 export async function consumeWebhookBatch(
   batch: MessageBatch<WebhookQueueMessage>,
   env: Env,
-  provider: PaymentProvider = configuredPaymentProvider(env),
+  provider: PaymentProvider,
 ): Promise<void> {
   const db = database(env.DB);
   if (batch.queue === WEBHOOK_DEAD_LETTER_QUEUE) {
