@@ -2,13 +2,13 @@ import { env } from "cloudflare:workers";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { expect, vi } from "vitest";
 import { BillingCycle, type BillingCycleOptions } from "../src/invoicing/billing-cycle.ts";
+import { runSubscriptionJobs } from "../src/invoicing/subscription-jobs.ts";
 import {
   type DevelopmentOutcome,
   DevelopmentPaymentProvider,
 } from "../src/payments/providers/development-provider.ts";
 import type { PaymentProvider } from "../src/payments/providers/payment-provider.ts";
 import { signWebhook } from "../src/platform/domain/webhook-signature.ts";
-import { runSubscriptionJobs } from "../src/subscriptions/jobs.ts";
 import { createFeature, createPlan, createPrice, grant } from "./catalog-helpers.ts";
 import { type Account, type CallOptions, call, login } from "./helpers.ts";
 

@@ -371,7 +371,7 @@ describe("expiry and void", () => {
       creditBalance: 1_000,
     });
 
-    const { expireCreditGrants } = await import("../src/credits/expiry-job.ts");
+    const { expireCreditGrants } = await import("../src/services.ts");
     expect(await expireCreditGrants(env, new Date(afterExpiry))).toBeGreaterThanOrEqual(1);
     const grants = (await asAdmin(tenantId)("/api/v1/credit-grants")).body.data;
     expect(grants.find((g: Json) => g.id === expiring.id)).toMatchObject({

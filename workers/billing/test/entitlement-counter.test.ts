@@ -5,7 +5,7 @@ import { usageAggregates, usageFlushes } from "@edge-platform/shared/db/schema/u
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { describe, expect, it, vi } from "vitest";
-import type { EntitlementCounter } from "../src/entitlements/counter/entitlement-counter.ts";
+import type { EntitlementCounter } from "../src/index.ts";
 import { applyUsageFlush } from "../src/usage/aggregates-storage.ts";
 import {
   insertSubscription,

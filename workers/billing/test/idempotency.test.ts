@@ -8,7 +8,7 @@ import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-co
 import { Hono } from "hono";
 import { describe, expect, it } from "vitest";
 import { createApp } from "../src/app.ts";
-import type { EntitlementCounter } from "../src/entitlements/counter/entitlement-counter.ts";
+import type { EntitlementCounter } from "../src/index.ts";
 import type { AppEnv } from "../src/platform/app-env.ts";
 import { IDEMPOTENCY_TTL_MS } from "../src/platform/domain/idempotency.ts";
 import { idempotencyKeys, idempotent } from "../src/platform/idempotency.ts";

@@ -3,8 +3,9 @@ import { database } from "@edge-platform/shared/db/client";
 import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import { finalizeInvoice } from "../src/invoicing/service.ts";
-import { insertDraftInvoice, payStatements, voidStatements } from "../src/invoicing/storage.ts";
+import { insertDraftInvoice, voidStatements } from "../src/invoicing/storage.ts";
 import { balanceOf } from "../src/payments/domain/ledger.ts";
+import { payStatements } from "../src/payments/invoice-settlement-storage.ts";
 import { ledgerTotals, refundStatement } from "../src/payments/ledger-storage.ts";
 import { insertSubscription, insertTenant } from "./entitlement-fixtures.ts";
 

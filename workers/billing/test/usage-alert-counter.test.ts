@@ -2,7 +2,7 @@ import { runDurableObjectAlarm, runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { describe, expect, it, vi } from "vitest";
-import type { EntitlementCounter } from "../src/entitlements/counter/entitlement-counter.ts";
+import type { EntitlementCounter } from "../src/index.ts";
 import type { TenantEvent } from "../src/notifications/domain/tenant-events.ts";
 import {
   insertSubscription,

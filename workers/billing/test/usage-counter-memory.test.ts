@@ -3,8 +3,8 @@ import { env } from "cloudflare:workers";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { withShard } from "@edge-platform/shared/usage-log/client";
 import { describe, expect, it } from "vitest";
-import type { EntitlementCounter } from "../src/entitlements/counter/entitlement-counter.ts";
 import { counterIdRetentionMs } from "../src/entitlements/domain/usage-counter-settings.ts";
+import type { EntitlementCounter } from "../src/index.ts";
 import {
   insertSubscription,
   insertTenant,

@@ -2,9 +2,9 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { describe, expect, it } from "vitest";
-import type { EntitlementCounter } from "../src/entitlements/counter/entitlement-counter.ts";
 import { pruneUsageFlushIds } from "../src/entitlements/counter/flush-prune.ts";
 import { flushIdsRetentionMs } from "../src/entitlements/domain/usage-counter-settings.ts";
+import type { EntitlementCounter } from "../src/index.ts";
 import { runScheduledWork } from "../src/scheduled-work.ts";
 import { applyUsageFlush } from "../src/usage/aggregates-storage.ts";
 import {

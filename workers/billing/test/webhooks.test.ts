@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.ts";
-import { consumeWebhookBatch } from "../src/invoicing/billing-cycle-job.ts";
+import { consumeWebhookBatch } from "../src/payments/provider-webhook-job.ts";
 import { signWebhook } from "../src/platform/domain/webhook-signature.ts";
 import {
   asTenant,
