@@ -1,6 +1,6 @@
 /*
  * The 8-byte hash of a client eventId that the usage log's archived-id
- * index keys on (storage.ts). It only narrows the search: a hash hit is
+ * index keys on (id-index.ts). It only narrows the search: a hash hit is
  * confirmed against the full eventId before anything is decided, so two
  * ids sharing a hash cost a slower lookup, never a wrong answer.
  *
