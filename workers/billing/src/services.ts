@@ -1,4 +1,4 @@
-import { database } from "@edge-platform/shared/db/client";
+import { type Database, database } from "@edge-platform/shared/db/client";
 import type { Context } from "hono";
 import {
   type AuditContext,
@@ -28,6 +28,7 @@ import {
 } from "./identity/index.ts";
 import {
   BillingCycle,
+  type BillingCycleOptions,
   InvoiceService,
   type InvoicingRouteServices,
   issueProgressiveInvoice,
@@ -50,7 +51,12 @@ import {
   refreshCreditsOf,
   WebhookService,
 } from "./payments/index.ts";
-import { type AppEnv, apiKeyVerifier, requireSigningKey } from "./platform/index.ts";
+import {
+  type AppEnv,
+  apiKeyVerifier,
+  requireSigningKey,
+  type TenantScope,
+} from "./platform/index.ts";
 import {
   BillingDetailsService,
   CouponService,
@@ -94,15 +100,14 @@ export function paymentProvider(env: Env): PaymentProvider {
   }
 }
 
+/** Payments through `provider`, as `audit` (the system when undefined). */
+function paymentsOver(env: Env, provider: PaymentProvider, audit?: AuditContext): PaymentService {
+  return new PaymentService(database(env.DB), env.DB, provider, audit, refreshCreditsOf(env));
+}
+
 /** Payments with the configured provider, as `audit` (the system when undefined). */
 export function payments(env: Env, audit?: AuditContext): PaymentService {
-  return new PaymentService(
-    database(env.DB),
-    env.DB,
-    paymentProvider(env),
-    audit,
-    refreshCreditsOf(env),
-  );
+  return paymentsOver(env, paymentProvider(env), audit);
 }
 
 /** Prepaid credits, paying top-ups through `payments`. */
@@ -116,9 +121,19 @@ function credits(env: Env, paymentService: PaymentService, audit?: AuditContext)
   );
 }
 
+/** A billing cycle charging through `provider`, over the tenants in `scope` (every tenant when undefined). */
+export function billingCycleOver(
+  env: Env,
+  provider: PaymentProvider,
+  scope?: TenantScope,
+  options: BillingCycleOptions = {},
+): BillingCycle {
+  return new BillingCycle(env, paymentsOver(env, provider, SYSTEM_AUDIT), scope, options);
+}
+
 /** The billing cycle the Cron Trigger runs (see runSubscriptionJobs). */
 export function billingCycle(env: Env): BillingCycle {
-  return new BillingCycle(env, paymentProvider(env), undefined, {
+  return billingCycleOver(env, paymentProvider(env), undefined, {
     pendingReconcileMinutes: pendingReconcileMinutes(
       (env as unknown as PaymentProviderSettings).PAYMENT_PENDING_RECONCILE_MINUTES,
     ),
@@ -159,11 +174,21 @@ const catalog: CatalogRouteServices = {
   planEntitlementService: (c) => new PlanEntitlementService(db(c), auditContext(c)),
 };
 
+/** Coupons, finding the subscription a redemption is for in `database`. */
+function coupons(database: Database, audit: AuditContext): CouponService {
+  return new CouponService(
+    database,
+    (tenantId, id) => findSubscription(database, tenantId, id),
+    audit,
+  );
+}
+
 const subscriptions: SubscriptionRouteServices = {
   subscriptionService: (c) =>
     new SubscriptionService(
       db(c),
       c.env.ENTITLEMENT_COUNTER,
+      coupons(db(c), auditContext(c)),
       // Built only when a resume has a period to bill (it reads the provider configuration).
       (found, now) => billingCycle(c.env).closePausedPeriod(found, now),
       auditContext(c),
@@ -173,6 +198,7 @@ const subscriptions: SubscriptionRouteServices = {
     new SubscriptionService(
       database(c.var.replicaSession as unknown as D1Database),
       c.env.ENTITLEMENT_COUNTER,
+      coupons(database(c.var.replicaSession as unknown as D1Database), auditContext(c)),
       undefined,
       auditContext(c),
     ),
@@ -208,12 +234,7 @@ const creditRoutes: CreditRouteServices = {
 };
 
 const pricing: PricingRouteServices = {
-  couponService: (c) =>
-    new CouponService(
-      db(c),
-      (tenantId, id) => findSubscription(db(c), tenantId, id),
-      auditContext(c),
-    ),
+  couponService: (c) => coupons(db(c), auditContext(c)),
   billingDetailsService: (c) => new BillingDetailsService(db(c), auditContext(c)),
 };
 

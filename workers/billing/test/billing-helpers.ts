@@ -1,7 +1,7 @@
 import { env } from "cloudflare:workers";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { expect, vi } from "vitest";
-import { BillingCycle, type BillingCycleOptions } from "../src/invoicing/billing-cycle.ts";
+import type { BillingCycleOptions } from "../src/invoicing/billing-cycle.ts";
 import { runSubscriptionJobs } from "../src/invoicing/subscription-jobs.ts";
 import {
   type DevelopmentOutcome,
@@ -9,6 +9,7 @@ import {
 } from "../src/payments/providers/development-provider.ts";
 import type { PaymentProvider } from "../src/payments/providers/payment-provider.ts";
 import { signWebhook } from "../src/platform/domain/webhook-signature.ts";
+import { billingCycleOver } from "../src/services.ts";
 import { createFeature, createPlan, createPrice, grant } from "./catalog-helpers.ts";
 import { type Account, type CallOptions, call, login } from "./helpers.ts";
 
@@ -79,7 +80,7 @@ export function runCycle(
   options: BillingCycleOptions = {},
 ) {
   return runSubscriptionJobs(env, at, {
-    billing: new BillingCycle(env, provider, tenantIds, options),
+    billing: billingCycleOver(env, provider, tenantIds, options),
   });
 }
 

@@ -3,12 +3,10 @@ import { type Database, database } from "@edge-platform/shared/db/client";
 import type { InvoiceKind } from "@edge-platform/shared/db/schema/billing";
 import { SYSTEM_AUDIT } from "../audit/index.ts";
 import { invoiceEventStatement } from "../notifications/index.ts";
-import type { PaymentProvider } from "../payments/index.ts";
 import {
   GRACE_PERIOD_DAYS,
-  PaymentService,
+  type PaymentService,
   PENDING_RECONCILE_AFTER_MINUTES,
-  refreshCreditsOf,
 } from "../payments/index.ts";
 import type { TenantScope } from "../platform/index.ts";
 import type { SubscriptionWithPlan } from "../subscriptions/index.ts";
@@ -73,22 +71,15 @@ function logFailure(msg: string, detail: Record<string, unknown>, error: unknown
  */
 export class BillingCycle {
   private readonly db: Database;
-  private readonly payments: PaymentService;
 
   constructor(
     private readonly env: Env,
-    provider: PaymentProvider,
+    /** Charges the cycle's invoices, as the system. */
+    private readonly payments: PaymentService,
     private readonly scope?: TenantScope,
     private readonly options: BillingCycleOptions = {},
   ) {
     this.db = database(env.DB);
-    this.payments = new PaymentService(
-      this.db,
-      env.DB,
-      provider,
-      SYSTEM_AUDIT,
-      refreshCreditsOf(env),
-    );
   }
 
   get tenantScope(): TenantScope {

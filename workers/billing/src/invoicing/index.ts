@@ -1,4 +1,4 @@
-export { BillingCycle } from "./billing-cycle.ts";
+export { BillingCycle, type BillingCycleOptions } from "./billing-cycle.ts";
 export { allowanceShare, billableAllowance, type InvoiceDraft } from "./domain/invoice.ts";
 export { issueProgressiveInvoice } from "./progressive-invoices.ts";
 export type { InvoicingRouteServices } from "./route-services.ts";

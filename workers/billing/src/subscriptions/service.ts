@@ -23,7 +23,7 @@ import { tenantCancellationHooks } from "../identity/index.ts";
 import { type SubscriptionChange, subscriptionEventEntry } from "../notifications/index.ts";
 import type { TenantContext } from "../platform/index.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
-import { CouponService } from "../pricing/index.ts";
+import type { CouponService } from "../pricing/index.ts";
 import { trialDaysFor } from "./domain/trials.ts";
 import {
   cancelAtPeriodEnd,
@@ -101,6 +101,8 @@ export class SubscriptionService {
   constructor(
     private readonly db: Database,
     private readonly counters: Env["ENTITLEMENT_COUNTER"],
+    /** Redeems the coupon a new subscription names. */
+    private readonly coupons: CouponService,
     /** Bills a paused subscription's period up to the pause if not yet billed (the billing cycle's close). */
     private readonly closePausedPeriod?: (found: SubscriptionWithPlan, now: Date) => Promise<void>,
     private readonly audit: AuditContext = SYSTEM_AUDIT,
@@ -119,11 +121,7 @@ export class SubscriptionService {
     context: TenantContext,
     input: { planId: string; priceId: string; couponCode?: string | undefined },
   ) {
-    const coupons = new CouponService(
-      this.db,
-      (tenantId, id) => findSubscription(this.db, tenantId, id),
-      this.audit,
-    );
+    const { coupons } = this;
     const { plan, price, entitlements, replaced, hadTrial } = await this.subscribeTerms(
       context,
       input,
