@@ -1,3 +1,4 @@
+// The audit capability's only entry for the rest of the worker (what it owns: README.md).
 export { auditContext } from "./audit-context.ts";
 export {
   type AuditAction,

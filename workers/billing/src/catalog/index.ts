@@ -1,3 +1,4 @@
+// The catalog capability's only entry for the rest of the worker (what it owns: README.md).
 export { featureRoutes } from "./feature-routes.ts";
 export { FeatureService } from "./feature-service.ts";
 export { planEntitlementRoutes } from "./plan-entitlement-routes.ts";

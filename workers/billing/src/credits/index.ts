@@ -1,3 +1,4 @@
+// The credits capability's only entry for the rest of the worker (what it owns: README.md).
 export {
   applicableBalance,
   type CostWindow,

@@ -1,3 +1,4 @@
+// The identity capability's only entry for the rest of the worker (what it owns: README.md).
 export { adminTenantRoutes } from "./admin-tenant-routes.ts";
 export { apiKeyRoutes } from "./api-key-routes.ts";
 export { ApiKeyService } from "./api-key-service.ts";

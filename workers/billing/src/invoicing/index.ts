@@ -1,3 +1,4 @@
+// The invoicing capability's only entry for the rest of the worker (what it owns: README.md).
 export { BillingCycle, type BillingCycleOptions } from "./billing-cycle.ts";
 export { allowanceShare, billableAllowance, type InvoiceDraft } from "./domain/invoice.ts";
 export { issueProgressiveInvoice } from "./progressive-invoices.ts";

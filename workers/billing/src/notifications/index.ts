@@ -1,3 +1,4 @@
+// The notifications capability's only entry for the rest of the worker (what it owns: README.md).
 export {
   type NewTenantEvent,
   TENANT_EVENT_TYPES,

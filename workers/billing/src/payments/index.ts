@@ -1,3 +1,4 @@
+// The payments capability's only entry for the rest of the worker (what it owns: README.md).
 export { billingRoutes } from "./billing-routes.ts";
 export {
   GRACE_PERIOD_DAYS,

@@ -1,3 +1,4 @@
+// The platform capability's only entry for the rest of the worker (what it owns: README.md).
 export {
   type ApiKeyRow,
   findMembershipWithTenant,

@@ -1,3 +1,4 @@
+// The pricing capability's only entry for the rest of the worker (what it owns: README.md).
 export { billingDetailsRoutes } from "./billing-details-routes.ts";
 export { BillingDetailsService } from "./billing-details-service.ts";
 export { findBillingDetails } from "./billing-details-storage.ts";

@@ -1,3 +1,4 @@
+// The subscriptions capability's only entry for the rest of the worker (what it owns: README.md).
 export type { SubscriptionRouteServices } from "./route-services.ts";
 export { subscriptionRoutes } from "./routes.ts";
 export { refreshEntitlementCounter, SubscriptionService } from "./service.ts";
