@@ -174,11 +174,11 @@ const catalog: CatalogRouteServices = {
   planEntitlementService: (c) => new PlanEntitlementService(db(c), auditContext(c)),
 };
 
-/** Coupons, finding the subscription a redemption is for in `database`. */
-function coupons(database: Database, audit: AuditContext): CouponService {
+/** Coupons, finding the subscription a redemption is for through the same connection. */
+function coupons(connection: Database, audit: AuditContext): CouponService {
   return new CouponService(
-    database,
-    (tenantId, id) => findSubscription(database, tenantId, id),
+    connection,
+    (tenantId, id) => findSubscription(connection, tenantId, id),
     audit,
   );
 }
@@ -194,14 +194,16 @@ const subscriptions: SubscriptionRouteServices = {
       auditContext(c),
     ),
   /** Display reads of a route behind `replicaReads()`: through its D1 session (read replicas). */
-  subscriptionReader: (c) =>
-    new SubscriptionService(
-      database(c.var.replicaSession as unknown as D1Database),
+  subscriptionReader: (c) => {
+    const replica = database(c.var.replicaSession as unknown as D1Database);
+    return new SubscriptionService(
+      replica,
       c.env.ENTITLEMENT_COUNTER,
-      coupons(database(c.var.replicaSession as unknown as D1Database), auditContext(c)),
+      coupons(replica, auditContext(c)),
       undefined,
       auditContext(c),
-    ),
+    );
+  },
 };
 
 const entitlements: EntitlementRouteServices = {

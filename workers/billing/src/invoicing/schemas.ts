@@ -5,12 +5,10 @@ import {
 } from "@edge-platform/shared/db/schema/billing";
 import { chargeModels } from "@edge-platform/shared/db/schema/catalog";
 import { z } from "@hono/zod-openapi";
-import { enumQuery, PageQuerySchema, pageOf } from "../platform/index.ts";
+import { CentsSchema, enumQuery, PageQuerySchema, pageOf } from "../platform/index.ts";
 
 // Request and response schemas of the invoice, billing and webhook routes.
 // Money is integer cents; unit prices are integer micro-cents.
-
-const cents = z.number().int().openapi({ description: "Integer cents" });
 
 export const GenerateInvoiceBody = z
   .object({
@@ -69,7 +67,7 @@ export const LineItemSchema = z
     usageWindowKey: z.string().nullable(),
     quantity: z.number().int(),
     unitPriceMicroCents: z.number().int(),
-    amount: cents,
+    amount: CentsSchema,
     sortOrder: z.number().int(),
     pricing: BilledChargeSchema,
     creditGrantId: z.string().nullable().openapi({
@@ -88,13 +86,13 @@ export const InvoiceSchema = z
     invoiceNumber: z.string().nullable().openapi({ example: "INV-2026-000001" }),
     status: z.enum(invoiceStatuses),
     currency: z.string(),
-    subtotal: cents.openapi({ description: "The charges, before discount, tax and credit" }),
-    discount: cents.openapi({ description: "Cents a coupon took off the subtotal" }),
-    tax: cents.openapi({ description: "Cents of tax on subtotal - discount" }),
+    subtotal: CentsSchema.openapi({ description: "The charges, before discount, tax and credit" }),
+    discount: CentsSchema.openapi({ description: "Cents a coupon took off the subtotal" }),
+    tax: CentsSchema.openapi({ description: "Cents of tax on subtotal - discount" }),
     taxRate: z.number().nullable().openapi({
       description: "The tax rate (percent) in force when the invoice was finalized; null: none",
     }),
-    total: cents.openapi({ description: "subtotal - discount + tax - credit applied" }),
+    total: CentsSchema.openapi({ description: "subtotal - discount + tax - credit applied" }),
     periodStart: z.string(),
     periodEnd: z.string(),
     dueDate: z.string().nullable(),
@@ -118,11 +116,11 @@ export const UpcomingInvoiceSchema = z
     subscriptionId: z.string(),
     kind: z.enum(invoiceKinds),
     currency: z.string(),
-    subtotal: cents,
-    discount: cents,
-    tax: cents.openapi({ description: "At the tenant's tax rate now" }),
+    subtotal: CentsSchema,
+    discount: CentsSchema,
+    tax: CentsSchema.openapi({ description: "At the tenant's tax rate now" }),
     taxRate: z.number().nullable(),
-    total: cents.openapi({
+    total: CentsSchema.openapi({
       description: "Integer cents, after the discount, tax and credit balance finalize would apply",
     }),
     periodStart: z.string(),

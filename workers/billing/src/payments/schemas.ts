@@ -1,11 +1,9 @@
 import { ledgerEntryTypes, paymentAttemptStatuses } from "@edge-platform/shared/db/schema/billing";
 import { z } from "@hono/zod-openapi";
-import { enumQuery, PageQuerySchema } from "../platform/index.ts";
+import { CentsSchema, enumQuery, PageQuerySchema } from "../platform/index.ts";
 
 // Request and response schemas of the ledger, balance, payment and provider
 // webhook routes. Money is integer cents.
-
-const cents = z.number().int().openapi({ description: "Integer cents" });
 
 export const CurrencySchema = z
   .string()
@@ -31,8 +29,8 @@ export const LedgerEntrySchema = z
     invoiceId: z.string().nullable(),
     type: z.enum(ledgerEntryTypes),
     description: z.string(),
-    debit: cents,
-    credit: cents,
+    debit: CentsSchema,
+    credit: CentsSchema,
     currency: z.string(),
     externalReference: z.string().nullable(),
     createdAt: z.string(),
@@ -43,10 +41,12 @@ export const BalanceSchema = z
   .object({
     tenantId: z.string(),
     currency: z.string(),
-    balance: cents.openapi({ description: "Σdebit − Σcredit; positive means the tenant owes" }),
-    totalCharged: cents,
-    totalPaid: cents,
-    creditBalance: cents.openapi({
+    balance: CentsSchema.openapi({
+      description: "Σdebit − Σcredit; positive means the tenant owes",
+    }),
+    totalCharged: CentsSchema,
+    totalPaid: CentsSchema,
+    creditBalance: CentsSchema.openapi({
       description:
         "Money received that no invoice needed (a payment for a VOID or already PAID invoice), not yet applied; the next finalized invoice uses it",
     }),
@@ -64,7 +64,7 @@ export const PaymentAttemptSchema = z
     providerPaymentId: z.string().nullable(),
     provider: z.string(),
     status: z.enum(paymentAttemptStatuses),
-    amount: cents,
+    amount: CentsSchema,
     currency: z.string(),
     failureReason: z.string().nullable(),
     attemptNumber: z.number().int(),

@@ -79,6 +79,7 @@ export { D1_BOOKMARK_HEADER, replicaReads } from "./replica-reads.ts";
 export { createRouter, optionalJsonBody } from "./router.ts";
 export {
   bearerSecurity,
+  CentsSchema,
   EmailSchema,
   ErrorSchema,
   enumQuery,

@@ -85,6 +85,9 @@ export const PageQuerySchema = z
   })
   .strict();
 
+/** An amount of money in integer cents. */
+export const CentsSchema = z.number().int().openapi({ description: "Integer cents" });
+
 /** An optional query filter over a fixed set of values, with a message that lists them. */
 export const enumQuery = <T extends readonly [string, ...string[]]>(field: string, values: T) =>
   z.enum(values, { message: `${field} must be one of: ${values.join(", ")}` }).optional();
