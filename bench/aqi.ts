@@ -52,7 +52,12 @@
  *    not do, so the Worker side carries that work), and the recent-hours
  *    model (aqi-history-1.0.0, 100 rows with recent_hours x 74 columns; its
  *    `run` includes turning z into AQI the same way). The autocannon table has
- *    a batch of 100 rows with readings and one with recent_hours too.
+ *    a batch of 100 rows with readings and one with recent_hours too, and
+ *    single requests of both; the recent_hours routes are read against their
+ *    recent_aqi twins measured in the same run (run one after the other): a
+ *    batch of 100 rows with recent_hours at least half the requests per
+ *    second of one with recent_aqi, a single recent_hours prediction at most
+ *    1.5 times a recent_aqi one (time per request and p50 latency).
  * 4. Cold session creation: what the service's isolate measured when it
  *    created its session (GET /v1/model/info `session_create_ms`), what the
  *    probe's fresh isolate measured, and onnxruntime-node's creation time.
@@ -86,11 +91,13 @@ type Variant = "weather-only" | "recent-reading" | "recent-hours";
 
 import { autocannon } from "./lib/autocannon.ts";
 import {
+  atLeast,
   atMost,
   type BenchmarkRow,
   count,
   startBenchmarkReport,
   times,
+  verdict as verdictOf,
 } from "./lib/benchmarks-doc.ts";
 import { quantile, table } from "./lib/report.ts";
 
@@ -106,6 +113,10 @@ const DIAGNOSE = process.env.BENCH_DIAGNOSE !== "0";
 const UNLIMITED = "1000000000";
 /** Inference in workerd as a ratio of onnxruntime-node (1 thread) on the same rows. */
 const INFERENCE_TARGET = 1.5;
+/** A 100-row batch with recent_hours, in requests/s, as a ratio of one with recent_aqi. */
+const HISTORY_BATCH_TARGET = 0.5;
+/** A single recent_hours prediction's time per request and p50 latency, as a ratio of a recent_aqi one's. */
+const HISTORY_SINGLE_TARGET = 1.5;
 
 interface LoadResult {
   name: string;
@@ -596,6 +607,7 @@ async function main(): Promise<void> {
       (_, index) => readingHoldout.rows[index % readingHoldout.rows.length]!.request,
     );
     const readingBatch = JSON.stringify({ requests: readingRows });
+    const readingSingle = JSON.stringify(readingRows[0]);
     const historyHoldout = JSON.parse(
       readFileSync(path.join(ROOT, "models", HISTORY_HOLDOUT), "utf8"),
     ) as { onnx: string; modelVersion: string; rows: { request: FeatureInput }[] };
@@ -604,6 +616,7 @@ async function main(): Promise<void> {
       (_, index) => historyHoldout.rows[index % historyHoldout.rows.length]!.request,
     );
     const historyBatch = JSON.stringify({ requests: historyRows });
+    const historySingle = JSON.stringify(historyRows[0]);
 
     const check = await fetch(`${base}/v1/predict/batch`, {
       method: "POST",
@@ -616,6 +629,8 @@ async function main(): Promise<void> {
     if (checked.count !== 100) throw new Error(`batch check returned ${checked.count} predictions`);
 
     log(`autocannon: ${CONNECTIONS} connections, ${SECONDS} s per route`);
+    const post = (name: string, route: string, body: string) =>
+      load(name, `${base}${route}`, { method: "POST", body });
     const results = [
       { rows: 1, ...(await load("GET /v1/health (baseline, no I/O)", `${base}/v1/health`)) },
       {
@@ -632,6 +647,22 @@ async function main(): Promise<void> {
           body: single,
           manyClients: true,
         })),
+      },
+      {
+        rows: 1,
+        ...(await post(
+          "POST /v1/predict (1 row with readings), one client",
+          "/v1/predict",
+          readingSingle,
+        )),
+      },
+      {
+        rows: 1,
+        ...(await post(
+          "POST /v1/predict (1 row with recent_hours), one client",
+          "/v1/predict",
+          historySingle,
+        )),
       },
       {
         rows: 100,
@@ -669,6 +700,24 @@ async function main(): Promise<void> {
         )),
       },
     ];
+
+    const routeResult = (name: string) => {
+      const found = results.find((result) => result.name === name);
+      if (!found) throw new Error(`no autocannon result named ${name}`);
+      return found;
+    };
+    const historyRoutes = {
+      batch: routeResult("POST /v1/predict/batch (100 rows with recent_hours), one client"),
+      readingBatch: routeResult("POST /v1/predict/batch (100 rows with readings), one client"),
+      single: routeResult("POST /v1/predict (1 row with recent_hours), one client"),
+      readingSingle: routeResult("POST /v1/predict (1 row with readings), one client"),
+    };
+    // Higher is better for the batch (throughput); lower is better for the single request (time).
+    const historyRatios = {
+      batch: historyRoutes.batch.rps / historyRoutes.readingBatch.rps,
+      singleTime: historyRoutes.readingSingle.rps / historyRoutes.single.rps,
+      singleP50: historyRoutes.single.p50 / historyRoutes.readingSingle.p50,
+    };
 
     log(`in-Worker timing: ${SAMPLES} sequential batch-of-100 requests`);
     const inference: number[] = [];
@@ -789,6 +838,12 @@ async function main(): Promise<void> {
           result.errors,
         ]),
       )}\n\n`,
+    );
+    process.stdout.write(
+      `recent_hours against recent_aqi, same run:\n` +
+        `  batch of 100 rows: ${fixed(historyRoutes.batch.rps, 1)} vs ${fixed(historyRoutes.readingBatch.rps, 1)} req/s (p50 ${historyRoutes.batch.p50} vs ${historyRoutes.readingBatch.p50} ms), ratio ${fixed(historyRatios.batch, 2)} (target >= ${HISTORY_BATCH_TARGET}: ${verdictOf(atLeast(historyRatios.batch, HISTORY_BATCH_TARGET))})\n` +
+        `  single request: ${fixed(historyRoutes.single.rps, 1)} vs ${fixed(historyRoutes.readingSingle.rps, 1)} req/s, time per request ratio ${fixed(historyRatios.singleTime, 2)} (target <= ${HISTORY_SINGLE_TARGET}: ${verdictOf(atMost(historyRatios.singleTime, HISTORY_SINGLE_TARGET))}); ` +
+        `p50 ${historyRoutes.single.p50} vs ${historyRoutes.readingSingle.p50} ms, ratio ${fixed(historyRatios.singleP50, 2)} (target <= ${HISTORY_SINGLE_TARGET}: ${verdictOf(atMost(historyRatios.singleP50, HISTORY_SINGLE_TARGET))})\n\n`,
     );
     const mean = (values: number[]) =>
       values.reduce((sum, value) => sum + value, 0) / values.length;
@@ -1003,6 +1058,30 @@ async function main(): Promise<void> {
             baseline: healthBaseline,
           }),
         ),
+        {
+          benchmark:
+            "`POST /v1/predict/batch`: 100 rows with recent_hours against 100 rows with readings (req/s)",
+          figure: `${count(historyRoutes.batch.rps)} vs ${count(historyRoutes.readingBatch.rps)} req/s; p50 ${historyRoutes.batch.p50} ms vs ${historyRoutes.readingBatch.p50} ms`,
+          ratio: times(historyRatios.batch),
+          baseline: `100 rows with readings (recent_aqi), ${count(historyRoutes.readingBatch.rps)} req/s`,
+          target: atLeast(historyRatios.batch, HISTORY_BATCH_TARGET),
+        },
+        {
+          benchmark:
+            "`POST /v1/predict`: 1 row with recent_hours against 1 row with readings (time per request, the inverse of req/s)",
+          figure: `${count(historyRoutes.single.rps)} vs ${count(historyRoutes.readingSingle.rps)} req/s`,
+          ratio: times(historyRatios.singleTime),
+          baseline: `1 row with readings (recent_aqi), ${count(historyRoutes.readingSingle.rps)} req/s`,
+          target: atMost(historyRatios.singleTime, HISTORY_SINGLE_TARGET),
+        },
+        {
+          benchmark:
+            "`POST /v1/predict`: 1 row with recent_hours against 1 row with readings (p50 latency)",
+          figure: `p50 ${historyRoutes.single.p50} ms vs ${historyRoutes.readingSingle.p50} ms`,
+          ratio: times(historyRatios.singleP50),
+          baseline: `1 row with readings (recent_aqi), p50 ${historyRoutes.readingSingle.p50} ms`,
+          target: atMost(historyRatios.singleP50, HISTORY_SINGLE_TARGET),
+        },
         ...inferenceRows(
           `weather-only model ${info.model_version}`,
           probeRunMs,
