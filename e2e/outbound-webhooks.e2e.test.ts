@@ -1,7 +1,8 @@
 import { readFileSync } from "node:fs";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Webhook } from "standardwebhooks";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { type RunningStack, startStack } from "../scripts/lib/stack.ts";
 import {
   type Caller,
@@ -18,6 +19,22 @@ import {
 } from "./lib/billing-api.ts";
 import { eventually } from "./lib/eventually.ts";
 import { verifyEdgeSignature } from "./lib/verify-edge-signature.ts";
+
+/** What a receiver hands the standard verifier: the request's headers as strings. */
+function headersOf(request: Received): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(request.headers).map(([name, value]) => [name, String(value)]),
+  );
+}
+
+/** The body if the standardwebhooks package verifies it with `secret`; the package's error otherwise. */
+function standardVerify(secret: string, request: Received): unknown {
+  try {
+    return new Webhook(secret).verify(request.body, headersOf(request));
+  } catch (error) {
+    return (error as Error).message;
+  }
+}
 
 // Outbound webhooks against a running stack: a local receiver
 // started here (the development setting allows http://127.0.0.1), a billing
@@ -205,6 +222,11 @@ describe("outbound webhooks", () => {
       ),
     ).toBe(false);
     const event = JSON.parse(delivery.body);
+    // The standard verifier, unchanged, as a receiver runs it.
+    expect(standardVerify(hook.secret, delivery)).toEqual(event);
+    expect(standardVerify(hook.secret, { ...delivery, body: `${delivery.body} ` })).toBe(
+      "No matching signature found",
+    );
     expect(Object.keys(event)).toEqual(["id", "type", "createdAt", "tenantId", "data"]);
     expect(event).toMatchObject({
       type: "invoice.finalized",
@@ -255,10 +277,12 @@ describe("outbound webhooks", () => {
     expect(new Set(calls.map((call) => call.headers["edge-event-id"]))).toEqual(
       new Set([failed.eventId]),
     );
+    expect(new Set(calls.map((call) => call.headers["webhook-id"]))).toEqual(new Set([failed.id]));
     for (const call of calls) {
       expect(
         verifyEdgeSignature(hook.secret, call.headers["edge-signature"] as string, call.body),
       ).toBe(true);
+      expect(standardVerify(hook.secret, call)).toEqual(JSON.parse(call.body));
     }
     const gaps = calls.slice(1).map((call, index) => call.at - (calls[index]?.at ?? call.at));
     console.log(
@@ -302,6 +326,14 @@ describe("outbound webhooks", () => {
       DELIVERY_WAIT_MS,
     );
     expect(fixed?.headers["edge-event-id"]).toBe(failed.eventId);
+    // A resend: the same webhook-id (the receiver's dedup key), a timestamp of its own, verified.
+    if (!fixed) throw new Error("no resent delivery");
+    expect(fixed.headers["webhook-id"]).toBe(failed.id);
+    const lastRetry = calls[calls.length - 1];
+    expect(Number(fixed.headers["webhook-timestamp"])).toBeGreaterThan(
+      Number(lastRetry?.headers["webhook-timestamp"]),
+    );
+    expect(standardVerify(hook.secret, fixed)).toEqual(JSON.parse(fixed.body));
     expect(
       verifyEdgeSignature(
         hook.secret,
@@ -321,6 +353,73 @@ describe("outbound webhooks", () => {
       "endpoint",
     );
     expect(healthy.failingSince).toBeNull();
+  }, 120_000);
+});
+
+describe("Standard Webhooks: rotation and replay", () => {
+  it("during a rotation either secret verifies; after it only the new one; an old timestamp is refused", async () => {
+    const hook = await endpoint("/ok/rotation", ["invoice.paid"]);
+    const example = async (path: string) => {
+      const before = receiver.on(path).length;
+      ok(
+        await send(`/webhook-endpoints/${hook.id}/send-example`, {
+          method: "POST",
+          token: admin,
+          tenant: tenantId,
+        }),
+        202,
+        "send-example",
+      );
+      const [delivery] = await eventually(
+        () => (receiver.on(path).length > before ? receiver.on(path).slice(before) : undefined),
+        "the example delivery",
+        DELIVERY_WAIT_MS,
+      );
+      if (!delivery) throw new Error("no example delivery");
+      return delivery;
+    };
+
+    const plain = await example("/ok/rotation");
+    expect(JSON.parse(plain.body)).toMatchObject({ type: "webhook.test", tenantId });
+    expect(standardVerify(hook.secret, plain)).toEqual(JSON.parse(plain.body));
+
+    const rotated = ok(
+      await send(`/webhook-endpoints/${hook.id}/rotate-secret`, {
+        token: admin,
+        tenant: tenantId,
+        body: { previousSecretExpiresInHours: 1 },
+      }),
+      200,
+      "rotate",
+    ) as { secret: string; previousSecretExpiresAt: string };
+    const during = await example("/ok/rotation");
+    expect(standardVerify(rotated.secret, during)).toEqual(JSON.parse(during.body));
+    expect(standardVerify(hook.secret, during)).toEqual(JSON.parse(during.body));
+    expect(standardVerify(`whsec_${btoa("someone else's key, 32 bytes..")}`, during)).toBe(
+      "No matching signature found",
+    );
+
+    // A captured delivery replayed six minutes later is refused by the receiver's verifier.
+    vi.useFakeTimers({ now: Date.now() + 6 * 60_000, toFake: ["Date"] });
+    try {
+      expect(standardVerify(rotated.secret, during)).toBe("Message timestamp too old");
+    } finally {
+      vi.useRealTimers();
+    }
+
+    const third = ok(
+      await send(`/webhook-endpoints/${hook.id}/rotate-secret`, {
+        token: admin,
+        tenant: tenantId,
+        body: { previousSecretExpiresInHours: 0 },
+      }),
+      200,
+      "rotate with no overlap",
+    ) as { secret: string };
+    const after = await example("/ok/rotation");
+    expect(standardVerify(third.secret, after)).toEqual(JSON.parse(after.body));
+    expect(after.headers["webhook-signature"]?.toString().split(" ")).toHaveLength(1);
+    expect(standardVerify(rotated.secret, after)).toBe("No matching signature found");
   }, 120_000);
 });
 

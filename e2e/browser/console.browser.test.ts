@@ -359,6 +359,15 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
     );
     await page.getByRole("button", { name: "Rotate secret" }).click();
     await expect(page.locator("#rotated-secret").textContent()).resolves.toMatch(/^whsec_/);
+    await page.getByText(/signs too until/).waitFor();
+    const beforeExample = receiver.received.length;
+    await page.getByRole("button", { name: "Send test event" }).click();
+    await page.getByText("A webhook.test event is queued").waitFor();
+    await until("the test event to arrive", async () =>
+      receiver.received.slice(beforeExample).some((event) => event.type === "webhook.test")
+        ? true
+        : undefined,
+    );
 
     // ---- members, invoices (none yet), audit log filtered
     await go(page, "Members", "Members");

@@ -1,6 +1,7 @@
 import { createExecutionContext, createMessageBatch, getQueueResult } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { addMonthsClamped, MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
+import { Webhook } from "standardwebhooks";
 import { beforeAll, describe, expect, it, vi } from "vitest";
 import type { TenantEvent } from "../src/notifications/domain/tenant-events.ts";
 import {
@@ -275,6 +276,10 @@ describe("delivery (webhook-deliveries consumer)", () => {
       ).ok,
     ).toBe(false);
 
+    // The Standard Webhooks headers, checked as a receiver would with the standard verifier.
+    expect(headers.get("webhook-id")).toBe(message.deliveryId);
+    expect(new Webhook(target.secret).verify(body, Object.fromEntries(headers))).toEqual(evt);
+
     const page = await log(owner, target.id);
     expect(page.status).toBe(200);
     expect(page.body.data).toHaveLength(1);
@@ -505,6 +510,42 @@ describe("retention", () => {
   });
 });
 
+describe("secret rotation", () => {
+  it("both secrets sign during the overlap; afterwards only the new one", async () => {
+    const owner = await register();
+    const target = await endpoint(owner);
+    const rotated = await call(`/api/v1/webhook-endpoints/${target.id}/rotate-secret`, {
+      token: owner.accessToken,
+      tenant: owner.tenant.id,
+      body: { previousSecretExpiresInHours: 1 },
+    });
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+    const newSecret = rotated.body.secret as string;
+
+    const during = event(owner.tenant.id);
+    const [first] = (await fanOut(during)).sent;
+    if (!first) throw new Error("no delivery queued");
+    const { captured, fetcher } = answering(204);
+    await deliver(first, { fetcher });
+    const headers = Object.fromEntries(new Headers(captured[0]?.init.headers));
+    const body = String(captured[0]?.init.body);
+    expect(headers["webhook-signature"]?.split(" ")).toHaveLength(2);
+    expect(new Webhook(newSecret).verify(body, headers)).toEqual(during);
+    expect(new Webhook(target.secret).verify(body, headers)).toEqual(during);
+
+    // An hour later (the attempt's clock), the old secret no longer signs.
+    const after = event(owner.tenant.id);
+    const [second] = (await fanOut(after)).sent;
+    if (!second) throw new Error("no delivery queued");
+    const later = answering(204);
+    const inAnHour = new Date(Date.now() + HOUR + 60_000);
+    await deliver(second, { fetcher: later.fetcher, now: () => inAnHour });
+    const laterHeaders = Object.fromEntries(new Headers(later.captured[0]?.init.headers));
+    expect(laterHeaders["webhook-signature"]?.split(" ")).toHaveLength(1);
+    expect(Number(laterHeaders["webhook-timestamp"])).toBe(Math.floor(inAnHour.getTime() / 1000));
+  });
+});
+
 describe("manual resend", () => {
   it("queues a finished delivery again: same event id, the next attempt number, marked manual", async () => {
     const owner = await register();
@@ -534,9 +575,10 @@ describe("manual resend", () => {
     await deliver({ deliveryId: message.deliveryId, manual: true }, { fetcher });
     const row = await deliveryRow(message.deliveryId);
     expect(row?.status).toBe("DELIVERED");
-    if (captured.length > 0) {
-      expect(new Headers(captured[0]?.init.headers).get("edge-event-id")).toBe(evt.id);
-    }
+    // The resend carries the delivery's id again: receivers deduplicate on webhook-id.
+    const resentHeaders = new Headers(captured[0]?.init.headers);
+    expect(resentHeaders.get("edge-event-id")).toBe(evt.id);
+    expect(resentHeaders.get("webhook-id")).toBe(message.deliveryId);
     const page = await log(owner, target.id);
     const attempts = page.body.data[0].attempts;
     expect(attempts[0]).toMatchObject({ attemptNumber: 2, manual: true });

@@ -12,7 +12,7 @@ import { type Account, addMember, call, expectError, register } from "./helpers.
 // Idempotency-Key replays and the audit rows written with each change.
 
 const BASE = "/api/v1/webhook-endpoints";
-const SECRET = /^whsec_[A-Za-z0-9_-]{43}$/;
+const SECRET = /^whsec_[A-Za-z0-9+/]{43}=$/;
 let owner: Account;
 
 beforeAll(async () => {
@@ -232,6 +232,7 @@ describe("who may do what", () => {
       [`/${mine.id}`, { method: "PATCH", body: { enabled: false } }],
       [`/${mine.id}`, { method: "DELETE" }],
       [`/${mine.id}/rotate-secret`, { method: "POST" }],
+      [`/${mine.id}/send-example`, { method: "POST" }],
     ] as const) {
       expectError(
         await as(stranger, stranger.tenant.id)(path, options),
@@ -316,5 +317,76 @@ describe("PATCH, DELETE and rotate-secret", () => {
     ).toBe(rotated.body.secret);
     const audit = await onlyAuditRow(created.id, "webhook_endpoint.secret_rotated");
     expect(JSON.stringify(audit)).not.toContain(rotated.body.secret);
+  });
+
+  it("the replaced secret keeps signing for 24 hours by default, for the hours asked, or not at all", async () => {
+    const created = await createEndpoint(owner);
+    expect(created.previousSecretExpiresAt).toBeNull();
+    const before = Date.now();
+    const rotated = await as(owner)(`/${created.id}/rotate-secret`, { method: "POST" });
+    expect(rotated.status, JSON.stringify(rotated.body)).toBe(200);
+    const overlapEnd = Date.parse(rotated.body.previousSecretExpiresAt);
+    expect(overlapEnd - before).toBeGreaterThanOrEqual(24 * 3600_000);
+    expect(overlapEnd - Date.now()).toBeLessThanOrEqual(24 * 3600_000);
+    const stored = await env.DB.prepare(
+      "SELECT previous_secret_ciphertext AS previous FROM webhook_endpoints WHERE id = ?",
+    )
+      .bind(created.id)
+      .first<{ previous: string }>();
+    expect(
+      await decryptWebhookSecret(env.WEBHOOK_SECRET_KEY, created.id, stored?.previous ?? ""),
+    ).toBe(created.secret);
+    expect((await as(owner)(`/${created.id}`)).body.previousSecretExpiresAt).toBe(
+      rotated.body.previousSecretExpiresAt,
+    );
+
+    const twoHours = await as(owner)(`/${created.id}/rotate-secret`, {
+      body: { previousSecretExpiresInHours: 2 },
+    });
+    expect(Date.parse(twoHours.body.previousSecretExpiresAt) - Date.now()).toBeLessThanOrEqual(
+      2 * 3600_000,
+    );
+    const atOnce = await as(owner)(`/${created.id}/rotate-secret`, {
+      body: { previousSecretExpiresInHours: 0 },
+    });
+    expect(atOnce.body.previousSecretExpiresAt).toBeNull();
+    const audit = await auditRowsFor(created.id, "webhook_endpoint.secret_rotated");
+    expect(audit).toHaveLength(3);
+
+    for (const body of [
+      { previousSecretExpiresInHours: -1 },
+      { previousSecretExpiresInHours: 169 },
+      { previousSecretExpiresInHours: 1.5 },
+      { previousSecretExpiresInHours: "24" },
+      { overlap: 1 },
+    ]) {
+      expectError(await as(owner)(`/${created.id}/rotate-secret`, { body }), 400, (message) =>
+        expect(JSON.stringify(message)).toMatch(/previousSecretExpiresInHours|overlap/),
+      );
+    }
+  });
+});
+
+describe("POST /webhook-endpoints/:id/send-example", () => {
+  it("queues one webhook.test delivery to this endpoint only, in its delivery log", async () => {
+    const target = await createEndpoint(owner);
+    const other = await createEndpoint(owner, { eventTypes: ["*"] });
+    const sent = await as(owner)(`/${target.id}/send-example`, { method: "POST" });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+    expect(sent.body).toMatchObject({
+      endpointId: target.id,
+      eventType: "webhook.test",
+      status: "PENDING",
+      attemptCount: 0,
+    });
+    expect(sent.body.eventId).toMatch(/^evt_/);
+    const log = await as(owner)(`/${target.id}/deliveries`);
+    expect(log.body.data.map((row: { id: string }) => row.id)).toContain(sent.body.id);
+    const elsewhere = await as(owner)(`/${other.id}/deliveries`);
+    expect(elsewhere.body.data).toEqual([]);
+
+    await as(owner)(`/${target.id}`, { method: "PATCH", body: { enabled: false } });
+    expectError(await as(owner)(`/${target.id}/send-example`, { method: "POST" }), 409);
+    expectError(await as(owner)(`/${crypto.randomUUID()}/send-example`, { method: "POST" }), 404);
   });
 });

@@ -54,6 +54,9 @@ export const webhookEndpoints = sqliteTable(
     enabled: integer("enabled", { mode: "boolean" }).notNull().default(true),
     /** `v1.<base64url IV>.<base64url ciphertext>` (AES-256-GCM, endpoint id as associated data). */
     secretCiphertext: text("secret_ciphertext").notNull(),
+    /** The secret a rotation replaced (same encryption): it signs too until `previousSecretExpiresAt`. */
+    previousSecretCiphertext: text("previous_secret_ciphertext"),
+    previousSecretExpiresAt: text("previous_secret_expires_at"),
     /** The first delivery failure since the last success; null while healthy. */
     failingSince: text("failing_since"),
     disabledReason: text("disabled_reason"),

@@ -105,6 +105,7 @@ const NOTICES: Record<string, string> = {
   "tenant-switched": "Switched tenant.",
   "webhook-deleted": "The endpoint is deleted.",
   "delivery-resent": "The delivery is queued again; it appears below once sent.",
+  "example-sent": "A webhook.test event is queued for this endpoint; it appears below once sent.",
   "member-added": "The member is added.",
   "role-changed": "The member's role is changed.",
   "feature-created": "The feature is created.",

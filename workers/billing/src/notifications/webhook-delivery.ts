@@ -1,8 +1,7 @@
 import { auditStatement, SYSTEM_AUDIT } from "../audit/index.ts";
-import { signWebhook } from "../platform/index.ts";
+import { deliverySignatureHeaders } from "./domain/delivery-signature.ts";
 import { tenantEventSchema } from "./domain/tenant-events.ts";
 import {
-  DELIVERY_SIGNATURE_HEADER,
   DELIVERY_USER_AGENT,
   disableVerdict,
   EVENT_ID_HEADER,
@@ -12,7 +11,7 @@ import {
   subscribesTo,
   type WebhookDeliverySettings,
 } from "./domain/webhook-delivery.ts";
-import { decryptWebhookSecret } from "./domain/webhook-secret.ts";
+import { decryptWebhookSecret, previousSecretOverlapEnd } from "./domain/webhook-secret.ts";
 import { checkWebhookUrl } from "./domain/webhook-url.ts";
 import { parkTenantEventStatement } from "./tenant-event-storage.ts";
 import type { WebhookDeliveryMessage } from "./webhook-endpoint-service.ts";
@@ -219,6 +218,20 @@ async function post(
   }
 }
 
+/** The current secret, then the rotated-out one while its overlap lasts. */
+async function signingSecrets(
+  endpoint: WebhookEndpointRow,
+  secretKey: string | undefined,
+  at: Date,
+): Promise<string[]> {
+  const secrets = [await decryptWebhookSecret(secretKey, endpoint.id, endpoint.secret_ciphertext)];
+  const previous = endpoint.previous_secret_ciphertext;
+  if (previous && previousSecretOverlapEnd(previous, endpoint.previous_secret_expires_at, at)) {
+    secrets.push(await decryptWebhookSecret(secretKey, endpoint.id, previous));
+  }
+  return secrets;
+}
+
 /** One signed POST of the delivery's body, or why none was made. */
 async function sendSigned(
   delivery: WebhookDeliveryRow,
@@ -230,23 +243,28 @@ async function sendSigned(
 ): Promise<{ statusCode: number | null; error: string | null }> {
   const check = checkWebhookUrl(endpoint.url, settings);
   if (!check.ok) return { statusCode: null, error: `not sent: ${check.reason}` };
-  let secret: string;
+  let secrets: string[];
   try {
-    secret = await decryptWebhookSecret(secretKey, endpoint.id, endpoint.secret_ciphertext);
+    secrets = await signingSecrets(endpoint, secretKey, startedAt);
   } catch {
     return {
       statusCode: null,
       error: "not sent: the signing secret cannot be decrypted (WEBHOOK_SECRET_KEY changed?)",
     };
   }
-  const timestamp = Math.floor(startedAt.getTime() / 1000);
+  const signatures = await deliverySignatureHeaders({
+    webhookId: delivery.id,
+    timestampSeconds: Math.floor(startedAt.getTime() / 1000),
+    body: delivery.payload,
+    secrets,
+  });
   return post(
     check.url,
     delivery.payload,
     {
       "content-type": "application/json",
       "user-agent": DELIVERY_USER_AGENT,
-      [DELIVERY_SIGNATURE_HEADER]: await signWebhook(secret, delivery.payload, timestamp),
+      ...signatures,
       [EVENT_ID_HEADER]: delivery.event_id,
       [EVENT_TYPE_HEADER]: delivery.event_type,
     },

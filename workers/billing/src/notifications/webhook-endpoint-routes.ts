@@ -20,6 +20,10 @@ import {
 } from "../platform/index.ts";
 import { TENANT_EVENT_TYPES } from "./domain/tenant-events.ts";
 import { ALL_EVENT_TYPES } from "./domain/webhook-delivery.ts";
+import {
+  DEFAULT_ROTATION_OVERLAP_HOURS,
+  MAX_ROTATION_OVERLAP_HOURS,
+} from "./domain/webhook-secret.ts";
 import { WEBHOOK_URL_MAX_LENGTH } from "./domain/webhook-url.ts";
 import type { NotificationRouteServices } from "./route-services.ts";
 
@@ -93,6 +97,10 @@ const WebhookEndpointSchema = z
     }),
     disabledReason: z.string().nullable(),
     disabledAt: z.string().nullable(),
+    previousSecretExpiresAt: z.string().nullable().openapi({
+      description:
+        "While a rotated-out secret still signs (a second `v1,` signature in `webhook-signature`), when it stops; null otherwise",
+    }),
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -219,15 +227,38 @@ const remove = createRoute({
   }),
 });
 
+const RotateBody = z
+  .object({
+    previousSecretExpiresInHours: z
+      .number({ message: "previousSecretExpiresInHours must be a number" })
+      .int("previousSecretExpiresInHours must be a whole number of hours")
+      .min(0, "previousSecretExpiresInHours must be at least 0")
+      .max(
+        MAX_ROTATION_OVERLAP_HOURS,
+        `previousSecretExpiresInHours must be at most ${MAX_ROTATION_OVERLAP_HOURS}`,
+      )
+      .optional()
+      .openapi({
+        description: `How long the replaced secret keeps signing beside the new one (hours, 0-${MAX_ROTATION_OVERLAP_HOURS}); ${DEFAULT_ROTATION_OVERLAP_HOURS} unless said; 0 stops it at once`,
+        example: DEFAULT_ROTATION_OVERLAP_HOURS,
+      }),
+  })
+  .strict()
+  .openapi("RotateWebhookSecretRequest");
+
 const rotate = createRoute({
   method: "post",
   path: "/webhook-endpoints/{id}/rotate-secret",
   tags,
   summary:
-    "Replaces the signing secret; the new one is in this response only and signs from now on (OWNER, ADMIN)",
+    "Replaces the signing secret; the new one is in this response only and signs from now on, the old one beside it for 24 hours unless the body says otherwise (OWNER, ADMIN)",
   security: bearerSecurity,
   middleware: writers,
-  request: { headers: TenantHeaderSchema, params: IdParams },
+  request: {
+    headers: TenantHeaderSchema,
+    params: IdParams,
+    body: { ...jsonBody(RotateBody), required: false },
+  },
   responses: withAccessErrors("tenantMember", {
     200: json(WithSecretSchema, "Rotated"),
     400: errors[400],
@@ -272,6 +303,24 @@ const resend = createRoute({
   }),
 });
 
+const sendExample = createRoute({
+  method: "post",
+  path: "/webhook-endpoints/{id}/send-example",
+  tags,
+  summary:
+    "Sends a `webhook.test` event to this endpoint only, signed, retried and logged like any delivery: check a receiver before real events come (OWNER, ADMIN)",
+  security: bearerSecurity,
+  middleware: writers,
+  request: { headers: TenantHeaderSchema, params: IdParams },
+  responses: withAccessErrors("tenantMember", {
+    202: json(WebhookDeliverySchema, "Queued"),
+    400: errors[400],
+    404: errors[404],
+    409: errors[409],
+    503: json(ErrorSchema, "The delivery queue is unavailable"),
+  }),
+});
+
 export const webhookEndpointRoutes = ({ webhookEndpointService }: NotificationRouteServices) =>
   createRouter()
     .openapi(create, async (c) => {
@@ -307,10 +356,20 @@ export const webhookEndpointRoutes = ({ webhookEndpointService }: NotificationRo
     .openapi(rotate, async (c) => {
       withholdOnReplay(c, SECRET_NOT_REPLAYED);
       return c.json(
-        await webhookEndpointService(c).rotateSecret(c.var.billingContext, c.req.valid("param").id),
+        await webhookEndpointService(c).rotateSecret(
+          c.var.billingContext,
+          c.req.valid("param").id,
+          (c.req.valid("json") as z.infer<typeof RotateBody> | undefined) ?? {},
+        ),
         200,
       );
     })
+    .openapi(sendExample, async (c) =>
+      c.json(
+        await webhookEndpointService(c).sendExample(c.var.billingContext, c.req.valid("param").id),
+        202,
+      ),
+    )
     .openapi(deliveries, async (c) =>
       c.json(
         await webhookEndpointService(c).deliveryLog(

@@ -8,10 +8,16 @@ import {
 } from "../audit/index.ts";
 import type { BillingContext } from "../platform/index.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
-import { normaliseEventTypes, type WebhookDeliverySettings } from "./domain/webhook-delivery.ts";
 import {
+  normaliseEventTypes,
+  WEBHOOK_TEST_EVENT_TYPE,
+  type WebhookDeliverySettings,
+} from "./domain/webhook-delivery.ts";
+import {
+  DEFAULT_ROTATION_OVERLAP_HOURS,
   encryptWebhookSecret,
   generateWebhookSecret,
+  previousSecretOverlapEnd,
   WebhookSecretKeyMissingError,
 } from "./domain/webhook-secret.ts";
 import { checkWebhookUrl } from "./domain/webhook-url.ts";
@@ -19,10 +25,14 @@ import {
   deleteEndpointStatement,
   findDelivery,
   findEndpoint,
+  finishDeliveryStatement,
+  insertDeliveryStatement,
   insertEndpointStatement,
   listDeliveries,
   listEndpoints,
+  markDeliveriesQueued,
   reopenDeliveryStatement,
+  rotateSecretStatement,
   updateEndpointStatement,
   type WebhookAttemptRow,
   type WebhookDeliveryRow,
@@ -44,6 +54,11 @@ export interface EndpointInput {
 
 export type EndpointPatch = Partial<EndpointInput>;
 
+export interface SecretRotation {
+  /** 0 stops the old secret at once. */
+  previousSecretExpiresInHours?: number | undefined;
+}
+
 export function endpointView(row: WebhookEndpointRow) {
   return {
     id: row.id,
@@ -55,6 +70,11 @@ export function endpointView(row: WebhookEndpointRow) {
     failingSince: row.failing_since,
     disabledReason: row.disabled_reason,
     disabledAt: row.disabled_at,
+    previousSecretExpiresAt: previousSecretOverlapEnd(
+      row.previous_secret_ciphertext,
+      row.previous_secret_expires_at,
+      new Date(),
+    ),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -202,19 +222,33 @@ export class WebhookEndpointService {
     if ((deleted?.meta.changes ?? 0) !== 1) throw endpointNotFound(id);
   }
 
-  /** A new signing secret (shown in this response only); the old one stops signing at once. */
-  async rotateSecret(context: BillingContext, id: string) {
+  /**
+   * A new signing secret (shown in this response only). The replaced one
+   * keeps signing beside it for the overlap asked for (24 hours unless
+   * said), so receivers switch without rejecting a delivery.
+   */
+  async rotateSecret(context: BillingContext, id: string, rotation: SecretRotation = {}) {
     await this.require(context, id);
     const secret = generateWebhookSecret();
     const secretCiphertext = await this.seal(id, secret);
-    const at = new Date().toISOString();
+    const now = new Date();
+    const at = now.toISOString();
+    const overlapHours = rotation.previousSecretExpiresInHours ?? DEFAULT_ROTATION_OVERLAP_HOURS;
+    const previousExpiresAt =
+      overlapHours > 0 ? new Date(now.getTime() + overlapHours * 3600_000).toISOString() : null;
     await this.d1.batch([
-      updateEndpointStatement(this.d1, context.tenant.id, id, { secretCiphertext }, at),
+      rotateSecretStatement(
+        this.d1,
+        context.tenant.id,
+        id,
+        { secretCiphertext, previousExpiresAt },
+        at,
+      ),
       this.auditRow(
         context,
         "webhook_endpoint.secret_rotated",
         id,
-        { secretRotatedAt: { after: at } },
+        { secretRotatedAt: { after: at }, previousSecretExpiresAt: { after: previousExpiresAt } },
         endpointStamped(id, at),
       ),
     ]);
@@ -273,6 +307,52 @@ export class WebhookEndpointService {
     await this.deliveries.send({ deliveryId, manual: true }, { contentType: "json" });
     const found = await findDelivery(this.d1, id, deliveryId);
     if (!found) throw new Error("delivery vanished after resend");
+    return deliveryView(found);
+  }
+
+  /**
+   * Sends one `webhook.test` event to this endpoint only, signed and logged
+   * like any delivery (retried too), so a receiver can be checked before a
+   * real event comes. 409 when the endpoint is disabled.
+   */
+  async sendExample(context: BillingContext, id: string) {
+    const endpoint = await this.require(context, id);
+    if (endpoint.enabled !== 1) {
+      throw new ApiError(409, "The endpoint is disabled; enable it (PATCH enabled: true) first");
+    }
+    const now = new Date();
+    const at = now.toISOString();
+    const eventId = `evt_${crypto.randomUUID()}`;
+    const deliveryId = crypto.randomUUID();
+    const payload = JSON.stringify({
+      id: eventId,
+      type: WEBHOOK_TEST_EVENT_TYPE,
+      createdAt: at,
+      tenantId: context.tenant.id,
+      data: { endpointId: id, message: "A test event sent on request; nothing changed." },
+    });
+    await insertDeliveryStatement(this.d1, {
+      id: deliveryId,
+      tenantId: context.tenant.id,
+      endpointId: id,
+      eventId,
+      eventType: WEBHOOK_TEST_EVENT_TYPE,
+      payload,
+      now: at,
+    }).run();
+    try {
+      await this.deliveries.send({ deliveryId }, { contentType: "json" });
+    } catch (error) {
+      // No event comes round again for a test, so a delivery never queued is closed here.
+      await finishDeliveryStatement(this.d1, deliveryId, "FAILED", "not queued", at).run();
+      console.error(
+        JSON.stringify({ level: "error", msg: "example not queued", error: String(error) }),
+      );
+      throw new ApiError(503, "The delivery queue is unavailable; try again");
+    }
+    await markDeliveriesQueued(this.d1, [deliveryId], at);
+    const found = await findDelivery(this.d1, id, deliveryId);
+    if (!found) throw new Error("delivery vanished after sending an example");
     return deliveryView(found);
   }
 

@@ -11,6 +11,9 @@ export interface WebhookEndpointRow {
   event_types: string;
   enabled: number;
   secret_ciphertext: string;
+  /** The secret a rotation replaced, still signing until `previous_secret_expires_at`. */
+  previous_secret_ciphertext: string | null;
+  previous_secret_expires_at: string | null;
   failing_since: string | null;
   disabled_reason: string | null;
   disabled_at: string | null;
@@ -177,6 +180,30 @@ export function updateEndpointStatement(
        WHERE id = ? AND tenant_id = ? AND deleted_at IS NULL`,
     )
     .bind(...values, id, tenantId);
+}
+
+/**
+ * Replaces the signing secret. With `previousExpiresAt` the replaced secret
+ * keeps signing until then (the right-hand sides read the row as it was);
+ * without, it stops at once and an earlier overlap ends too.
+ */
+export function rotateSecretStatement(
+  d1: D1Database,
+  tenantId: string,
+  id: string,
+  rotation: { secretCiphertext: string; previousExpiresAt: string | null },
+  now: string,
+): D1PreparedStatement {
+  return d1
+    .prepare(
+      `UPDATE webhook_endpoints
+       SET previous_secret_ciphertext = CASE WHEN ?1 IS NULL THEN NULL ELSE secret_ciphertext END,
+           previous_secret_expires_at = ?1,
+           secret_ciphertext = ?2,
+           updated_at = ?3
+       WHERE id = ?4 AND tenant_id = ?5 AND deleted_at IS NULL`,
+    )
+    .bind(rotation.previousExpiresAt, rotation.secretCiphertext, now, id, tenantId);
 }
 
 export function deleteEndpointStatement(

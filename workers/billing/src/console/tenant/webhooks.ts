@@ -108,11 +108,13 @@ ${extra.secret ? secretPanel("Secret rotated", extra.secret, "rotated-secret") :
   <dt>URL</dt><dd>${e.url}</dd><dt>Events</dt><dd>${e.eventTypes.join(", ")}</dd>
   <dt>State</dt><dd>${badge(e.enabled ? "Enabled" : "Disabled")} ${e.disabledReason ?? ""}</dd>
   <dt>Description</dt><dd>${e.description ?? "-"}</dd><dt>Created</dt><dd>${when(e.createdAt)}</dd>
+  ${e.previousSecretExpiresAt ? html`<dt>Previous secret</dt><dd>signs too until ${when(e.previousSecretExpiresAt)}</dd>` : ""}
 </dl></div>
 ${
   canWrite
     ? html`<div class="row">
-<form method="post" action="/console/webhooks/${e.id}/rotate" class="inline" data-confirm="Rotate the signing secret? The old one stops signing at once.">${formGuard(view.csrfToken)}<button type="submit" class="secondary">Rotate secret</button></form>
+${e.enabled ? html`<form method="post" action="/console/webhooks/${e.id}/send-example" class="inline">${formGuard(view.csrfToken)}<button type="submit" class="secondary">Send test event</button></form>` : ""}
+<form method="post" action="/console/webhooks/${e.id}/rotate" class="inline" data-confirm="Rotate the signing secret? The old one keeps signing beside the new one for 24 hours.">${formGuard(view.csrfToken)}<button type="submit" class="secondary">Rotate secret</button></form>
 ${!e.enabled ? html`<form method="post" action="/console/webhooks/${e.id}/enable" class="inline">${formGuard(view.csrfToken)}<button type="submit" class="secondary">Enable again</button></form>` : ""}
 <form method="post" action="/console/webhooks/${e.id}/delete" class="inline" data-confirm="Delete this endpoint?">${formGuard(view.csrfToken)}<button type="submit" class="danger">Delete endpoint</button></form>
 </div>`
@@ -209,6 +211,17 @@ const resendDelivery: PageHandler = async (c, view) => {
   return done(c, `/console/webhooks/${id}`, "delivery-resent");
 };
 
+const sendExample: PageHandler = async (c, view) => {
+  const form = await formOf(c);
+  const id = c.req.param("id") as string;
+  const result = await view.api.post(`/webhook-endpoints/${encodeURIComponent(id)}/send-example`, {
+    idempotencyKey: form._idem,
+  });
+  if (!result.ok)
+    return webhookDetail(c, view, { error: errorText(result), status: result.status });
+  return done(c, `/console/webhooks/${id}`, "example-sent");
+};
+
 export function registerWebhookPages(app: Hono<ConsoleEnv>, fetchApi: ApiFetch) {
   const page = (handler: PageHandler) =>
     tenantRoute(fetchApi)("/console/webhooks", "Webhooks", handler);
@@ -222,6 +235,7 @@ export function registerWebhookPages(app: Hono<ConsoleEnv>, fetchApi: ApiFetch) 
     page((c, view) => webhookDetail(c, view)),
   );
   app.post("/webhooks/:id/rotate", page(rotateSecret));
+  app.post("/webhooks/:id/send-example", page(sendExample));
   app.post("/webhooks/:id/enable", page(enableEndpoint));
   app.post("/webhooks/:id/delete", page(deleteEndpoint));
   app.post("/webhooks/:id/deliveries/:deliveryId/resend", page(resendDelivery));

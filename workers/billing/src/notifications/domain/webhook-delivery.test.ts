@@ -80,9 +80,9 @@ describe("subscriptions and outcomes", () => {
 });
 
 describe("signing secrets", () => {
-  it("are whsec_ + 32 random bytes in base64url", () => {
+  it("are whsec_ + 32 random bytes in base64", () => {
     const secret = generateWebhookSecret();
-    expect(secret).toMatch(/^whsec_[A-Za-z0-9_-]{43}$/);
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
     expect(generateWebhookSecret()).not.toBe(secret);
   });
 

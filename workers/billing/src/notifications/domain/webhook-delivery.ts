@@ -7,9 +7,10 @@ import { TENANT_EVENT_TYPES, type TenantEventType } from "./tenant-events.ts";
 
 export const EVENT_ID_HEADER = "edge-event-id";
 export const EVENT_TYPE_HEADER = "edge-event-type";
-export const DELIVERY_SIGNATURE_HEADER = "edge-signature";
 export const DELIVERY_USER_AGENT = "edge-platform-webhooks/1.0";
 export const ALL_EVENT_TYPES = "*";
+/** The type of the event `POST /webhook-endpoints/:id/send-example` sends; never emitted otherwise. */
+export const WEBHOOK_TEST_EVENT_TYPE = "webhook.test";
 
 export interface WebhookDeliverySettings {
   retryBaseSeconds: number;

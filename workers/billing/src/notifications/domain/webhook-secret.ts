@@ -1,4 +1,4 @@
-import { base64Url, randomToken } from "../../platform/index.ts";
+import { base64Url } from "../../platform/index.ts";
 
 // Webhook signing secrets. Deliveries sign with the secret itself, so it
 // cannot be stored as a hash only: it is kept encrypted (AES-256-GCM,
@@ -12,8 +12,27 @@ const WEBHOOK_SECRET_BYTES = 32;
 export const WEBHOOK_SECRET_KEY_MIN_LENGTH = 32;
 const CIPHERTEXT_VERSION = "v1";
 
+/** How long a rotated-out secret keeps signing unless the rotation says otherwise. */
+export const DEFAULT_ROTATION_OVERLAP_HOURS = 24;
+/** The longest overlap a rotation may ask for. */
+export const MAX_ROTATION_OVERLAP_HOURS = 7 * 24;
+
+/** `whsec_` + standard base64 (with padding) of 32 random bytes: the Standard Webhooks form. */
 export function generateWebhookSecret(): string {
-  return `${WEBHOOK_SECRET_MARKER}${randomToken(WEBHOOK_SECRET_BYTES)}`;
+  const bytes = crypto.getRandomValues(new Uint8Array(WEBHOOK_SECRET_BYTES));
+  let binary = "";
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return `${WEBHOOK_SECRET_MARKER}${btoa(binary)}`;
+}
+
+/** When a rotated-out secret stops signing, or null when it no longer signs (or there is none). */
+export function previousSecretOverlapEnd(
+  previousCiphertext: string | null,
+  expiresAt: string | null,
+  now: Date,
+): string | null {
+  if (!previousCiphertext || !expiresAt) return null;
+  return Date.parse(expiresAt) > now.getTime() ? expiresAt : null;
 }
 
 export class WebhookSecretKeyMissingError extends Error {
