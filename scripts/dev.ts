@@ -28,7 +28,7 @@ import path from "node:path";
 import { loadDemoData } from "./demo-data.ts";
 import { writeDocsAssets } from "./docs-assets.ts";
 import { devServices, devStateDir, localWorkerProcesses } from "./lib/dev-services.ts";
-import { devVarsFile } from "./lib/dev-vars.ts";
+import { devVarsFile, readDevVars } from "./lib/dev-vars.ts";
 import {
   appendRunRecord,
   CronRunner,
@@ -325,8 +325,12 @@ async function main() {
     (service) =>
       `  ${service.name.padEnd(10)} ${service.links.map((link) => `http://localhost:${service.port}${link}`).join("  ")}`,
   );
+  const billingVars = readDevVars(devVarsFile(ROOT));
+  const signIn = billingVars.DEV_ADMIN_PASSWORD
+    ? `[dev] console sign-in: ${billingVars.DEV_ADMIN_EMAIL ?? "admin@example.dev"} / ${billingVars.DEV_ADMIN_PASSWORD} (the demo administrator, from ${path.basename(devVarsFile(ROOT))})\n`
+    : "";
   process.stdout.write(
-    `\n[dev] ready in ${((Date.now() - started) / 1000).toFixed(1)} s:\n${lines.join("\n")}\n[dev] Ctrl-C stops everything.\n\n`,
+    `\n[dev] ready in ${((Date.now() - started) / 1000).toFixed(1)} s:\n${lines.join("\n")}\n${signIn}[dev] Ctrl-C stops everything.\n\n`,
   );
 }
 

@@ -175,6 +175,12 @@ describe("README quick start on a fresh clone with the machine's Node", () => {
     const billing = await fetch(`${billingUrl}/health`);
     expect(billing.status).toBe(200);
     expect(await billing.json()).toMatchObject({ status: "ok" });
+    // The banner says where the console is and how to sign in; the bare origin leads there.
+    expect(output).toContain(`http://localhost:${billingPort}/console`);
+    expect(output).toMatch(/\[dev\] console sign-in: admin@example\.dev \/ \S+/);
+    const root = await fetch(`${billingUrl}/`, { redirect: "manual" });
+    expect(root.status).toBe(302);
+    expect(root.headers.get("location")).toBe("/console");
     const aqi = await fetch(`http://127.0.0.1:${aqiPort}/v1/health`);
     expect(aqi.status).toBe(200);
     expect(await aqi.json()).toMatchObject({ status: "healthy", model_loaded: true });

@@ -31,7 +31,7 @@ export function devServices(env: NodeJS.ProcessEnv = process.env) {
       varsDir: ROOT,
       persistTo: path.join(stateDir, "billing"),
       health: "/health",
-      links: ["/health", "/api/v1", "/api/docs"],
+      links: ["/console", "/health", "/api/v1", "/api/docs"],
     },
     {
       name: "aqi",
@@ -40,7 +40,7 @@ export function devServices(env: NodeJS.ProcessEnv = process.env) {
       varsDir: path.join(ROOT, "workers/aqi"),
       persistTo: path.join(stateDir, "aqi"),
       health: "/v1/health",
-      links: ["/v1/health", "/docs", "/redoc"],
+      links: ["/", "/v1/health", "/docs", "/redoc"],
     },
     {
       name: "portfolio",

@@ -1,4 +1,5 @@
 import type { Context } from "hono";
+import { FAVICON_LINK } from "./favicon.ts";
 
 /**
  * Documentation pages that work offline: Swagger UI and ReDoc come from
@@ -30,6 +31,7 @@ export function swaggerUiPage(specUrl: string, title: string) {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
+${FAVICON_LINK}
 <link rel="stylesheet" href="${DOCS_ASSETS_PATH}/swagger-ui.css">
 </head>
 <body>
@@ -49,6 +51,7 @@ export function redocPage(specUrl: string, title: string) {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${escapeHtml(title)}</title>
+${FAVICON_LINK}
 </head>
 <body>
 <redoc spec-url="${escapeHtml(specUrl)}"></redoc>

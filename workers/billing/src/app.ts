@@ -185,6 +185,8 @@ function mountDocs(app: App) {
     ),
   );
   app.get("/api/docs", swaggerUiPage("/api/docs-json", "Billing and usage API"));
+  // A person who opens the bare origin in a browser wants the console.
+  app.get("/", (c) => c.redirect("/console", 302));
 }
 
 /** Validation failures become 400s whose `message` lists every problem, as class-validator did. */

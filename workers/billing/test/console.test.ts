@@ -1,6 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { buildPlan, platformAdmin, subscribe } from "./catalog-helpers.ts";
+import { buildPlan, createFeature, grant, platformAdmin, subscribe } from "./catalog-helpers.ts";
 import { addMember, call, PASSWORD, register, uniqueIp } from "./helpers.ts";
 
 // The console driven as a browser drives it: form posts, cookies, redirects.
@@ -321,5 +321,87 @@ describe("console operator actions", () => {
       .bind(ids[0])
       .first<{ status: string }>();
     expect(row?.status).toBe("DISCARDED");
+  });
+});
+
+describe("console first steps", () => {
+  it("leads the bare origin to the console, and every page names its icon inline", async () => {
+    const root = await exports.default.fetch(new Request(`${ORIGIN}/`, { redirect: "manual" }));
+    expect(root.status).toBe(302);
+    expect(root.headers.get("location")).toBe("/console");
+    const owner = await register();
+    const browser = new Browser();
+    await browser.signIn(owner.email);
+    for (const path of ["/console/login", "/console/overview", "/console/usage", "/api/docs"]) {
+      const page = await browser.fetch(path);
+      expect(page.text, path).toMatch(
+        /<link rel="icon" type="image\/svg\+xml" href="data:image\/svg\+xml,/,
+      );
+    }
+  });
+
+  it("shows one credit figure and one period line; a new key comes with a command that works", async () => {
+    const admin = await platformAdmin();
+    const built = await buildPlan(admin);
+    const owner = await register();
+    await subscribe(owner, built.plan.id, built.monthly.id);
+    const browser = new Browser();
+    await browser.signIn(owner.email);
+    const overview = await browser.fetch("/console/overview");
+    expect(overview.text.match(/data-testid="prepaid-balance"/g)).toHaveLength(1);
+    expect(overview.text).not.toContain("Credit balance");
+    const active = await call("/api/v1/subscriptions/active", {
+      token: owner.accessToken,
+      tenant: owner.tenant.id,
+    });
+    const periodEnd = String(active.body.currentPeriodEnd).slice(0, 10);
+    expect(overview.text.split(periodEnd).length - 1).toBe(1);
+    expect(overview.text).not.toContain("payment-banner");
+
+    const created = await browser.post("/console/keys", { name: "first steps" });
+    expect(created.response.status).toBe(200);
+    const command = /<code id="new-key-curl">([\s\S]*?)<\/code>/.exec(created.text)?.[1] ?? "";
+    const key = /<code id="new-key">([^<]+)<\/code>/.exec(created.text)?.[1] ?? "";
+    expect(command).toContain(`Bearer ${key}`);
+    // The command's body is what the API takes: sent as written, the event is accepted.
+    const shown = command.replace(/&(quot|#39|#34|amp);/g, (entity) =>
+      entity === "&amp;" ? "&" : entity === "&#39;" ? "'" : '"',
+    );
+    const body = /-d '([^']+)'/.exec(shown)?.[1] ?? "";
+    const sent = await call("/api/v1/usage/events", { token: key, body: JSON.parse(body) });
+    expect(sent.status, JSON.stringify(sent.body)).toBe(202);
+  });
+
+  it("refuses a percent alert on a feature with nothing to be a percent of, and names actors by e-mail", async () => {
+    const admin = await platformAdmin();
+    const built = await buildPlan(admin);
+    const uncapped = await createFeature(admin, "METERED");
+    await grant(admin, built.plan.id, uncapped.id, { overagePrice: 10, resetPeriod: "MONTHLY" });
+    const owner = await register();
+    await subscribe(owner, built.plan.id, built.monthly.id);
+    const browser = new Browser();
+    await browser.signIn(owner.email);
+    const refused = await browser.post("/console/alerts", {
+      featureLookupKey: uncapped.lookupKey,
+      type: "percent",
+      value: "80",
+    });
+    expect(refused.response.status).toBe(400);
+    expect(refused.text).toContain("has no limit or included amount");
+    const capped = await browser.post("/console/alerts", {
+      featureLookupKey: built.keys.metered,
+      type: "percent",
+      value: "80",
+    });
+    expect(capped.response.status).toBe(303);
+    const alerts = await browser.fetch("/console/alerts");
+    expect(alerts.text).toContain("80% (800 units)");
+    expect(alerts.text).toContain("Not yet (0 used)");
+    expect(alerts.text).toMatch(new RegExp(`data-capped="false">[^<]*${uncapped.lookupKey}`));
+    await browser.post("/console/keys", { name: "audited" });
+    const audit = await browser.fetch("/console/audit?action=api_key.created");
+    expect(audit.text).toContain(owner.email);
+    const badDay = await browser.fetch("/console/audit?from=11%2F20%2F2026");
+    expect(badDay.text).toContain("must be a day written YYYY-MM-DD");
   });
 });

@@ -1,4 +1,5 @@
-import { html } from "hono/html";
+import { FAVICON_HREF } from "@edge-platform/shared/http/favicon";
+import { html, raw } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { formatCents } from "../platform/index.ts";
 
@@ -52,12 +53,38 @@ export function count(value: number | null | undefined): string {
   return value === null || value === undefined ? "-" : value.toLocaleString("en-US");
 }
 
-/** A table in a scrollable, focusable region (narrow screens), or the empty-state sentence. */
-export function table(caption: string, headers: string[], rows: Html[], empty: string): Html {
+/**
+ * Each cell of a row gets its column's header as `data-label`, which the
+ * stylesheet shows beside the value when a phone stacks the row's cells.
+ */
+function labelCells(row: Html, headers: string[]): Html {
+  if (row instanceof Promise) return row.then((ready) => labelCells(ready, headers));
+  let column = 0;
+  const labelled = String(row).replace(/<td(?=[\s>])/g, () => {
+    const label = headers[column++] ?? "";
+    return `<td data-label="${label.replace(/[&"<>]/g, (char) => `&#${char.charCodeAt(0)};`)}"`;
+  });
+  return raw(labelled);
+}
+
+/**
+ * A table in a focusable region, or the empty-state sentence. On a phone
+ * each row becomes a stack of "header: value" lines, so nothing is cut
+ * off at the screen's edge.
+ */
+export function table(
+  caption: string,
+  headers: string[],
+  rows: Html[],
+  empty: string,
+  options: { captionHidden?: boolean } = {},
+): Html {
   if (rows.length === 0) return html`<p class="empty">${empty}</p>`;
+  // A heading right above already names the table: the caption is for screen readers only.
+  const captionClass = options.captionHidden ? html` class="visually-hidden"` : "";
   return html`<div class="table-wrap" role="region" aria-label="${caption}" tabindex="0">
-<table><caption>${caption}</caption><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
-<tbody>${rows}</tbody></table></div>`;
+<table><caption${captionClass}>${caption}</caption><thead><tr>${headers.map((h) => html`<th scope="col">${h}</th>`)}</tr></thead>
+<tbody>${rows.map((row) => labelCells(row, headers))}</tbody></table></div>`;
 }
 
 /** Previous and next links under a paged list; `base` ends in `?` or `&`. */
@@ -80,6 +107,18 @@ function navList(label: string, items: NavItem[], current: string): Html {
   )}</ul>`;
 }
 
+/**
+ * The sidebar on wide screens; on a phone the same links behind one
+ * "Menu" line (a details element: no script), so content starts at once.
+ * Only one of the two is displayed at a time.
+ */
+function navigation(view: Shell, tenantName: string | undefined): Html {
+  const lists = html`${navList(tenantName ?? "Tenant", view.tenantNav, view.current)}${navList("Operator", view.operatorNav, view.current)}`;
+  const here = [...view.tenantNav, ...view.operatorNav].find((item) => item.href === view.current);
+  return html`<nav class="sidebar" aria-label="Console">${lists}</nav>
+<details class="phone-menu"><summary>Menu${here ? html`<span class="hint">: ${here.label}</span>` : ""}</summary><nav aria-label="Console menu">${lists}</nav></details>`;
+}
+
 export function shell(view: Shell, body: Html): Html {
   const tenant = view.tenants.find((t) => t.id === view.tenantId);
   return html`<!doctype html>
@@ -88,6 +127,7 @@ export function shell(view: Shell, body: Html): Html {
 <meta charset="utf-8" />
 <meta name="viewport" content="width=device-width, initial-scale=1" />
 <title>${view.title} · Billing console</title>
+<link rel="icon" type="image/svg+xml" href="${FAVICON_HREF}" />
 <link rel="stylesheet" href="/console/assets/console.css" />
 <script src="/console/assets/console.js" defer></script>
 </head>
@@ -120,11 +160,7 @@ export function shell(view: Shell, body: Html): Html {
   }
 </header>
 <div class="frame">
-${
-  view.user
-    ? html`<nav aria-label="Console">${navList(tenant ? tenant.name : "Tenant", view.tenantNav, view.current)}${navList("Operator", view.operatorNav, view.current)}</nav>`
-    : ""
-}
+${view.user ? navigation(view, tenant?.name) : ""}
 <main id="main" tabindex="-1">
 <h1>${view.title}</h1>
 ${view.notice ? html`<p class="notice" role="status">${view.notice}</p>` : ""}

@@ -1,3 +1,4 @@
+import { FAVICON_LINK } from "@edge-platform/shared/http/favicon";
 import { Hono } from "hono";
 import type { AppEnv } from "../app-env.ts";
 
@@ -160,7 +161,7 @@ export function chatPage(options: {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
-<link rel="icon" href="data:,">
+${FAVICON_LINK}
 <title>${title}</title>
 <style>${STYLE}</style>
 </head>

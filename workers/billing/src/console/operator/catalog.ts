@@ -38,9 +38,10 @@ ${
             html`<tr><td><a href="/console/admin/catalog/plans/${p.id}">${p.name}</a></td><td><code>${p.slug}</code></td><td>${badge(p.status)}</td><td>${p.prices.map((price) => `${money(price.amount, price.currency)} ${price.interval.toLowerCase()}`).join(", ") || "-"}</td></tr>`,
         ),
         "No plan yet.",
+        { captionHidden: true },
       )
 }
-<form method="post" action="/console/admin/catalog/plans" class="row panel">${formGuard(view.csrfToken)}
+<form method="post" action="/console/admin/catalog/plans" class="row panel" aria-labelledby="new-plan-title"><h3 id="new-plan-title" class="form-title">New plan</h3>${formGuard(view.csrfToken)}
   <div class="field"><label for="plan-name">Plan name</label><input id="plan-name" name="name" required /></div>
   <div class="field"><label for="plan-slug">Slug</label><input id="plan-slug" name="slug" required pattern="[a-z][a-z0-9\\-]*" /></div>
   <div class="field"><label for="plan-description">Description</label><input id="plan-description" name="description" /></div>
@@ -66,9 +67,10 @@ ${
             html`<tr><td>${f.name}</td><td><code>${f.lookupKey}</code></td><td>${f.type}</td><td>${f.unit ?? "-"}</td><td>${badge(f.status)}</td></tr>`,
         ),
         "No feature yet.",
+        { captionHidden: true },
       )
 }
-<form method="post" action="/console/admin/catalog/features" class="row panel">${formGuard(view.csrfToken)}
+<form method="post" action="/console/admin/catalog/features" class="row panel" aria-labelledby="new-feature-title"><h3 id="new-feature-title" class="form-title">New feature</h3>${formGuard(view.csrfToken)}
   <div class="field"><label for="feature-name">Feature name</label><input id="feature-name" name="name" required /></div>
   <div class="field"><label for="feature-key">Lookup key</label><input id="feature-key" name="lookupKey" required /></div>
   <div class="field"><label for="feature-type">Type</label><select id="feature-type" name="type"><option>METERED</option><option>QUOTA</option><option>BOOLEAN</option></select></div>
@@ -96,6 +98,7 @@ function pricesTable(prices: ApiResult): Html {
             html`<tr><td>${price.interval}</td><td class="num">${money(price.amount, price.currency)}</td><td>${price.trialDays ? `${price.trialDays} days` : "none"}</td><td>${price.isActive ? "yes" : "no"}</td></tr>`,
         ),
         "No price yet: add one so tenants can subscribe.",
+        { captionHidden: true },
       )
     : html`<p class="error">The prices could not be loaded: ${errorText(prices)}</p>`;
 }
@@ -120,6 +123,7 @@ function entitlementsTable(entitlements: ApiResult): Html {
             html`<tr><td>${e.feature.name} <code>${e.feature.lookupKey}</code></td><td>${e.feature.type}</td><td class="num">${e.limit !== null ? `${count(e.limit)} ${e.limitBehavior ?? ""}` : e.value === null ? "-" : e.value ? "on" : "off"}</td><td class="num">${count(e.includedAmount)}</td><td class="num">${count(e.overagePrice)}</td><td>${e.resetPeriod ?? "-"}</td></tr>`,
         ),
         "The plan grants nothing yet.",
+        { captionHidden: true },
       )
     : html`<p class="error">The entitlements could not be loaded: ${errorText(entitlements)}</p>`;
 }
@@ -149,7 +153,7 @@ async function planPage(c: Context<ConsoleEnv>, view: ConsoleView, extra: WriteE
     body: html`<p><a href="/console/admin/catalog">The catalog</a></p>
 <h2>Prices</h2>
 ${pricesTable(prices)}
-<form method="post" action="/console/admin/catalog/plans/${p.id}/prices" class="row panel">${formGuard(view.csrfToken)}
+<form method="post" action="/console/admin/catalog/plans/${p.id}/prices" class="row panel" aria-labelledby="new-price-title"><h3 id="new-price-title" class="form-title">New price</h3>${formGuard(view.csrfToken)}
   <div class="field"><label for="price-interval">Interval</label><select id="price-interval" name="interval"><option>MONTHLY</option><option>ANNUALLY</option></select></div>
   <div class="field"><label for="price-amount">Amount (cents)</label><input id="price-amount" name="amount" type="number" min="0" required inputmode="numeric" /></div>
   <div class="field"><label for="price-currency">Currency</label><input id="price-currency" name="currency" value="usd" size="4" required /></div>
@@ -158,7 +162,7 @@ ${pricesTable(prices)}
 </form>
 <h2>Entitlements</h2>
 ${entitlementsTable(entitlements)}
-<form method="post" action="/console/admin/catalog/plans/${p.id}/entitlements" class="row panel">${formGuard(view.csrfToken)}
+<form method="post" action="/console/admin/catalog/plans/${p.id}/entitlements" class="row panel" aria-labelledby="new-entitlement-title"><h3 id="new-entitlement-title" class="form-title">New entitlement</h3>${formGuard(view.csrfToken)}
   <div class="field"><label for="grant-feature">Feature</label><select id="grant-feature" name="featureId">${(
     features.ok ? (features.body.data as { id: string; name: string; type: string }[]) : []
   ).map((f) => html`<option value="${f.id}">${f.name} (${f.type})</option>`)}</select></div>

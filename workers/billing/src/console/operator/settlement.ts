@@ -2,7 +2,7 @@ import type { Context, Hono } from "hono";
 import { html } from "hono/html";
 import { errorText } from "../api-client.ts";
 import type { ApiFetch } from "../api-fetch.ts";
-import { formGuard, type Html, table } from "../layout.ts";
+import { day, formGuard, type Html, table } from "../layout.ts";
 import type { ConsoleEnv } from "../session.ts";
 import type { PageHandler } from "../signed-in.ts";
 import { invoiceRows } from "../tenant/invoices.ts";
@@ -29,14 +29,14 @@ async function settlementPage(c: Context<ConsoleEnv>, view: ConsoleView, extra: 
       html`<form method="post" action="/console/admin/settlement/${invoiceId}/${verb}?tenantId=${tenantId}" class="inline"${confirm ? html` data-confirm="${confirm}"` : ""}>${guard}<button type="submit" class="${danger ? "danger" : "secondary"}">${label}</button></form> `;
     section = !list.ok
       ? html`<p class="error" role="alert">The invoices could not be loaded: ${errorText(list)}</p>`
-      : html`<form method="post" action="/console/admin/settlement/generate?tenantId=${tenantId}" class="panel">${guard}<button type="submit">Generate the current period's draft</button> <span class="hint">From the usage so far; the billing cycle does this itself when a period closes.</span></form>
+      : html`<form method="post" action="/console/admin/settlement/generate?tenantId=${tenantId}" class="panel" data-confirm="Generate a draft of the current period from the usage so far? Nothing is billed until the draft is finalized.">${guard}<button type="submit">Generate the current period's draft</button> <span class="hint">From the usage so far; the billing cycle does this itself when a period closes.</span></form>
 ${table(
   "The tenant's invoices, newest first",
   ["Number", "Status", "Period", "Total", "Document", "Actions"],
   invoiceRows(
     list.body.data,
     (invoice) =>
-      html`${invoice.status === "DRAFT" ? action(invoice.id, "finalize", "Finalize") : ""}${
+      html`${invoice.status === "DRAFT" ? action(invoice.id, "finalize", "Finalize", false, finalizeQuestion(invoice)) : ""}${
         invoice.status === "OPEN" || invoice.status === "UNCOLLECTIBLE"
           ? action(invoice.id, "mark-paid", "Mark paid")
           : ""
@@ -99,6 +99,18 @@ function settlementAction(
       });
     return done(c, `/console/admin/settlement?tenantId=${encodeURIComponent(tenantId)}`, notice);
   };
+}
+
+/**
+ * Finalizing bills the tenant; mid-period it bills the period as it stands,
+ * which is rarely meant, so the question says when the period ends.
+ */
+function finalizeQuestion(invoice: { invoiceNumber?: string | null; periodEnd?: string }): string {
+  const name = `the ${invoice.invoiceNumber ?? "draft"} invoice`;
+  if (invoice.periodEnd && Date.parse(invoice.periodEnd) > Date.now()) {
+    return `Its period runs until ${day(invoice.periodEnd)}: finalizing now bills ${name} as it stands, mid-period, and charges the tenant. Finalize anyway?`;
+  }
+  return `Finalize ${name}? The tenant is charged for it.`;
 }
 
 export function registerSettlementPages(app: Hono<ConsoleEnv>, fetchApi: ApiFetch) {

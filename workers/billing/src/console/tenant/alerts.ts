@@ -6,18 +6,74 @@ import { count, formGuard, table, when } from "../layout.ts";
 import type { ConsoleEnv } from "../session.ts";
 import type { PageHandler } from "../signed-in.ts";
 import { type ConsoleView, done, formOf, render } from "../view.ts";
-import { activeSubscription, countedFeatures, tenantRoute, unavailable } from "./tenant-page.ts";
+import {
+  activeSubscription,
+  countedFeatures,
+  featureLabel,
+  featureNames,
+  tenantRoute,
+  unavailable,
+} from "./tenant-page.ts";
+
+type Alert = {
+  id: string;
+  featureLookupKey: string;
+  threshold: { type: string; value: number };
+  thresholdUnits: number | null;
+  createdAt: string;
+};
+
+type Feature = ReturnType<typeof countedFeatures>[number];
+
+/** What a percent threshold is a percent of: the limit, or the included amount; null when neither (or 0). */
+function capOf(feature: Feature): number | null {
+  const cap = feature.featureType === "METERED" ? feature.includedAmount : feature.limit;
+  return cap && cap > 0 ? cap : null;
+}
+
+function thresholdText(alert: Alert): string {
+  if (alert.threshold.type !== "percent") return `${count(alert.threshold.value)} units`;
+  return alert.thresholdUnits === null || alert.thresholdUnits === undefined
+    ? `${alert.threshold.value}%`
+    : `${alert.threshold.value}% (${count(alert.thresholdUnits)} units)`;
+}
+
+/** Whether the current window's usage has reached the alert, from the same figure the overview shows. */
+function reachedText(alert: Alert, used: number | undefined): string {
+  if (used === undefined || alert.thresholdUnits === null || alert.thresholdUnits === undefined) {
+    return "-";
+  }
+  return used >= alert.thresholdUnits
+    ? `Yes (${count(used)} used)`
+    : `Not yet (${count(used)} used)`;
+}
+
+/** Units used now in each alerted feature's window. */
+async function usedNow(view: ConsoleView, alerts: Alert[]): Promise<Map<string, number>> {
+  const keys = [...new Set(alerts.map((alert) => alert.featureLookupKey))];
+  const checks = await Promise.all(
+    keys.map((key) => view.api.get(`/entitlements/${encodeURIComponent(key)}/check`)),
+  );
+  const used = new Map<string, number>();
+  keys.forEach((key, index) => {
+    const check = checks[index];
+    if (check?.ok) used.set(key, check.body.used ?? 0);
+  });
+  return used;
+}
 
 async function alertsPage(
   c: Context<ConsoleEnv>,
   view: ConsoleView,
   extra: { error?: string; status?: number } = {},
 ) {
-  const [list, subscription] = await Promise.all([
+  const [list, subscription, names] = await Promise.all([
     view.api.get("/usage-alerts?limit=100"),
     activeSubscription(view),
+    featureNames(view),
   ]);
   const features = countedFeatures(subscription.ok ? subscription.body : null);
+  const usedOf = await usedNow(view, list.ok ? (list.body.data as Alert[]) : []);
   const canWrite = view.role !== "DEVELOPER";
   return render(c, view, {
     title: "Usage alerts",
@@ -30,10 +86,17 @@ async function alertsPage(
 <form method="post" action="/console/alerts" class="row panel">${formGuard(view.csrfToken)}
   <div class="field"><label for="alert-feature">Feature</label>${
     features.length > 0
-      ? html`<select id="alert-feature" name="featureLookupKey">${features.map((f) => html`<option>${f.featureLookupKey}</option>`)}</select>`
+      ? html`<select id="alert-feature" name="featureLookupKey" data-percent-for>${features.map(
+          (f) =>
+            html`<option value="${f.featureLookupKey}" data-capped="${String(capOf(f) !== null)}">${featureLabel(names, f.featureLookupKey)}</option>`,
+        )}</select>`
       : html`<input id="alert-feature" name="featureLookupKey" required />`
   }</div>
-  <div class="field"><label for="alert-type">Threshold in</label><select id="alert-type" name="type"><option value="percent">percent of the limit</option><option value="units">units</option></select></div>
+  <div class="field"><label for="alert-type">Threshold in</label><select id="alert-type" name="type"><option value="units">units</option>${
+    features.some((f) => capOf(f) !== null)
+      ? html`<option value="percent">percent of the limit or included amount</option>`
+      : ""
+  }</select></div>
   <div class="field"><label for="alert-value">Threshold</label><input id="alert-value" name="value" type="number" min="1" required inputmode="numeric" /></div>
   <button type="submit">Add alert</button>
 </form>`
@@ -45,18 +108,10 @@ ${
     ? unavailable("the alerts", list)
     : table(
         "Usage alerts",
-        ["Feature", "Threshold", "Reached at (units)", "Created", ""],
-        (
-          list.body.data as {
-            id: string;
-            featureLookupKey: string;
-            threshold: { type: string; value: number };
-            thresholdUnits: number | null;
-            createdAt: string;
-          }[]
-        ).map(
+        ["Feature", "Threshold", "Reached in this window", "Created", ""],
+        (list.body.data as Alert[]).map(
           (a) =>
-            html`<tr><td>${a.featureLookupKey}</td><td>${a.threshold.type === "percent" ? `${a.threshold.value}%` : `${count(a.threshold.value)} units`}</td><td class="num">${count(a.thresholdUnits)}</td><td>${when(a.createdAt)}</td><td>${
+            html`<tr><td>${featureLabel(names, a.featureLookupKey)}</td><td>${thresholdText(a)}</td><td>${reachedText(a, usedOf.get(a.featureLookupKey))}</td><td>${when(a.createdAt)}</td><td>${
               canWrite
                 ? html`<form method="post" action="/console/alerts/${a.id}/delete" class="inline" data-confirm="Delete this alert?">${formGuard(view.csrfToken)}<button type="submit" class="danger">Delete<span class="visually-hidden"> the ${a.featureLookupKey} alert</span></button></form>`
                 : ""
@@ -70,6 +125,16 @@ ${
 
 const createAlert: PageHandler = async (c, view) => {
   const form = await formOf(c);
+  if (form.type === "percent") {
+    const subscription = await activeSubscription(view);
+    const feature = countedFeatures(subscription.ok ? subscription.body : null).find(
+      (f) => f.featureLookupKey === form.featureLookupKey,
+    );
+    if (feature && capOf(feature) === null) {
+      const error = `${feature.featureLookupKey} has no limit or included amount, so a percent has nothing to be a percent of: set the threshold in units.`;
+      return alertsPage(c, view, { error, status: 400 });
+    }
+  }
   const result = await view.api.post("/usage-alerts", {
     idempotencyKey: form._idem,
     body: {

@@ -6,7 +6,30 @@ import { badge, formGuard, table, when } from "../layout.ts";
 import type { ConsoleEnv } from "../session.ts";
 import type { PageHandler } from "../signed-in.ts";
 import { type ConsoleView, done, formOf, render } from "../view.ts";
-import { tenantRoute, unavailable } from "./tenant-page.ts";
+import { activeSubscription, countedFeatures, tenantRoute, unavailable } from "./tenant-page.ts";
+
+/** A first request with a new key, ready to paste: one usage event, now, with a fresh id. */
+export function usageCurl(origin: string, key: string, feature: string): string {
+  const event = {
+    eventId: crypto.randomUUID(),
+    feature,
+    amount: 1,
+    timestamp: new Date().toISOString().replace(/\.\d{3}Z$/, "Z"),
+  };
+  return `curl -s ${origin}/api/v1/usage/events \\
+  -H 'authorization: Bearer ${key}' -H 'content-type: application/json' \\
+  -d '${JSON.stringify({ events: [event] })}'`;
+}
+
+async function firstCountedFeature(view: ConsoleView): Promise<string> {
+  const subscription = await activeSubscription(view);
+  const features = countedFeatures(subscription.ok ? subscription.body : null);
+  return (
+    features.find((f) => f.featureType === "METERED")?.featureLookupKey ??
+    features[0]?.featureLookupKey ??
+    "api_calls"
+  );
+}
 
 async function keysPage(
   c: Context<ConsoleEnv>,
@@ -29,7 +52,11 @@ async function keysPage(
         ? created.key
           ? html`<div class="panel" role="status"><h2>Key "${created.name}" created</h2>
 <p>Copy it now: it is shown this once and cannot be shown again.</p>
-<div class="secret"><code id="new-key">${created.key}</code><button type="button" class="secondary" data-copy="new-key">Copy</button><span id="new-key-status" role="status"></span></div></div>`
+<div class="secret"><code id="new-key">${created.key}</code><button type="button" class="secondary" data-copy="new-key">Copy</button><span id="new-key-status" role="status"></span></div>
+<h3>Try it</h3>
+<p>Report one unit of usage from a terminal, as your servers will (then see it under Usage):</p>
+<pre class="command"><code id="new-key-curl">${usageCurl(new URL(c.req.url).origin, created.key, await firstCountedFeature(view))}</code></pre>
+<button type="button" class="secondary" data-copy="new-key-curl">Copy the command</button><span id="new-key-curl-status" role="status"></span></div>`
           : html`<p class="notice" role="status">${created.notice ?? "The key was created earlier; it is not shown again."}</p>`
         : ""
     }

@@ -17,7 +17,7 @@ type CreditGrant = {
   invoiceId: string | null;
 };
 
-/** The prepaid credit: its balance, the live grants in burn-down order, buying more. */
+/** The prepaid credit: the live grants in burn-down order and buying more (the balance is on the overview's card). */
 export function creditSection(view: ConsoleView, credits: ApiResult | null): Html {
   if (!credits) {
     return html`<p class="empty">Your role (${view.role}) cannot see the prepaid credit; owners, admins and billing members can.</p>`;
@@ -34,7 +34,7 @@ export function creditSection(view: ConsoleView, credits: ApiResult | null): Htm
       disabledReason: string | null;
     } | null;
   };
-  return html`<p>Balance: <strong data-testid="prepaid-balance">${money(balance, currency)}</strong> <span class="hint">(active, unexpired grants; priced usage draws it before it is invoiced)</span></p>
+  return html`<p class="hint">The balance above is the sum of the active, unexpired grants below (${money(balance, currency)}); priced usage draws it before it is invoiced.</p>
 ${
   autoTopUp
     ? html`<p>Automatic top-up: ${

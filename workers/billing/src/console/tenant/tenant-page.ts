@@ -60,3 +60,21 @@ export function countedFeatures(
 ): Snapshot[] {
   return (subscription?.entitlementSnapshots ?? []).filter((s) => s.featureType !== "BOOLEAN");
 }
+
+/** Feature names by lookup key (archived included), for pickers and headings; empty when unreadable. */
+export async function featureNames(view: ConsoleView): Promise<Map<string, string>> {
+  const features = await view.api.get("/features?includeArchived=true");
+  if (!features.ok) return new Map();
+  return new Map(
+    (features.body.data as { lookupKey: string; name: string }[]).map((feature) => [
+      feature.lookupKey,
+      feature.name,
+    ]),
+  );
+}
+
+/** "API calls (api_calls)": the name people know, and the key the API takes. */
+export function featureLabel(names: Map<string, string>, lookupKey: string): string {
+  const name = names.get(lookupKey);
+  return name && name !== lookupKey ? `${name} (${lookupKey})` : lookupKey;
+}

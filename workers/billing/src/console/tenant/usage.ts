@@ -2,12 +2,19 @@ import type { Hono } from "hono";
 import { html } from "hono/html";
 import type { ApiBody, ApiResult, ConsoleApi } from "../api-client.ts";
 import type { ApiFetch } from "../api-fetch.ts";
-import { barChart } from "../chart.ts";
+import { barChart, chartRange } from "../chart.ts";
 import { badge, count, type Html, table, when } from "../layout.ts";
 import type { ConsoleEnv } from "../session.ts";
 import type { PageHandler } from "../signed-in.ts";
 import { render } from "../view.ts";
-import { activeSubscription, countedFeatures, tenantRoute, unavailable } from "./tenant-page.ts";
+import {
+  activeSubscription,
+  countedFeatures,
+  featureLabel,
+  featureNames,
+  tenantRoute,
+  unavailable,
+} from "./tenant-page.ts";
 
 const RANGES: Record<string, { label: string; hours: number; granularity: "hour" | "day" }> = {
   "24h": { label: "Last 24 hours (hourly)", hours: 24, granularity: "hour" },
@@ -19,12 +26,17 @@ const RANGES: Record<string, { label: string; hours: number; granularity: "hour"
 type Range = (typeof RANGES)[string];
 
 /** The chart of one feature's usage, and the same figures as a table. */
-function usageSeries(feature: string | undefined, series: ApiResult | null, range: Range): Html {
+function usageSeries(
+  feature: string | undefined,
+  series: ApiResult | null,
+  range: Range,
+  names: Map<string, string>,
+): Html {
   return !feature
     ? html`<p class="empty">No counted feature to chart: the tenant has no subscription with a QUOTA or METERED feature.</p>`
     : !series?.ok
       ? unavailable("the usage series", series as ApiResult)
-      : html`<h2>${feature}: ${count(series.body.data.reduce((s: number, b: { value: number }) => s + b.value, 0))} units</h2>
+      : html`<h2>${featureLabel(names, feature)}: ${count(series.body.data.reduce((s: number, b: { value: number }) => s + b.value, 0))} units</h2>
 ${barChart(feature, series.body.data, range.granularity)}
 <p class="hint">Units are charted once the counter has written them (a second or so after use). Times are UTC.</p>
 <details><summary>The same data as a table</summary>
@@ -41,25 +53,39 @@ ${table(
 )}</details>`;
 }
 
-function latestEventsTable(events: ApiResult): Html {
+type ListedEvent = {
+  eventId: string;
+  feature: string;
+  amount: number;
+  timestamp: string;
+  receivedAt: string;
+  status: string;
+  reason: string | null;
+  message: string | null;
+};
+
+/** Newest received first; events of one request (one receipt time) newest happened first. */
+export function byReceiptNewestFirst(events: ListedEvent[]): ListedEvent[] {
+  return events
+    .map((event, index) => ({ event, index }))
+    .sort(
+      (a, b) =>
+        b.event.receivedAt.localeCompare(a.event.receivedAt) ||
+        b.event.timestamp.localeCompare(a.event.timestamp) ||
+        b.index - a.index,
+    )
+    .map(({ event }) => event);
+}
+
+function latestEventsTable(events: ApiResult, names: Map<string, string>): Html {
   return !events.ok
     ? unavailable("the latest events", events)
     : table(
-        "The 20 most recently received usage events of the last day, newest first",
-        ["Event id", "Feature", "Units", "Happened", "Status"],
-        (
-          events.body.data as {
-            eventId: string;
-            feature: string;
-            amount: number;
-            timestamp: string;
-            status: string;
-            reason: string | null;
-            message: string | null;
-          }[]
-        ).map(
+        "The 20 most recently received usage events of the last day, newest received first",
+        ["Received", "Happened", "Feature", "Units", "Status", "Event id"],
+        byReceiptNewestFirst(events.body.data as ListedEvent[]).map(
           (e) =>
-            html`<tr><td><code>${e.eventId}</code></td><td>${e.feature}</td><td class="num">${count(e.amount)}</td><td>${when(e.timestamp)}</td><td>${badge(e.status)}${e.reason ? html` <span class="hint">${e.reason}: ${e.message ?? ""}</span>` : ""}</td></tr>`,
+            html`<tr><td>${when(e.receivedAt)}</td><td>${when(e.timestamp)}</td><td>${featureLabel(names, e.feature)}</td><td class="num">${count(e.amount)}</td><td>${badge(e.status)}${e.reason ? html` <span class="hint">${e.reason}: ${e.message ?? ""}</span>` : ""}</td><td><code>${e.eventId}</code></td></tr>`,
         ),
         "No usage event received in the last day. Send some with POST /api/v1/usage/events and an API key.",
       );
@@ -71,15 +97,15 @@ const usage: PageHandler = async (c, view) => {
   const feature = c.req.query("feature") || features[0]?.featureLookupKey;
   const rangeKey = RANGES[c.req.query("range") ?? ""] ? (c.req.query("range") as string) : "24h";
   const range = RANGES[rangeKey] as Range;
-  const to = new Date();
-  const from = new Date(to.getTime() - range.hours * 3_600_000);
-  const [series, events] = await Promise.all([
+  const { from, to } = chartRange(new Date(), range.hours, range.granularity);
+  const [series, events, names] = await Promise.all([
     feature
       ? view.api.get(
           `/usage/timeseries?feature=${encodeURIComponent(feature)}&from=${from.toISOString()}&to=${to.toISOString()}&granularity=${range.granularity}`,
         )
       : Promise.resolve(null),
     latestUsageEvents(view.api),
+    featureNames(view),
   ]);
   const featureOptions = [
     ...new Set([...features.map((f) => f.featureLookupKey), ...(feature ? [feature] : [])]),
@@ -89,7 +115,8 @@ const usage: PageHandler = async (c, view) => {
     current: "/console/usage",
     body: html`<form method="get" action="/console/usage" class="row panel" autocomplete="off">
   <div class="field"><label for="feature">Feature</label><select id="feature" name="feature">${featureOptions.map(
-    (key) => html`<option value="${key}"${key === feature ? html` selected` : ""}>${key}</option>`,
+    (key) =>
+      html`<option value="${key}"${key === feature ? html` selected` : ""}>${featureLabel(names, key)}</option>`,
   )}</select></div>
   <div class="field"><label for="range">Range</label><select id="range" name="range">${Object.entries(
     RANGES,
@@ -99,9 +126,9 @@ const usage: PageHandler = async (c, view) => {
   )}</select></div>
   <button type="submit">Show</button>
 </form>
-${usageSeries(feature, series, range)}
+${usageSeries(feature, series, range, names)}
 <h2>Latest events</h2>
-${latestEventsTable(events)}`,
+${latestEventsTable(events, names)}`,
   });
 };
 
