@@ -1,3 +1,4 @@
+import fc from "fast-check";
 import { describe, expect, it } from "vitest";
 import {
   assertSpecMatchesCode,
@@ -120,6 +121,20 @@ describe("encodeFeatures", () => {
     expect(batch[FEATURE_COUNT]).toBe(Math.fround(28.6567));
     expect(batch[FEATURE_COUNT + 11]).toBe(18);
   });
+
+  it("writes each batch row as the float64 row cast to float32", () => {
+    const inputs: FeatureInput[] = [
+      request,
+      { ...request, station: "Chandni Chowk, Delhi", season: "Monsoon", hour: 18 },
+      { ...request, station: "Anand Vihar, Delhi", latitude: 28.6508, longitude: 77.3152 },
+      { ...request, temperature: null, humidity: 12.345678, wind_speed: null, is_weekend: 1 },
+    ];
+    const expected = new Float32Array(inputs.length * FEATURE_COUNT);
+    inputs.forEach((input, index) => {
+      expected.set(encodeFeatures(input, spec), index * FEATURE_COUNT);
+    });
+    expect(encodeBatch(inputs, spec)).toStrictEqual(expected);
+  });
 });
 
 describe("resolveStation", () => {
@@ -150,6 +165,38 @@ describe("resolveStation", () => {
       spec,
     );
     expect(row.slice(0, 2)).toEqual([28.6567, 77.2273]);
+  });
+
+  it("answers as matching every name afresh would, each time a station table is used", () => {
+    // Each call normalising every training name and alias again, the plain way.
+    const afresh = (name: string) => {
+      const key = normaliseStationName(name);
+      return spec.stations.findIndex(
+        (station) =>
+          key.length > 0 &&
+          [station.name, ...station.aliases].some((known) => normaliseStationName(known) === key),
+      );
+    };
+    const names = fc.oneof(
+      fc.constantFrom(
+        ...spec.stations.flatMap((station) => [station.name, ...station.aliases]),
+        "LODHI ROAD delhi",
+        "dl-039",
+        "Chandni  Chowk",
+        "",
+        " , ",
+      ),
+      fc.string(),
+    );
+    fc.assert(
+      fc.property(names, (name) => {
+        const resolved = resolveStation(name, 28.62, 77.2, spec.stations);
+        const index = afresh(name);
+        expect(resolved.matchedBy).toBe(index >= 0 ? "name" : "nearest");
+        if (index >= 0) expect(resolved.stationIndex).toBe(index);
+      }),
+      { numRuns: 300 },
+    );
   });
 
   it("measures great-circle distance", () => {

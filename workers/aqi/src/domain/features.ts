@@ -201,6 +201,22 @@ export interface StationResolution {
 }
 
 /**
+ * Each training station's names (its own and its aliases), normalised once
+ * per station table (a model card's, fixed once loaded): normalising them
+ * again for every request row cost more than the rest of the row.
+ */
+const normalisedNames = new WeakMap<readonly TrainingStation[], readonly (readonly string[])[]>();
+
+function normalisedNamesOf(stations: readonly TrainingStation[]): readonly (readonly string[])[] {
+  let names = normalisedNames.get(stations);
+  if (!names) {
+    names = stations.map((station) => [station.name, ...station.aliases].map(normaliseStationName));
+    normalisedNames.set(stations, names);
+  }
+  return names;
+}
+
+/**
  * Maps a request's station to a training station. A known name (or alias)
  * wins; any other station is scored as the training station nearest to its
  * coordinates. The model sees location only through the resolved station's
@@ -219,9 +235,9 @@ export function resolveStation(
     throw new Error("no training stations");
   }
   const key = normaliseStationName(stationName);
+  const names = normalisedNamesOf(stations);
   for (const [index, station] of stations.entries()) {
-    const names = [station.name, ...station.aliases];
-    if (key.length > 0 && names.some((name) => normaliseStationName(name) === key)) {
+    if (key.length > 0 && names[index]!.includes(key)) {
       return {
         stationIndex: index,
         station,
@@ -255,10 +271,16 @@ function numberOrMissing(value: number | null): number {
 }
 
 /**
- * One feature row (float64, NaN for missing), in FEATURE_NAMES order. The
- * model input is this row cast to float32 (`encodeBatch`).
+ * Writes one feature row (FEATURE_NAMES order, NaN for missing) at `offset` of
+ * `target`: a float64 row, or a model's float32 batch directly (each value
+ * rounded to float32 as a copy of the float64 row would be).
  */
-export function encodeFeatures(input: FeatureInput, spec: PreprocessingSpec): number[] {
+export function writeFeatures(
+  target: { [index: number]: number },
+  offset: number,
+  input: FeatureInput,
+  spec: PreprocessingSpec,
+): void {
   const seasonIndex = SEASONS.indexOf(input.season);
   if (seasonIndex < 0) {
     throw new RangeError(`unknown season ${String(input.season)}`);
@@ -269,25 +291,32 @@ export function encodeFeatures(input: FeatureInput, spec: PreprocessingSpec): nu
   }
   requireIntegerIn("day", input.day, 1, 31);
   const resolution = resolveStation(input.station, input.latitude, input.longitude, spec.stations);
-  const row: number[] = [
-    resolution.station.latitude,
-    resolution.station.longitude,
-    seasonIndex === 0 ? 1 : 0,
-    seasonIndex === 1 ? 1 : 0,
-    seasonIndex === 2 ? 1 : 0,
-    seasonIndex === 3 ? 1 : 0,
-    numberOrMissing(input.temperature),
-    numberOrMissing(input.humidity),
-    numberOrMissing(input.wind_speed),
-    numberOrMissing(input.visibility),
-    requireIntegerIn("month", input.month, 1, 12),
-    requireIntegerIn("hour", input.hour, 0, 23),
-    dayOfWeekIndex,
-    input.is_weekend === 1 ? 1 : 0,
-  ];
+  target[offset] = resolution.station.latitude;
+  target[offset + 1] = resolution.station.longitude;
+  target[offset + 2] = seasonIndex === 0 ? 1 : 0;
+  target[offset + 3] = seasonIndex === 1 ? 1 : 0;
+  target[offset + 4] = seasonIndex === 2 ? 1 : 0;
+  target[offset + 5] = seasonIndex === 3 ? 1 : 0;
+  target[offset + 6] = numberOrMissing(input.temperature);
+  target[offset + 7] = numberOrMissing(input.humidity);
+  target[offset + 8] = numberOrMissing(input.wind_speed);
+  target[offset + 9] = numberOrMissing(input.visibility);
+  target[offset + 10] = requireIntegerIn("month", input.month, 1, 12);
+  target[offset + 11] = requireIntegerIn("hour", input.hour, 0, 23);
+  target[offset + 12] = dayOfWeekIndex;
+  target[offset + 13] = input.is_weekend === 1 ? 1 : 0;
   for (const name of spec.featuresMissingInTraining) {
-    row[FEATURE_NAMES.indexOf(name)] = Number.NaN;
+    target[offset + FEATURE_NAMES.indexOf(name)] = Number.NaN;
   }
+}
+
+/**
+ * One feature row (float64, NaN for missing), in FEATURE_NAMES order. The
+ * model input is this row cast to float32 (`encodeBatch`).
+ */
+export function encodeFeatures(input: FeatureInput, spec: PreprocessingSpec): number[] {
+  const row = new Array<number>(FEATURE_COUNT).fill(Number.NaN);
+  writeFeatures(row, 0, input, spec);
   return row;
 }
 
@@ -313,14 +342,14 @@ export function encodeReadingBatch(
   return tensor;
 }
 
-/** Row-major float32 tensor data [inputs.length, FEATURE_COUNT] for the ONNX input `input`. */
+/** Row-major float32 tensor data [inputs.length, FEATURE_COUNT] for the ONNX input `input`, written in place. */
 export function encodeBatch(
   inputs: readonly FeatureInput[],
   spec: PreprocessingSpec,
 ): Float32Array {
   const tensor = new Float32Array(inputs.length * FEATURE_COUNT);
   inputs.forEach((input, rowIndex) => {
-    tensor.set(encodeFeatures(input, spec), rowIndex * FEATURE_COUNT);
+    writeFeatures(tensor, rowIndex * FEATURE_COUNT, input, spec);
   });
   return tensor;
 }
