@@ -15,6 +15,7 @@ import {
 import {
   encodeHistoryBatch,
   HISTORY_FEATURE_COUNT,
+  type PreparedReadings,
   WINDOW_ARITHMETIC_COLUMN,
 } from "../domain/history.ts";
 import { aqiFromReadingZ, aqiFromWindowArithmeticZ } from "../domain/prediction.ts";
@@ -75,12 +76,18 @@ export class LoadedAqiModel {
     this.featureCount = FEATURE_COUNT_OF[artifact.variant];
   }
 
-  /** The model's input rows for validated requests (row-major float32). */
-  encode(inputs: readonly FeatureInput[]): Float32Array {
+  /**
+   * The model's input rows for validated requests (row-major float32).
+   * `prepared[i]`: request i's readings as the recent-hours checks prepared them.
+   */
+  encode(
+    inputs: readonly FeatureInput[],
+    prepared?: readonly (PreparedReadings | null | undefined)[],
+  ): Float32Array {
     const spec = this.artifact.preprocessing;
     switch (this.artifact.variant) {
       case "recent-hours":
-        return encodeHistoryBatch(inputs, spec);
+        return encodeHistoryBatch(inputs, spec, prepared);
       case "recent-reading":
         return encodeReadingBatch(inputs, spec);
       default:
@@ -89,10 +96,13 @@ export class LoadedAqiModel {
   }
 
   /** Scores validated requests: the shared preprocessing, then one `session.run`. */
-  async score(inputs: readonly FeatureInput[]): Promise<ScoredBatch> {
+  async score(
+    inputs: readonly FeatureInput[],
+    prepared?: readonly (PreparedReadings | null | undefined)[],
+  ): Promise<ScoredBatch> {
     const spec = this.artifact.preprocessing;
     const encodeStarted = performance.now();
-    const data = this.encode(inputs);
+    const data = this.encode(inputs, prepared);
     const stations = inputs.map((input) =>
       resolveStation(input.station, input.latitude, input.longitude, spec.stations),
     );

@@ -9,19 +9,13 @@
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { FastApiValidationIssue } from "@edge-platform/shared/http/error-shapes/fastapi";
 import { categoryForAqi } from "../domain/categories.ts";
-import {
-  aqiAtLatestReading,
-  horizonOf,
-  recentHoursIssues,
-  windowArithmetic,
-} from "../domain/history.ts";
+import { checkRecentHours, type PreparedReadings, prepareReadings } from "../domain/history.ts";
 import {
   clipToScale,
   interpretModelOutputs,
   roundHalfToEven,
   roundTo2Decimals,
 } from "../domain/prediction.ts";
-import type { RecentHour } from "../domain/recent-hours.ts";
 import {
   decideSeason,
   hasReading,
@@ -61,32 +55,44 @@ async function loadedOr503(host: ModelHost | null | undefined, message: string) 
   return state.model;
 }
 
+/** Requests that passed `checkRequests`, with what the checks worked out that scoring reuses. */
+export interface CheckedRequests {
+  readonly requests: readonly PredictionRequest[];
+  /** Request i's recent_hours, laid out and prepared for scoring (null without recent_hours). */
+  readonly prepared: readonly (PreparedReadings | null)[];
+}
+
 /**
  * 422 for what the field constraints cannot see: a reading without its age
- * (or the reverse), and coordinates outside the service area. Runs before the
- * rate limit, like the field validation, so refused bodies use no quota.
- * `locOf(i)` is the request's location in the body.
+ * (or the reverse), recent_hours that cannot be scored, and coordinates
+ * outside the service area. Runs before the rate limit, like the field
+ * validation, so refused bodies use no quota. `locOf(i)` is the request's
+ * location in the body.
  */
 export async function checkRequests(
   models: AqiModels,
   requests: readonly PredictionRequest[],
   locOf: (index: number) => (string | number)[],
-): Promise<void> {
+): Promise<CheckedRequests> {
   const state = await models.weatherOnly.state();
   const stations = state.status === "ready" ? state.model.artifact.preprocessing.stations : null;
   const issues: FastApiValidationIssue[] = [];
+  const prepared: (PreparedReadings | null)[] = new Array(requests.length).fill(null);
   requests.forEach((request, index) => {
     const pair = readingPairIssue(request, locOf(index));
     if (pair) issues.push(pair);
     const both = recentHoursWithReadingIssue(request, locOf(index));
     if (both) issues.push(both);
     if (request.recent_hours) {
-      issues.push(...recentHoursIssues(request.recent_hours, [...locOf(index), "recent_hours"]));
+      const checked = checkRecentHours(request.recent_hours, [...locOf(index), "recent_hours"]);
+      issues.push(...checked.issues);
+      prepared[index] = checked.prepared;
     }
     const area = stations ? serviceAreaIssue(request, stations, locOf(index)) : null;
     if (area) issues.push(area);
   });
   if (issues.length > 0) throw validationError(issues);
+  return { requests, prepared };
 }
 
 export interface Predictions {
@@ -100,11 +106,12 @@ function respond(
   request: PredictionRequest,
   season: SeasonDecision,
   model: LoadedAqiModel,
+  prepared: PreparedReadings | null,
 ): PredictionResponse {
   const outputs = interpretModelOutputs(row.point, row.low, row.high);
   const reading = model.artifact.variant === "recent-reading";
   const history = model.artifact.variant === "recent-hours" ? request.recent_hours : null;
-  const historyFields = history ? historyResponseFields(history) : null;
+  const historyFields = history && prepared ? historyResponseFields(prepared) : null;
   return {
     aqi_predicted: outputs.aqi_predicted,
     aqi_rounded: outputs.aqi_rounded,
@@ -131,8 +138,8 @@ function respond(
 }
 
 /** What the response says about the readings: the AQI at the newest one, and what the model started from. */
-function historyResponseFields(readings: readonly RecentHour[]) {
-  const latest = aqiAtLatestReading(readings);
+function historyResponseFields(readings: PreparedReadings) {
+  const latest = readings.latest;
   if (latest.aqi === null || latest.dominantPollutant === null) {
     throw new Error("recent_hours without a CPCB AQI at the newest reading reached scoring");
   }
@@ -143,21 +150,36 @@ function historyResponseFields(readings: readonly RecentHour[]) {
       aqi_rounded: rounded,
       category: categoryForAqi(rounded),
       dominant_pollutant: latest.dominantPollutant,
-      hours_before: horizonOf(readings),
+      hours_before: readings.horizon,
     },
     inputs: {
-      readings: readings.length,
-      horizon_hours: horizonOf(readings),
-      window_arithmetic_aqi: roundTo2Decimals(windowArithmetic(readings, latest).aqi),
+      readings: readings.readings,
+      horizon_hours: readings.horizon,
+      window_arithmetic_aqi: roundTo2Decimals(readings.windowArithmetic.aqi),
     },
   };
 }
 
+/** Request i's readings prepared for scoring: as checked, else prepared now (throws when they cannot be scored). */
+function preparedOf(checked: CheckedRequests, index: number): PreparedReadings {
+  const readings = checked.requests[index]?.recent_hours;
+  const prepared = checked.prepared[index] ?? (readings ? prepareReadings(readings) : null);
+  if (!prepared) throw new Error("a request without recent_hours reached the recent-hours model");
+  return prepared;
+}
+
+/**
+ * Scores requests that passed `checkRequests`: its result, or the bare
+ * requests (their readings are then prepared here).
+ */
 export async function predictAqi(
   models: AqiModels,
-  requests: readonly PredictionRequest[],
+  checkedRequests: CheckedRequests | readonly PredictionRequest[],
   failureMessage: "Inference failed." | "Batch inference failed.",
 ): Promise<Predictions> {
+  const checked: CheckedRequests =
+    "prepared" in checkedRequests ? checkedRequests : { requests: checkedRequests, prepared: [] };
+  const { requests } = checked;
   const weatherOnly = await loadedModelOr503(models.weatherOnly);
   const reading = requests.some(hasReading)
     ? await loadedOr503(models.reading, READING_MODEL_NOT_LOADED)
@@ -187,12 +209,25 @@ export async function predictAqi(
     let encodeMs = 0;
     for (const { model, indices } of Object.values(groups)) {
       if (model === null || indices.length === 0) continue;
-      const scored = await model.score(indices.map((index) => inputs[index]!));
+      const readings =
+        model.artifact.variant === "recent-hours"
+          ? indices.map((index) => preparedOf(checked, index))
+          : [];
+      const scored = await model.score(
+        indices.map((index) => inputs[index]!),
+        readings,
+      );
       inferenceMs += scored.inferenceMs;
       encodeMs += scored.encodeMs;
       scored.rows.forEach((row, position) => {
         const index = indices[position]!;
-        predictions[index] = respond(row, requests[index]!, seasons[index]!, model);
+        predictions[index] = respond(
+          row,
+          requests[index]!,
+          seasons[index]!,
+          model,
+          readings[position] ?? null,
+        );
       });
     }
     return { predictions, inferenceMs, encodeMs };
