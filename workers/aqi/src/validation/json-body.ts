@@ -1,21 +1,24 @@
 /**
- * FastAPI's reading of a JSON request body, in front of the zod validator:
+ * FastAPI's reading of a JSON request body: `fastApiJsonBody` in front of a
+ * route, then `jsonBody` and `validatedBody` in its handler.
  *
  * - `Content-Type` JSON (`application/json`, `application/*+json`): left to
- *   the validator (malformed JSON becomes `json_invalid` with its offset, an
+ *   the validation (malformed JSON becomes `json_invalid` with its offset, an
  *   empty body `missing` at ["body"], via the shared error renderer);
  * - no `Content-Type` and a body: FastAPI parses it as JSON anyway, so the
  *   request is re-labelled as JSON and validated the same way;
  * - any other `Content-Type`: the body stays bytes, which is not an object
  *   (`model_attributes_type`, `input` the text); an empty body is `missing`.
- *
- * Without this gate @hono/zod-openapi would answer 415 (or validate `{}`).
  */
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import type { FastApiValidationIssue } from "@edge-platform/shared/http/error-shapes/fastapi";
-import type { Hook, z } from "@hono/zod-openapi";
-import type { Env, MiddlewareHandler } from "hono";
+import type { z } from "@hono/zod-openapi";
+import type { Context, MiddlewareHandler } from "hono";
+import { HTTPException } from "hono/http-exception";
 import { pydanticErrors } from "./pydantic.ts";
+
+// hono's validator refuses a body that is not JSON with exactly this message.
+const MALFORMED_JSON = "Malformed JSON in request body";
 
 // The media types @hono/zod-openapi's body validator treats as JSON.
 const JSON_CONTENT_TYPE = /^application\/([a-z-.]+\+)?json(;\s*[a-zA-Z0-9-]+=([^;]+))*$/i;
@@ -47,16 +50,33 @@ export const fastApiJsonBody: MiddlewareHandler = async (c, next) => {
   return next();
 };
 
-/** The route hook: a zod failure becomes FastAPI's 422 with pydantic's entries. */
-export function pydanticHook<T, E extends Env, P extends string>(
+/**
+ * The body as JSON, refused as hono's validator refuses it (the shared error
+ * handler turns that into `json_invalid` with its offset). After
+ * `fastApiJsonBody` the body is always labelled JSON.
+ */
+export async function jsonBody(c: Context): Promise<unknown> {
+  try {
+    return await c.req.json();
+  } catch {
+    throw new HTTPException(400, { message: MALFORMED_JSON });
+  }
+}
+
+/**
+ * A parsed body validated against `schema`: `quick` vouches for the plainly
+ * valid bodies it recognises (and must yield what the schema would); any
+ * other body goes through `schema`, and a failure there becomes FastAPI's 422
+ * with pydantic's entries.
+ */
+export function validatedBody<T>(
   schema: z.ZodType,
-): Hook<T, E, P, undefined> {
-  return (result) => {
-    if (!result.success) {
-      // @hono/zod-validator also hands the hook the raw input (`data`) on failure.
-      const { data } = result as { data?: unknown };
-      throw validationError(pydanticErrors(schema, result.error.issues, data));
-    }
-    return undefined;
-  };
+  quick: (body: unknown) => T | undefined,
+  body: unknown,
+): T {
+  const recognised = quick(body);
+  if (recognised !== undefined) return recognised;
+  const result = schema.safeParse(body);
+  if (!result.success) throw validationError(pydanticErrors(schema, result.error.issues, body));
+  return result.data as T;
 }
