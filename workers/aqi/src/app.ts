@@ -7,6 +7,7 @@ import { OpenAPIHono } from "@hono/zod-openapi";
 import { cors } from "hono/cors";
 import type { AppEnv } from "./app-env.ts";
 import type { ModelHost } from "./inference/model-host.ts";
+import { forecastPageRoutes } from "./page/forecast-page.ts";
 import { healthRoutes } from "./routes/health.ts";
 import { modelInfoRoutes } from "./routes/model-info.ts";
 import { predictRoutes } from "./routes/predict.ts";
@@ -35,6 +36,9 @@ export function createApp({ model, readingModel = null, historyModel = null }: A
       exposeHeaders: ["X-Request-ID", "x-correlation-id", "Retry-After", "Server-Timing"],
     }),
   );
+  // The forecast page (HTML, not API) reads its multipart form itself, so it comes before the
+  // body buffering (which reads every body as text); a plain router keeps it out of the OpenAPI document.
+  app.route("/", forecastPageRoutes(models));
   app.use(bufferRequestBody());
   installErrorHandling(app, renderFastApiProblem);
 
