@@ -36,7 +36,9 @@ import {
   MAX_HORIZON_HOURS,
   MAX_RECENT_HOURS,
   POLLUTANT_OF_FIELD,
+  prepareSentReadings,
   recentHoursIssues,
+  type SentReading,
   windowArithmetic,
 } from "./history.ts";
 import { READING_FIELDS, type RecentHour } from "./recent-hours.ts";
@@ -333,6 +335,48 @@ describe("the history figures from the reading grid", () => {
     expect(reached.scored).toBeGreaterThan(100);
     expect(reached.computed).toBeGreaterThan(30);
     expect(reached.persistence).toBeGreaterThan(30);
+  });
+});
+
+describe("readings prepared while the body is checked", () => {
+  const plainValue = (field: (typeof READING_FIELDS)[number], value: unknown) =>
+    value === undefined ||
+    value === null ||
+    (typeof value === "number" &&
+      value >= CONCENTRATION_BOUNDS[field].ge &&
+      value <= CONCENTRATION_BOUNDS[field].le);
+  const odd = fc.constantFrom(-1, 2000.5, 3001, "12", true, Number.NaN, Number.POSITIVE_INFINITY);
+
+  it("are plain exactly when every concentration is a number within its bounds, null or absent", () => {
+    fc.assert(
+      fc.property(
+        readings,
+        fc.nat(),
+        fc.constantFrom(...READING_FIELDS),
+        odd,
+        fc.boolean(),
+        (list, at, field, value, spoil) => {
+          const sent: SentReading[] = list.map((reading) => ({ ...reading }));
+          if (spoil) sent[at % sent.length] = { ...sent[at % sent.length]!, [field]: value };
+          const plain = sent.every((reading) =>
+            READING_FIELDS.every((name) => plainValue(name, reading[name])),
+          );
+          expect(prepareSentReadings(sent)).toBe(plain);
+        },
+      ),
+      { numRuns: 300 },
+    );
+  });
+
+  it("are checked later as if laid out afresh", () => {
+    fc.assert(
+      fc.property(readings, (list) => {
+        expect(prepareSentReadings(list)).toBe(true);
+        const afresh = checkRecentHours([...list], ["body"]);
+        expect(checkRecentHours(list, ["body"])).toStrictEqual(afresh);
+      }),
+      { numRuns: 300 },
+    );
   });
 });
 

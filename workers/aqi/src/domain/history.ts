@@ -111,12 +111,27 @@ const GRID = new Float64Array(SLOTS * POLLUTANT_COUNT);
 /** The window arithmetic's copy of GRID with the unknown newest hours filled. */
 const FILLED = new Float64Array(SLOTS * POLLUTANT_COUNT);
 const SEEN = new Uint8Array(SLOTS);
+/** Set by `put` when a concentration is not a number within its bounds, null or absent. */
+let implausible = false;
+/** CONCENTRATION_BOUNDS in the calculator's order. */
+const LOWEST = READING_FIELDS.map((field) => CONCENTRATION_BOUNDS[field].ge);
+const HIGHEST = READING_FIELDS.map((field) => CONCENTRATION_BOUNDS[field].le);
 
-/** Stores one concentration (NaN when there is none); 1 when there was one. */
-function put(index: number, value: number | null | undefined): number {
-  if (present(value)) {
-    GRID[index] = value;
-    return 1;
+/** A reading whose concentrations have not been checked yet (as a client sent it). */
+export type SentReading = { readonly hours_before: number } & {
+  readonly [field in ReadingField]?: unknown;
+};
+
+/** Stores one concentration of a pollutant (NaN when there is none); 1 when there was one. */
+function put(index: number, pollutant: number, value: unknown): number {
+  if (typeof value === "number") {
+    if (!(value >= LOWEST[pollutant]! && value <= HIGHEST[pollutant]!)) implausible = true;
+    if (Number.isFinite(value)) {
+      GRID[index] = value;
+      return 1;
+    }
+  } else if (value !== null && value !== undefined) {
+    implausible = true;
   }
   GRID[index] = Number.NaN;
   return 0;
@@ -127,12 +142,15 @@ interface GridSummary {
   readonly horizon: number;
   /** Whether some reading has no concentration or some hour comes twice (recentHoursIssues words them). */
   readonly malformed: boolean;
+  /** Whether every concentration is a number within its bounds, null or absent. */
+  readonly plain: boolean;
 }
 
 /** Lays the readings out in GRID. */
-function fillGrid(readings: readonly RecentHour[]): GridSummary {
+function fillGrid(readings: readonly SentReading[]): GridSummary {
   GRID.fill(Number.NaN);
   SEEN.fill(0);
+  implausible = false;
   let horizon = Number.POSITIVE_INFINITY;
   let malformed = false;
   for (const reading of readings) {
@@ -150,16 +168,16 @@ function fillGrid(readings: readonly RecentHour[]): GridSummary {
     // read by name: reading them by a computed key cost more than the rest.
     const base = slot * POLLUTANT_COUNT;
     const measured =
-      put(base, reading.pm25) |
-      put(base + 1, reading.pm10) |
-      put(base + 2, reading.no2) |
-      put(base + 3, reading.so2) |
-      put(base + 4, reading.nh3) |
-      put(base + 5, reading.co) |
-      put(base + 6, reading.o3);
+      put(base, 0, reading.pm25) |
+      put(base + 1, 1, reading.pm10) |
+      put(base + 2, 2, reading.no2) |
+      put(base + 3, 3, reading.so2) |
+      put(base + 4, 4, reading.nh3) |
+      put(base + 5, 5, reading.co) |
+      put(base + 6, 6, reading.o3);
     if (measured === 0) malformed = true;
   }
-  return { horizon, malformed };
+  return { horizon, malformed, plain: !implausible };
 }
 
 /**
@@ -490,6 +508,31 @@ function tooFewReadingsIssue(
   };
 }
 
+/**
+ * Readings prepared while the request body was checked (`prepareSentReadings`),
+ * by list: checking the list again takes what was prepared then instead of
+ * laying the readings out a second time.
+ */
+const preparedLists = new WeakMap<readonly SentReading[], PreparedReadings>();
+
+/**
+ * For the request body's check, which reads every reading anyway: whether
+ * every concentration of `readings` is a number within its bounds, null or
+ * absent (the schema's bounds; anything else is left to the schema). When it
+ * is and the readings pass `checkRecentHours`, what that prepares is kept for
+ * this list, so checking it again later costs nothing.
+ */
+export function prepareSentReadings(readings: readonly SentReading[]): boolean {
+  const { horizon, malformed, plain } = fillGrid(readings);
+  if (!plain) return false;
+  if (malformed || horizon > MAX_HORIZON_HOURS) return true;
+  const latest = latestOf(horizon);
+  if (latest.aqi.aqi !== null) {
+    preparedLists.set(readings, prepared(readings.length, horizon, latest));
+  }
+  return true;
+}
+
 export type RecentHoursCheck =
   | { readonly issues: FastApiValidationIssue[]; readonly prepared: null }
   | { readonly issues: readonly []; readonly prepared: PreparedReadings };
@@ -504,6 +547,8 @@ export function checkRecentHours(
   readings: readonly RecentHour[],
   loc: (string | number)[],
 ): RecentHoursCheck {
+  const known = preparedLists.get(readings);
+  if (known) return { issues: [], prepared: known };
   const { horizon, malformed } = fillGrid(readings);
   if (malformed) return { issues: malformedReadingIssues(readings, loc), prepared: null };
   if (horizon > MAX_HORIZON_HOURS) {

@@ -10,13 +10,15 @@ import historyHoldout from "../../../../models/aqi-history-1.0.0.holdout.json";
 import readingHoldout from "../../../../models/aqi-reading-1.2.0.holdout.json";
 import { CONCENTRATION_BOUNDS } from "../domain/history.ts";
 import { READING_FIELDS } from "../domain/recent-hours.ts";
-import { BatchPredictionRequest, PredictionRequest, RecentHour } from "./prediction.ts";
+import { BatchPredictionRequest, PredictionRequest } from "./prediction.ts";
 import {
   quickBatchPredictionRequest,
   quickPredictionRequest,
-  quickReading,
   quickRecentHours,
 } from "./prediction-body.ts";
+
+/** The request's recent_hours field on its own (an optional, nullable list of RecentHour). */
+const RecentHoursField = PredictionRequest.shape.recent_hours;
 
 /** As the route receives it: parsed JSON. */
 const asJson = (value: unknown): unknown => JSON.parse(JSON.stringify(value));
@@ -124,12 +126,12 @@ const request = fc
     return asJson(out);
   });
 
-describe("quickReading and quickRecentHours", () => {
-  it("yield what the RecentHour schema yields, or step aside, on any reading", () => {
+describe("quickRecentHours", () => {
+  it("yields what the recent_hours field yields, or steps aside, on any list of readings", () => {
     const seen = { quick: 0, schema: 0 };
     fc.assert(
-      fc.property(reading.map(asJson), (body) => {
-        seen[expectSameAsSchema(quickReading, RecentHour, body)] += 1;
+      fc.property(fc.array(reading, { minLength: 1, maxLength: 4 }).map(asJson), (body) => {
+        seen[expectSameAsSchema(quickRecentHours, RecentHoursField, body)] += 1;
       }),
       { numRuns: 2000 },
     );
@@ -138,22 +140,24 @@ describe("quickReading and quickRecentHours", () => {
     expect(seen.schema).toBeGreaterThan(200);
   });
 
-  it("keep a plain reading as sent, and copy one with its fields out of order or unknown ones", () => {
+  it("keeps a plain reading as sent, and copies one with its fields out of order or unknown ones", () => {
     const plain = asJson({ hours_before: 3, pm25: 80.5, co: null, o3: 12 });
-    expect(quickReading(plain)).toBe(plain);
-    expect(quickReading(asJson({ pm25: 80.5, hours_before: 3, unit: "ug/m3" }))).toStrictEqual({
-      hours_before: 3,
-      pm25: 80.5,
-    });
+    expect(quickRecentHours([plain])?.[0]).toBe(plain);
+    expect(
+      quickRecentHours(asJson([{ pm25: 80.5, hours_before: 3, unit: "ug/m3" }])),
+    ).toStrictEqual([{ hours_before: 3, pm25: 80.5 }]);
   });
 
-  it("step aside for anything that is not a list of 1 to 72 plain readings", () => {
+  it("steps aside for anything that is not a list of 1 to 72 plain readings", () => {
     expect(quickRecentHours([])).toBeUndefined();
     expect(quickRecentHours({ hours_before: 1, pm25: 5 })).toBeUndefined();
     expect(
-      quickRecentHours(Array.from({ length: 73 }, (_, i) => ({ hours_before: (i % 72) + 1 }))),
+      quickRecentHours(
+        Array.from({ length: 73 }, (_, i) => ({ hours_before: (i % 72) + 1, pm25: 5 })),
+      ),
     ).toBeUndefined();
     expect(quickRecentHours([{ hours_before: 1, pm25: "5" }])).toBeUndefined();
+    expect(quickRecentHours([{ hours_before: 1, co: 100.5 }])).toBeUndefined();
     expect(quickRecentHours([{ hours_before: 1, pm25: 5 }])).toStrictEqual([
       { hours_before: 1, pm25: 5 },
     ]);
