@@ -78,6 +78,8 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
   const outside: string[] = [];
   const problems: string[] = [];
   const axeFindings: string[] = [];
+  /** The questions confirm() asked, in order. */
+  const dialogs: string[] = [];
 
   async function api(
     pathname: string,
@@ -97,6 +99,10 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
 
   /** axe on the page as it is now; and a screenshot when asked for. */
   async function checkScreen(page: Page, name: string, screenshot = true) {
+    // The icon is inline, so the browser asks for no /favicon.ico.
+    await expect(page.locator('link[rel="icon"]').getAttribute("href"), name).resolves.toMatch(
+      /^data:image\/svg\+xml,/,
+    );
     const results = await new AxeBuilder({ page }).analyze();
     for (const violation of results.violations) {
       if (violation.impact === "serious" || violation.impact === "critical") {
@@ -109,6 +115,71 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
       mkdirSync(screenshotDir, { recursive: true });
       await page.screenshot({ path: path.join(screenshotDir, `${name}.png`), fullPage: true });
     }
+  }
+
+  /** Nothing wider than the window; on wide screens the sidebar runs to the bottom of the page. */
+  async function checkLayout(page: Page, name: string) {
+    const layout = await page.evaluate(() => {
+      const sidebar = document.querySelector("nav.sidebar");
+      const menu = document.querySelector(".phone-menu summary");
+      const shown = (element: Element | null) =>
+        element !== null && getComputedStyle(element).display !== "none";
+      return {
+        overflow: document.documentElement.scrollWidth - window.innerWidth,
+        pageHeight: document.documentElement.scrollHeight,
+        sidebarBottom: shown(sidebar) ? sidebar?.getBoundingClientRect().bottom : null,
+        menuHeight: shown(menu?.parentElement ?? null)
+          ? menu?.getBoundingClientRect().height
+          : null,
+        scrollY: window.scrollY,
+      };
+    });
+    expect(layout.overflow, `${name}: horizontal overflow`).toBeLessThanOrEqual(0);
+    if (layout.sidebarBottom !== null && layout.sidebarBottom !== undefined) {
+      expect(
+        layout.sidebarBottom + layout.scrollY,
+        `${name}: sidebar bottom`,
+      ).toBeGreaterThanOrEqual(layout.pageHeight - 1);
+    } else {
+      // A phone: the navigation is one line until opened.
+      expect(layout.menuHeight, `${name}: menu line`).toBeLessThanOrEqual(60);
+    }
+  }
+
+  /**
+   * Chart text readable (at least 11 px on screen), time labels on whole
+   * hours (and on midnights when `days`), y ticks round.
+   */
+  async function checkChart(page: Page, days: boolean) {
+    const chart = await page.evaluate(() =>
+      [...document.querySelectorAll("svg.chart text")]
+        .filter((text) => getComputedStyle(text).display !== "none")
+        .map((text) => ({
+          className: text.getAttribute("class") ?? "",
+          start: text.getAttribute("data-start"),
+          value: text.getAttribute("data-value"),
+          label: text.textContent ?? "",
+          px:
+            ((text as SVGTextElement).getScreenCTM()?.a ?? 0) *
+            Number.parseFloat(getComputedStyle(text).fontSize),
+        })),
+    );
+    const xTicks = chart.filter((text) => text.className.includes("x-tick"));
+    const yTicks = chart.filter((text) => text.className.includes("y-tick"));
+    expect(xTicks.length).toBeGreaterThanOrEqual(3);
+    expect(yTicks.length).toBeGreaterThanOrEqual(3);
+    expect(yTicks.length).toBeLessThanOrEqual(5);
+    for (const text of chart) expect(text.px, text.label).toBeGreaterThanOrEqual(11);
+    for (const tick of xTicks) {
+      const start = new Date(tick.start ?? "");
+      expect(start.getUTCMinutes() + start.getUTCSeconds(), tick.label).toBe(0);
+      if (days) expect(start.getUTCHours(), tick.label).toBe(0);
+    }
+    // Round: a step of 1, 2 or 5 times a power of ten, from 0.
+    const values = yTicks.map((tick) => Number(tick.value)).sort((a, b) => a - b);
+    const step = values[1] ?? 0;
+    expect(String(step)).toMatch(/^[125]0*$/);
+    expect(values).toEqual(values.map((_, index) => index * step));
   }
 
   async function go(page: Page, link: string, heading: string | RegExp) {
@@ -192,7 +263,16 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
       if (message.type() === "error") problems.push(`${page.url()}: ${message.text()}`);
     });
     page.on("pageerror", (error) => problems.push(`${page.url()}: ${error.message}`));
-    page.on("dialog", (dialog) => void dialog.accept());
+    page.on("requestfailed", (request) => {
+      // ERR_ABORTED is the browser dropping a request of a page it navigated away from.
+      if (request.failure()?.errorText === "net::ERR_ABORTED") return;
+      if (!outside.includes(request.url()))
+        problems.push(`${request.url()}: ${request.failure()?.errorText}`);
+    });
+    page.on("dialog", (dialog) => {
+      dialogs.push(dialog.message());
+      void dialog.accept();
+    });
     try {
       await ownerAndOperator(page, owner, slug);
     } catch (error) {
@@ -260,8 +340,11 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
     const rawKey = (await page.locator("#new-key").textContent())?.trim() ?? "";
     expect(rawKey).toMatch(/^mk_/);
     await browser.grantPermissions(["clipboard-read", "clipboard-write"], { origin: base });
-    await page.getByRole("button", { name: "Copy" }).click();
+    await page.getByRole("button", { name: "Copy", exact: true }).click();
     await page.getByText("Copied to the clipboard.").waitFor();
+    await expect(page.locator("#new-key-curl").textContent()).resolves.toContain(
+      `authorization: Bearer ${rawKey}`,
+    );
     await checkScreen(page, "api-keys");
     await page.goto(`${base}/console/keys`);
     await page.getByLabel("Name").fill("to be revoked");
@@ -314,16 +397,33 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
       await page.reload();
       return (await total()) === 10 ? true : undefined;
     });
-    await expect(page.getByRole("heading", { name: "api_calls: 10 units" }).count()).resolves.toBe(
-      1,
+    await expect(
+      page.getByRole("heading", { name: /\(api_calls\): 10 units$/ }).count(),
+    ).resolves.toBe(1);
+    // The picker names features; the key the API takes is beside the name.
+    await expect(page.locator("#feature option:checked").textContent()).resolves.toMatch(
+      /^.+ \(api_calls\)$/,
     );
     for (const eventId of eventIds) await page.getByText(eventId).waitFor();
-    await page.getByLabel("Range").selectOption("30d");
-    await page.getByRole("button", { name: "Show" }).click();
-    await page.waitForURL(/range=30d/);
-    expect(await total()).toBe(10);
-    await page.goBack();
-    await page.waitForURL(/\/console\/usage$/);
+    // Latest events are in the order the caption says: newest received first.
+    const received = await page
+      .getByRole("region", { name: /most recently received/ })
+      .locator("tbody tr td:first-child")
+      .allTextContents();
+    expect(received.length).toBeGreaterThanOrEqual(2);
+    expect([...received].sort().reverse()).toEqual(received);
+    await checkChart(page, false);
+    for (const [range, days] of [
+      ["7d", true],
+      ["30d", true],
+    ] as const) {
+      await page.getByLabel("Range").selectOption(range);
+      await page.getByRole("button", { name: "Show" }).click();
+      await page.waitForURL(new RegExp(`range=${range}`));
+      expect(await total()).toBe(10);
+      await checkChart(page, days);
+    }
+    await page.goto(`${base}/console/usage`);
     await checkScreen(page, "usage");
 
     // ---- overview: the usage and the fired alert
@@ -387,20 +487,44 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
     await page.goBack();
     await page.waitForURL(/action=api_key\.revoked/);
 
-    // ---- a phone's width: nothing wider than the screen
-    await page.setViewportSize({ width: 390, height: 844 });
-    for (const screen of ["overview", "usage", "keys", "webhooks"]) {
+    // ---- every screen at a wide window and at a phone's width
+    const screens = [
+      "overview",
+      "usage",
+      "invoices",
+      "keys",
+      "members",
+      "alerts",
+      "webhooks",
+      "audit",
+    ];
+    for (const screen of screens) {
       await page.goto(`${base}/console/${screen}`);
-      const overflow = await page.evaluate<number>(
-        "document.documentElement.scrollWidth - window.innerWidth",
-      );
-      expect(overflow, screen).toBeLessThanOrEqual(0);
+      await checkLayout(page, `${screen} at 1280`);
     }
-    if (screenshotDir)
-      await page.screenshot({
-        path: path.join(screenshotDir, "overview-phone.png"),
-        fullPage: true,
-      });
+    await page.setViewportSize({ width: 390, height: 844 });
+    for (const screen of screens) {
+      await page.goto(`${base}/console/${screen}`);
+      await checkLayout(page, `${screen} at 390`);
+      await checkScreen(page, `${screen}-phone`, false);
+      if (screen === "usage") await checkChart(page, false);
+    }
+    // The menu opens to the same links.
+    await page.locator(".phone-menu summary").click();
+    await page
+      .getByRole("navigation", { name: "Console menu" })
+      .getByRole("link", { name: "Members" })
+      .click();
+    await expect(page.getByRole("heading", { level: 1 }).textContent()).resolves.toBe("Members");
+    if (screenshotDir) {
+      for (const screen of ["overview", "usage"]) {
+        await page.goto(`${base}/console/${screen}`);
+        await page.screenshot({
+          path: path.join(screenshotDir, `${screen}-phone.png`),
+          fullPage: true,
+        });
+      }
+    }
     await page.setViewportSize({ width: 1280, height: 860 });
 
     // ---- operator screens are not for the owner; sign out ends the session
@@ -458,6 +582,8 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
     await page.getByText("A draft invoice is generated").waitFor();
     await page.getByRole("button", { name: "Finalize" }).click();
     await page.getByText("The invoice is finalized").waitFor();
+    // The period was not over: the question said so before anything was billed.
+    expect(dialogs.at(-1)).toMatch(/Its period runs until \d{4}-\d{2}-\d{2}: finalizing now bills/);
     const row = page.getByRole("row", { name: /INV-/ });
     const invoiceNumber = ((await row.getByRole("link").first().textContent()) ?? "").trim();
     expect(invoiceNumber).toMatch(/^INV-/);

@@ -53,7 +53,7 @@ dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem;margi
 .table-wrap table,.table-wrap tbody,.table-wrap tr,.table-wrap td{display:block}.table-wrap thead{position:absolute;width:1px;height:1px;overflow:hidden;clip:rect(0 0 0 0)}
 .table-wrap tr{border-top:1px solid var(--line);padding:.35rem 0}.table-wrap td{border:0;padding:.15rem .8rem;display:grid;grid-template-columns:7rem minmax(0,1fr);gap:.6rem;text-align:left}
 .table-wrap td::before{content:attr(data-label);font-weight:600;color:var(--muted)}.table-wrap td[data-label=""]{display:block}.table-wrap td[data-label=""]::before{content:none}
-.table-wrap td.num{text-align:left}.table-wrap code{overflow-wrap:anywhere}
+.table-wrap td.num{text-align:left}.table-wrap code{overflow-wrap:anywhere}.table-wrap caption{display:block}.table-wrap td>.badge,.table-wrap td>form,.table-wrap td>button{justify-self:start}
 .chart text{font-size:26px}.chart .minor{display:none}}@media (max-width:359px){.chart text{font-size:30px}}
 `;
 

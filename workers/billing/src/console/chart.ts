@@ -11,7 +11,7 @@ export type Granularity = "hour" | "day";
 
 const WIDTH = 760;
 const HEIGHT = 240;
-const PAD = { left: 56, right: 24, top: 14, bottom: 40 };
+const PAD = { left: 56, right: 24, top: 18, bottom: 40 };
 const HOUR_MS = 3_600_000;
 const DAY_MS = 24 * HOUR_MS;
 
@@ -93,7 +93,7 @@ export function barChart(title: string, buckets: ChartBucket[], granularity: Gra
   return html`<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${summary}" data-total="${total}">
 ${ticks.map(
   (tick) =>
-    html`<line class="grid" x1="${PAD.left}" y1="${y(tick).toFixed(1)}" x2="${WIDTH - PAD.right}" y2="${y(tick).toFixed(1)}" /><text class="y-tick" x="${PAD.left - 8}" y="${(y(tick) + 4).toFixed(1)}" text-anchor="end" data-value="${tick}">${compact.format(tick)}</text>`,
+    html`<line class="grid" x1="${PAD.left}" y1="${y(tick).toFixed(1)}" x2="${WIDTH - PAD.right}" y2="${y(tick).toFixed(1)}" /><text class="y-tick" x="${PAD.left - 8}" y="${y(tick).toFixed(1)}" text-anchor="end" dominant-baseline="middle" data-value="${tick}">${compact.format(tick)}</text>`,
 )}
 ${buckets.map((bucket, index) => {
   const x = PAD.left + index * slot + (slot - barWidth) / 2;
