@@ -234,10 +234,6 @@ function meanBetween(pollutant: number, from: number, to: number): number {
   return count === 0 ? Number.NaN : sum / count;
 }
 
-export function horizonOf(readings: readonly RecentHour[]): number {
-  return Math.min(...readings.map((reading) => reading.hours_before));
-}
-
 interface Latest {
   readonly averaged: AveragedConcentrations;
   readonly aqi: AqiResult;
@@ -352,10 +348,12 @@ export interface PreparedReadings {
 function prepared(readings: number, horizon: number, latest: Latest): PreparedReadings {
   const arithmetic = arithmeticOf(horizon, latest.aqi);
   const columns = new Array<number>(HISTORY_COLUMNS.length).fill(Number.NaN);
+  // HISTORY_COLUMNS: horizon_hours, latest_reading_hour (written with the predicted hour),
+  // aqi_at_latest_reading, window_arithmetic_aqi, then the pollutants' columns.
   columns[0] = horizon;
   columns[2] = latest.aqi.aqi ?? Number.NaN;
-  columns[3] = arithmetic.aqi;
-  let column = 4;
+  columns[WINDOW_ARITHMETIC_COLUMN] = arithmetic.aqi;
+  let column = WINDOW_ARITHMETIC_COLUMN + 1;
   for (const field of READING_FIELDS) {
     const pollutant = POLLUTANTS.indexOf(POLLUTANT_OF_FIELD[field]);
     const name = POLLUTANTS[pollutant]!;
@@ -395,7 +393,7 @@ export function prepareReadings(readings: readonly RecentHour[]): PreparedReadin
  * (each value rounded to float32 as a copy of the float64 row would be).
  * `hour` is the predicted hour of the day.
  */
-export function writeHistoryColumns(
+function writeHistoryColumns(
   target: { [index: number]: number },
   offset: number,
   readings: PreparedReadings,
