@@ -90,6 +90,11 @@ describe.skipIf(skipBrowserTests)("documentation pages render offline in Chromiu
       const outside: string[] = [];
       const problems: string[] = [];
       page.on("pageerror", (error) => problems.push(error.message));
+      page.on("console", (message) => {
+        if (message.type() === "error") problems.push(message.text());
+      });
+      const requested: string[] = [];
+      page.on("request", (request) => requested.push(new URL(request.url()).pathname));
       await page.route("**/*", (route) => {
         const url = new URL(route.request().url());
         if (url.origin === base) return route.continue();
@@ -108,6 +113,37 @@ describe.skipIf(skipBrowserTests)("documentation pages render offline in Chromiu
       expect(new Set(rendered)).toEqual(new Set(expected));
       expect(rendered.length).toBe(expected.length);
       expect(outside).toEqual([]);
+      expect(problems).toEqual([]);
+      // The icon is inline: no request for /favicon.ico, so no 404 in the console.
+      expect(await page.locator('link[rel="icon"]').getAttribute("href")).toMatch(
+        /^data:image\/svg\+xml,/,
+      );
+      expect(requested).not.toContain("/favicon.ico");
+      await page.close();
+    });
+  }
+
+  for (const [service, pathname] of [
+    ["billing", "/"],
+    ["portfolio", "/"],
+  ] as const) {
+    it(`${service} ${pathname}: an inline icon, no failed request, no console error`, async () => {
+      const base = origin(service);
+      const page = await browser.newPage();
+      const problems: string[] = [];
+      const requested: string[] = [];
+      page.on("pageerror", (error) => problems.push(error.message));
+      page.on("console", (message) => {
+        if (message.type() === "error") problems.push(message.text());
+      });
+      page.on("requestfailed", (request) => problems.push(`${request.url()} failed`));
+      page.on("request", (request) => requested.push(new URL(request.url()).pathname));
+      await page.goto(`${base}${pathname}`);
+      await page.waitForLoadState("networkidle");
+      expect(await page.locator('link[rel="icon"]').getAttribute("href")).toMatch(
+        /^data:image\/svg\+xml,/,
+      );
+      expect(requested).not.toContain("/favicon.ico");
       expect(problems).toEqual([]);
       await page.close();
     });

@@ -119,21 +119,25 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
 
   /** Nothing wider than the window; on wide screens the sidebar runs to the bottom of the page. */
   async function checkLayout(page: Page, name: string) {
-    const layout = await page.evaluate(() => {
+    // A string, as the other in-page probes: the test's TypeScript has no DOM types.
+    const layout = await page.evaluate<{
+      overflow: number;
+      pageHeight: number;
+      sidebarBottom: number | null;
+      menuHeight: number | null;
+      scrollY: number;
+    }>(`(() => {
       const sidebar = document.querySelector("nav.sidebar");
       const menu = document.querySelector(".phone-menu summary");
-      const shown = (element: Element | null) =>
-        element !== null && getComputedStyle(element).display !== "none";
+      const shown = (element) => element !== null && getComputedStyle(element).display !== "none";
       return {
         overflow: document.documentElement.scrollWidth - window.innerWidth,
         pageHeight: document.documentElement.scrollHeight,
-        sidebarBottom: shown(sidebar) ? sidebar?.getBoundingClientRect().bottom : null,
-        menuHeight: shown(menu?.parentElement ?? null)
-          ? menu?.getBoundingClientRect().height
-          : null,
+        sidebarBottom: shown(sidebar) ? sidebar.getBoundingClientRect().bottom : null,
+        menuHeight: menu && shown(menu.parentElement) ? menu.getBoundingClientRect().height : null,
         scrollY: window.scrollY,
       };
-    });
+    })()`);
     expect(layout.overflow, `${name}: horizontal overflow`).toBeLessThanOrEqual(0);
     if (layout.sidebarBottom !== null && layout.sidebarBottom !== undefined) {
       expect(
@@ -151,19 +155,17 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
    * hours (and on midnights when `days`), y ticks round.
    */
   async function checkChart(page: Page, days: boolean) {
-    const chart = await page.evaluate(() =>
-      [...document.querySelectorAll("svg.chart text")]
-        .filter((text) => getComputedStyle(text).display !== "none")
-        .map((text) => ({
-          className: text.getAttribute("class") ?? "",
-          start: text.getAttribute("data-start"),
-          value: text.getAttribute("data-value"),
-          label: text.textContent ?? "",
-          px:
-            ((text as SVGTextElement).getScreenCTM()?.a ?? 0) *
-            Number.parseFloat(getComputedStyle(text).fontSize),
-        })),
-    );
+    const chart = await page.evaluate<
+      { className: string; start: string | null; value: string | null; label: string; px: number }[]
+    >(`[...document.querySelectorAll("svg.chart text")]
+      .filter((text) => getComputedStyle(text).display !== "none")
+      .map((text) => ({
+        className: text.getAttribute("class") || "",
+        start: text.getAttribute("data-start"),
+        value: text.getAttribute("data-value"),
+        label: text.textContent || "",
+        px: (text.getScreenCTM()?.a ?? 0) * Number.parseFloat(getComputedStyle(text).fontSize),
+      }))`);
     const xTicks = chart.filter((text) => text.className.includes("x-tick"));
     const yTicks = chart.filter((text) => text.className.includes("y-tick"));
     expect(xTicks.length).toBeGreaterThanOrEqual(3);
