@@ -13,11 +13,11 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { AxeBuilder } from "@axe-core/playwright";
 import type { BrowserContext, Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "../../scripts/lib/stack.ts";
 import { ROOT, startWrangler } from "../../scripts/lib/wrangler.ts";
+import { seriousAxeFindings } from "./axe.ts";
 import { type Browser, launchChromium, skipBrowserTests } from "./chromium.ts";
 
 const HOUR_MS = 3_600_000;
@@ -151,14 +151,7 @@ describe.skipIf(skipBrowserTests)("AQI forecast page in Chromium", () => {
   const requested: string[] = [];
 
   async function checkScreen(page: Page, name: string, screenshot?: string) {
-    const results = await new AxeBuilder({ page }).analyze();
-    for (const violation of results.violations) {
-      if (violation.impact === "serious" || violation.impact === "critical") {
-        axeFindings.push(
-          `${name}: ${violation.id} (${violation.impact}) ${violation.nodes.map((n) => n.target.join(" ")).join(", ")}`,
-        );
-      }
-    }
+    axeFindings.push(...(await seriousAxeFindings(page, name)));
     if (screenshotDir && screenshot) {
       mkdirSync(screenshotDir, { recursive: true });
       // The first screen: the forecast comes first on the page.

@@ -16,11 +16,11 @@ import { mkdirSync, readFileSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import path from "node:path";
-import { AxeBuilder } from "@axe-core/playwright";
 import type { BrowserContext, Page } from "playwright-core";
 import { extractText, getDocumentProxy } from "unpdf";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { type RunningStack, startStack } from "../../scripts/lib/stack.ts";
+import { seriousAxeFindings } from "./axe.ts";
 import { type Browser, launchChromium, skipBrowserTests } from "./chromium.ts";
 
 const ADMIN = { email: "admin@example.dev", password: "DevAdmin2026!" };
@@ -103,14 +103,7 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
     await expect(page.locator('link[rel="icon"]').getAttribute("href"), name).resolves.toMatch(
       /^data:image\/svg\+xml,/,
     );
-    const results = await new AxeBuilder({ page }).analyze();
-    for (const violation of results.violations) {
-      if (violation.impact === "serious" || violation.impact === "critical") {
-        axeFindings.push(
-          `${name}: ${violation.id} (${violation.impact}) ${violation.nodes.map((n) => n.target.join(" ")).join(", ")}`,
-        );
-      }
-    }
+    axeFindings.push(...(await seriousAxeFindings(page, name)));
     if (screenshotDir && screenshot) {
       mkdirSync(screenshotDir, { recursive: true });
       await page.screenshot({ path: path.join(screenshotDir, `${name}.png`), fullPage: true });
