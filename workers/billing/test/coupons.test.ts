@@ -1,7 +1,9 @@
 import { env } from "cloudflare:workers";
 import { addMonthsClamped, MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
+import { database } from "@edge-platform/shared/db/client";
 import { invoiceContent } from "@edge-platform/shared/testing/invoice-content";
 import { beforeAll, describe, expect, it } from "vitest";
+import { CouponService } from "../src/pricing/index.ts";
 import { auditRowsFor } from "./audit-helpers.ts";
 import {
   asTenant,
@@ -236,6 +238,135 @@ describe("redeeming", () => {
       .bind(limited.id)
       .first<{ times: number; rows: number }>();
     expect(row).toEqual({ times: 1, rows: 1 });
+  });
+});
+
+describe("once per tenant, unless the coupon is reusable", () => {
+  /** Issues the tenant's next invoice: the last period of a `once` coupon, which ends its redemption. */
+  async function useUpRedemption(owner: Account) {
+    const settle = asTenant(admin, owner.tenant.id);
+    const draft = await settle("/api/v1/invoices/generate", { body: {} });
+    expect(draft.status, JSON.stringify(draft.body)).toBe(201);
+    const finalized = await settle(`/api/v1/invoices/${draft.body.id}/finalize`, {
+      method: "POST",
+    });
+    expect(finalized.body.discount, JSON.stringify(finalized.body)).toBeGreaterThan(0);
+    const open = await env.DB.prepare(
+      "SELECT count(*) AS open FROM coupon_redemptions WHERE tenant_id = ? AND ended_at IS NULL",
+    )
+      .bind(owner.tenant.id)
+      .first<{ open: number }>();
+    expect(open?.open).toBe(0);
+  }
+
+  const redemptionsOf = async (tenantId: string) =>
+    (
+      await env.DB.prepare("SELECT id FROM coupon_redemptions WHERE tenant_id = ?")
+        .bind(tenantId)
+        .all()
+    ).results.length;
+
+  it("a coupon whose redemption has ended cannot be redeemed again by the same tenant", async () => {
+    const once = await coupon({ percentOff: 20, duration: "once", maxRedemptions: 5 });
+    expect(once.reusable).toBe(false);
+    const owner = await register();
+    const subscription = await subscribe(owner, growth.planId, growth.priceId, {
+      couponCode: once.code,
+    });
+    await useUpRedemption(owner);
+
+    expectError(
+      await redeem(owner, subscription.id, once.code),
+      409,
+      `Coupon ${once.code} has already been redeemed by this tenant: it is redeemable once per tenant`,
+    );
+    // Nor through a plan change that names it; the subscription is left as it was.
+    const change = await call("/api/v1/subscriptions", {
+      token: owner.accessToken,
+      tenant: owner.tenant.id,
+      body: { planId: growth.planId, priceId: growth.priceId, couponCode: once.code },
+    });
+    expectError(change, 409, /redeemable once per tenant/);
+    const current = await asTenant(owner, owner.tenant.id)("/api/v1/subscriptions/active");
+    expect(current.body.id).toBe(subscription.id);
+    expect(await redemptionsOf(owner.tenant.id)).toBe(1);
+    const stored = await env.DB.prepare("SELECT times_redeemed AS times FROM coupons WHERE id = ?")
+      .bind(once.id)
+      .first<{ times: number }>();
+    expect(stored?.times).toBe(1);
+
+    // Another tenant still can.
+    const other = await register();
+    const theirs = await subscribe(other, growth.planId, growth.priceId);
+    expect((await redeem(other, theirs.id, once.code)).status).toBe(201);
+  });
+
+  it("a reusable coupon can be redeemed again once the earlier redemption has ended", async () => {
+    const reusable = await coupon({ percentOff: 20, duration: "once", reusable: true });
+    expect(reusable.reusable).toBe(true);
+    const owner = await register();
+    const subscription = await subscribe(owner, growth.planId, growth.priceId, {
+      couponCode: reusable.code,
+    });
+    // One active redemption at a time still holds.
+    expectError(await redeem(owner, subscription.id, reusable.code), 409, /already has/);
+    await useUpRedemption(owner);
+    const again = await redeem(owner, subscription.id, reusable.code);
+    expect(again.status, JSON.stringify(again.body)).toBe(201);
+    expect(await redemptionsOf(owner.tenant.id)).toBe(2);
+  });
+
+  it("two concurrent redemptions by one tenant: exactly one succeeds", async () => {
+    const once = await coupon({ percentOff: 20, duration: "once" });
+    const owner = await register();
+    const subscription = await subscribe(owner, growth.planId, growth.priceId);
+    const results = await Promise.all([1, 2].map(() => redeem(owner, subscription.id, once.code)));
+    expect(results.map((result) => result.status).sort()).toEqual([201, 409]);
+    const refused = results.find((result) => result.status === 409);
+    if (refused) expectError(refused, 409);
+    expect(await redemptionsOf(owner.tenant.id)).toBe(1);
+  });
+
+  it("the redemption batch itself refuses a second redemption that got past the check before it", async () => {
+    const once = await coupon({ percentOff: 20, duration: "once" });
+    const owner = await register();
+    const subscription = await subscribe(owner, growth.planId, growth.priceId);
+    const coupons = new CouponService(database(env.DB), async () => undefined);
+    // Checked while the tenant had not redeemed it yet ...
+    const checked = await coupons.requireRedeemable(owner.tenant.id, once.code);
+    expect((await redeem(owner, subscription.id, once.code)).status).toBe(201);
+    await useUpRedemption(owner);
+    // ... and redeemed after the first redemption was made and has ended.
+    const { statements } = coupons.redemptionStatements(
+      checked,
+      owner.tenant.id,
+      subscription.id,
+      new Date().toISOString(),
+    );
+    const failure = await database(env.DB)
+      .batch(statements)
+      .then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+    expect(failure).toBeInstanceOf(Error);
+    const refusal = await coupons.refusal(failure, once.id, owner.tenant.id);
+    expect(refusal).toMatchObject({
+      status: 409,
+      message: expect.stringMatching(/once per tenant/),
+    });
+    expect(await redemptionsOf(owner.tenant.id)).toBe(1);
+  });
+
+  it("reusable must be a boolean", async () => {
+    const result = await createCoupon({
+      code: code("flag"),
+      percentOff: 10,
+      duration: "once",
+      reusable: "yes",
+    });
+    expectError(result, 400);
+    expect(JSON.stringify(result.body.message)).toMatch(/reusable must be a boolean/);
   });
 });
 

@@ -227,8 +227,9 @@ export const couponStatuses = ["ACTIVE", "ARCHIVED"] as const;
  * A discount platform administrators offer: `percentOff` (1-100) or
  * `amountOff` cents in `currency`, on `once` one invoice, `repeating`
  * `durationInPeriods` invoices, or `forever`. `timesRedeemed` only moves by
- * a conditional update that also checks `maxRedemptions`, so the limit
- * holds however many tenants redeem at once.
+ * a conditional update that also checks `maxRedemptions` and, unless the
+ * coupon is `reusable`, that the tenant has never redeemed it, so both
+ * limits hold however many redemptions run at once.
  */
 export const coupons = sqliteTable(
   "coupons",
@@ -248,6 +249,8 @@ export const coupons = sqliteTable(
     redeemBy: text("redeem_by"),
     timesRedeemed: integer("times_redeemed").notNull().default(0),
     status: text("status", { enum: couponStatuses }).notNull().default("ACTIVE"),
+    /** Redeemable again by a tenant whose earlier redemption has ended; otherwise once per tenant. */
+    reusable: integer("reusable", { mode: "boolean" }).notNull().default(false),
     createdAt: text("created_at").notNull().default(now),
     updatedAt: text("updated_at").notNull().default(now),
   },
@@ -292,6 +295,7 @@ export const couponRedemptions = sqliteTable(
       .on(table.tenantId)
       .where(sql`ended_at IS NULL`),
     index("coupon_redemptions_coupon_idx").on(table.couponId),
+    index("coupon_redemptions_coupon_tenant_idx").on(table.couponId, table.tenantId),
   ],
 );
 

@@ -56,6 +56,10 @@ const CreateCouponBody = z
       .datetime({ message: "redeemBy must be an ISO-8601 date-time", offset: true })
       .transform((value) => new Date(value).toISOString())
       .optional(),
+    reusable: z.boolean({ message: "reusable must be true or false" }).optional().openapi({
+      description:
+        "Default false: a tenant may redeem the coupon once, ever. True: again once its earlier redemption has ended.",
+    }),
   })
   .strict()
   .superRefine((body, context) => {
@@ -93,6 +97,7 @@ const CouponSchema = z
     maxRedemptions: z.number().int().nullable(),
     redeemBy: z.string().nullable(),
     timesRedeemed: z.number().int(),
+    reusable: z.boolean(),
     status: z.enum(couponStatuses),
     createdAt: z.string(),
     updatedAt: z.string(),
@@ -118,7 +123,7 @@ const createCoupon = createRoute({
   tags: ["coupons"],
   summary: "Creates a coupon (platform admins)",
   description:
-    "`percentOff` (1-100) or `amountOff` cents with `currency`; `duration` once (one invoice), repeating (`durationInPeriods` invoices) or forever. The discount is taken off each invoice's subtotal before tax, rounded half up once, never below zero.",
+    "`percentOff` (1-100) or `amountOff` cents with `currency`; `duration` once (one invoice), repeating (`durationInPeriods` invoices) or forever. A tenant may redeem a coupon once, ever, unless it is `reusable`. The discount is taken off each invoice's subtotal before tax, rounded half up once, never below zero.",
   security: bearerSecurity,
   middleware: admin,
   request: { body: jsonBody(CreateCouponBody) },
@@ -163,7 +168,7 @@ const redeemCoupon = createRoute({
   tags: ["subscriptions"],
   summary: "Redeems a coupon on the tenant's subscription (OWNER, ADMIN)",
   description:
-    "One active coupon per tenant; 409 when the coupon is archived, past `redeemBy` or fully redeemed, or the tenant already has one.",
+    "One active coupon per tenant, and each coupon once per tenant unless it is `reusable`; 409 when the coupon is archived, past `redeemBy` or fully redeemed, the tenant already has an active one, or the tenant has redeemed this non-reusable coupon before.",
   security: bearerSecurity,
   middleware: tenantWriters(...MANAGERS),
   request: {

@@ -17,6 +17,7 @@ import {
   findActiveRedemption,
   findCouponByCode,
   findCouponById,
+  hasRedeemed,
   insertCoupon,
   listCoupons,
   REDEMPTION_REFUSED,
@@ -33,6 +34,7 @@ export interface CreateCouponInput {
   durationInPeriods?: number | undefined;
   maxRedemptions?: number | undefined;
   redeemBy?: string | undefined;
+  reusable?: boolean | undefined;
 }
 
 export function couponView(row: CouponRow) {
@@ -47,6 +49,7 @@ export function couponView(row: CouponRow) {
     maxRedemptions: row.maxRedemptions,
     redeemBy: row.redeemBy,
     timesRedeemed: row.timesRedeemed,
+    reusable: row.reusable,
     status: row.status,
     createdAt: row.createdAt,
     updatedAt: row.updatedAt,
@@ -71,6 +74,11 @@ const alreadyHasCoupon = () =>
   new ApiError(
     409,
     "The tenant already has an active coupon: one at a time, until its duration is used up",
+  );
+const alreadyRedeemed = (code: string) =>
+  new ApiError(
+    409,
+    `Coupon ${code} has already been redeemed by this tenant: it is redeemable once per tenant`,
   );
 
 /**
@@ -108,6 +116,7 @@ export class CouponService {
       maxRedemptions: input.maxRedemptions ?? null,
       redeemBy: input.redeemBy ?? null,
       timesRedeemed: 0,
+      reusable: input.reusable ?? false,
       status: "ACTIVE" as const,
       createdAt: now,
       updatedAt: now,
@@ -170,6 +179,9 @@ export class CouponService {
     if (!coupon) throw couponNotFound(code);
     const problem = redemptionProblem(coupon, now);
     if (problem) throw new ApiError(409, problem);
+    if (!coupon.reusable && (await hasRedeemed(this.db, coupon.id, tenantId))) {
+      throw alreadyRedeemed(coupon.code);
+    }
     if (await findActiveRedemption(this.db, tenantId)) throw alreadyHasCoupon();
     return coupon;
   }
@@ -204,11 +216,14 @@ export class CouponService {
   }
 
   /** Why a batch with redemptionStatements failed, as the answer to give (or the error itself). */
-  async refusal(error: unknown, couponId: string): Promise<unknown> {
+  async refusal(error: unknown, couponId: string, tenantId: string): Promise<unknown> {
     const message = error instanceof Error ? `${error.message} ${String(error.cause ?? "")}` : "";
     if (REDEMPTION_REFUSED.test(message)) {
       const coupon = await findCouponById(this.db, couponId);
       const problem = coupon ? redemptionProblem(coupon, new Date()) : undefined;
+      if (!problem && coupon && !coupon.reusable) {
+        if (await hasRedeemed(this.db, coupon.id, tenantId)) return alreadyRedeemed(coupon.code);
+      }
       return new ApiError(409, problem ?? "The coupon can no longer be redeemed");
     }
     if (uniqueViolation(error)?.startsWith("coupon_redemptions.")) return alreadyHasCoupon();
@@ -239,7 +254,7 @@ export class CouponService {
       if (!row) throw new Error("redemption insert returned no row");
       return redemptionView(row, coupon.code);
     } catch (error) {
-      throw await this.refusal(error, coupon.id);
+      throw await this.refusal(error, coupon.id, tenantId);
     }
   }
 }

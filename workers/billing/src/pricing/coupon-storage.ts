@@ -38,13 +38,25 @@ export function findActiveRedemption(db: Database, tenantId: string) {
     .get();
 }
 
+/** Whether the tenant has ever redeemed the coupon, ended redemptions included. */
+export async function hasRedeemed(db: Database, couponId: string, tenantId: string) {
+  const found = await db
+    .select({ id: couponRedemptions.id })
+    .from(couponRedemptions)
+    .where(and(eq(couponRedemptions.couponId, couponId), eq(couponRedemptions.tenantId, tenantId)))
+    .get();
+  return found !== undefined;
+}
+
 /** The marker of a redemption refused inside its batch (see redeemStatements). */
 export const REDEMPTION_REFUSED = /NOT NULL constraint failed: coupon_redemptions\.coupon_id/;
 
 /**
  * Redeeming as part of a batch: the coupon's count moves only while it is
- * ACTIVE, before `redeemBy` and under `maxRedemptions` (one conditional
- * UPDATE, so concurrent redemptions cannot overshoot the limit), and the
+ * ACTIVE, before `redeemBy`, under `maxRedemptions` and, unless it is
+ * reusable, while the tenant has no redemption of it, ended or not (one
+ * conditional UPDATE: a batch runs alone, so concurrent redemptions can
+ * neither overshoot the limit nor both pass the once-per-tenant check), and the
  * redemption row is inserted only if that UPDATE changed the coupon: its
  * coupon id is NULL otherwise, which fails the NOT NULL constraint and
  * with it the whole batch (REDEMPTION_REFUSED), so nothing the batch would
@@ -67,6 +79,11 @@ export function redeemStatements(
           eq(coupons.status, "ACTIVE"),
           or(isNull(coupons.maxRedemptions), lt(coupons.timesRedeemed, coupons.maxRedemptions)),
           or(isNull(coupons.redeemBy), gt(coupons.redeemBy, now)),
+          or(
+            eq(coupons.reusable, true),
+            sql`NOT EXISTS (SELECT 1 FROM coupon_redemptions r
+                            WHERE r.coupon_id = ${couponId} AND r.tenant_id = ${redemption.tenantId})`,
+          ),
         ),
       ),
     db

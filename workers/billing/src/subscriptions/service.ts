@@ -82,9 +82,10 @@ async function subscribeRefusal(
   error: unknown,
   coupons: CouponService,
   coupon: { id: string } | null,
+  tenantId: string,
 ): Promise<unknown> {
   if (coupon) {
-    const refusal = await coupons.refusal(error, coupon.id);
+    const refusal = await coupons.refusal(error, coupon.id, tenantId);
     if (refusal !== error) return refusal;
   }
   const violated = uniqueViolation(error);
@@ -169,7 +170,7 @@ export class SubscriptionService {
         ...redemption,
       ]);
     } catch (error) {
-      throw await subscribeRefusal(error, coupons, coupon);
+      throw await subscribeRefusal(error, coupons, coupon, context.tenant.id);
     }
     await this.refreshCounter(context.tenant.id);
     return this.get(context, id);
