@@ -668,6 +668,46 @@ describe("automatic top-up", () => {
   });
 });
 
+describe("a tenant that is not ACTIVE", () => {
+  for (const status of ["SUSPENDED", "CANCELLED"]) {
+    it(`${status.toLowerCase()}: its automatic top-up rule is refused like every other write, and stays as it was`, async () => {
+      const plan = await creditPlan({ prepaid: true });
+      const { owner, tenantId } = await subscribedTenant(plan);
+      const setRule = (body: Record<string, unknown>) =>
+        asTenant(owner, tenantId)("/api/v1/credits/auto-top-up", { method: "PUT", body });
+      const before = await setRule({ enabled: true, threshold: 2_000, amount: 10_000 });
+      expect(before.status, JSON.stringify(before.body)).toBe(200);
+      await env.DB.prepare("UPDATE tenants SET status = ? WHERE id = ?")
+        .bind(status, tenantId)
+        .run();
+
+      const refused = `Tenant is ${status.toLowerCase()}: it can be read but not changed`;
+      expectError(await setRule({ enabled: true, threshold: 500, amount: 50_000 }), 403, refused);
+      // The same answer as the tenant's other writes.
+      expectError(
+        await asTenant(owner, tenantId)("/api/v1/credits/top-up", { body: { amount: 1_000 } }),
+        403,
+        refused,
+      );
+      expectError(
+        await call("/api/v1/api-keys", {
+          token: owner.accessToken,
+          tenant: tenantId,
+          body: { name: "k" },
+        }),
+        403,
+        refused,
+      );
+      expect((await credits(tenantId)).autoTopUp).toMatchObject({
+        enabled: true,
+        threshold: 2_000,
+        amount: 10_000,
+      });
+      expect(await auditRowsFor(tenantId, "credit_auto_top_up.updated")).toHaveLength(1);
+    });
+  }
+});
+
 describe("progressive billing", () => {
   const progressiveInvoices = (tenantId: string) =>
     env.DB.prepare(

@@ -11,6 +11,7 @@ import {
   PageQuerySchema,
   pageOf,
   requireSettlementActor,
+  requireWritableBillingTenant,
   TenantHeaderSchema,
   UuidParam,
   withAccessErrors,
@@ -19,6 +20,7 @@ import { CREDIT_CATEGORIES, DEFAULT_GRANT_PRIORITY, MAX_GRANT_AMOUNT } from "./d
 import type { CreditRouteServices } from "./route-services.ts";
 
 const readers = moneyReaders();
+const writers = [...readers, requireWritableBillingTenant()];
 const administrators = [authenticate(), billingContext(), requireSettlementActor()];
 
 const cents = (name: string) =>
@@ -216,7 +218,7 @@ const autoTopUp = createRoute({
   summary:
     "Sets the automatic top-up: when the balance falls below `threshold`, one paid grant of `amount` is bought and charged (one at a time; a declined charge turns the rule off) (OWNER, ADMIN, BILLING)",
   security: bearerSecurity,
-  middleware: readers,
+  middleware: writers,
   request: { headers: TenantHeaderSchema, body: jsonBody(AutoTopUpBody) },
   responses: withAccessErrors("tenantMember", {
     200: json(AutoTopUpSchema, "The rule"),

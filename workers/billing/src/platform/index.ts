@@ -113,6 +113,7 @@ export {
   requireMoneyReader,
   requireSettlementActor,
   requireWebhookManager,
+  requireWritableBillingTenant,
   requireWritableTenant,
   tenantContext,
   tenantMembers,

@@ -50,12 +50,24 @@ export function requireRole(...roles: MembershipRole[]) {
 }
 
 /** A SUSPENDED or CANCELLED tenant stays readable but accepts no changes. */
+function refuseUnlessActive(status: string) {
+  if (status !== "ACTIVE") {
+    throw new ApiError(403, `Tenant is ${status.toLowerCase()}: it can be read but not changed`);
+  }
+}
+
+/** For routes that change something of the `x-tenant-id` tenant (after `tenantContext()`). */
 export function requireWritableTenant() {
   return createMiddleware<AppEnv>(async (c, next) => {
-    const { status } = c.var.tenantContext.tenant;
-    if (status !== "ACTIVE") {
-      throw new ApiError(403, `Tenant is ${status.toLowerCase()}: it can be read but not changed`);
-    }
+    refuseUnlessActive(c.var.tenantContext.tenant.status);
+    await next();
+  });
+}
+
+/** The same after `billingContext()`: platform administrators are refused too. */
+export function requireWritableBillingTenant() {
+  return createMiddleware<AppEnv>(async (c, next) => {
+    refuseUnlessActive(c.var.billingContext.tenant.status);
     await next();
   });
 }
