@@ -5,11 +5,14 @@ import { base64url, SignJWT } from "jose";
 import { describe, expect, it, vi } from "vitest";
 import { createApp } from "../src/app.ts";
 import { hashPassword, PASSWORD_ITERATIONS } from "../src/platform/domain/password.ts";
+import { sha256Hex } from "../src/platform/domain/secrets.ts";
 import type { MailSender, PasswordResetMail } from "../src/platform/mail-sender.ts";
+import { auditRowsFor } from "./audit-helpers.ts";
 import {
   call,
   db,
   expectError,
+  type Json,
   login,
   PASSWORD,
   readResult,
@@ -383,36 +386,102 @@ describe("POST /auth/refresh", () => {
     expect(second.status).toBe(200);
   });
 
-  it("reuse of a revoked token ends every session of the user", async () => {
+  const refresh = (refreshToken: string) => call(`${AUTH}/refresh`, { body: { refreshToken } });
+  const me = async (accessToken: string) =>
+    (await call(`${AUTH}/me`, { token: accessToken })).status;
+  const reuseAudits = async (userId: string) =>
+    (await auditRowsFor(userId, "auth.sessions_revoked")).filter(
+      (row) => JSON.parse(row.changes).reason?.after === "refresh_token_reused",
+    );
+
+  it("two concurrent refreshes with one token both succeed with the same new refresh token, and end nothing", async () => {
     const account = await register();
     const other = await login(account.email);
-    const first = await call(`${AUTH}/refresh`, { body: { refreshToken: account.refreshToken } });
-    const second = await call(`${AUTH}/refresh`, {
-      body: { refreshToken: first.body.refreshToken },
+    const results = await Promise.all([1, 2].map(() => refresh(account.refreshToken)));
+    for (const result of results) expect(result.status, JSON.stringify(result.body)).toBe(200);
+    const [first, second] = results as [Json, Json];
+    expect(second.body.refreshToken).toBe(first.body.refreshToken);
+    expect(await me(first.body.accessToken)).toBe(200);
+    expect(await me(second.body.accessToken)).toBe(200);
+    // The user's other session, and the access token the spent refresh token came with, still work.
+    expect(await me(other.accessToken)).toBe(200);
+    expect(await me(account.accessToken)).toBe(200);
+    expect((await refresh(other.refreshToken)).status).toBe(200);
+    // The successor rotates as usual.
+    expect((await refresh(first.body.refreshToken)).status).toBe(200);
+    expect(await reuseAudits(account.user.id)).toEqual([]);
+  });
+
+  it("a reuse within the 30 s grace period answers as the first use did; no raw token is stored", async () => {
+    const account = await register();
+    const first = await refresh(account.refreshToken);
+    expect(first.status).toBe(200);
+    const again = await refresh(account.refreshToken);
+    expect(again.status, JSON.stringify(again.body)).toBe(200);
+    expect(again.body.refreshToken).toBe(first.body.refreshToken);
+    expect(await me(again.body.accessToken)).toBe(200);
+    const stored = await db()
+      .prepare("SELECT * FROM refresh_tokens WHERE user_id = ?")
+      .bind(account.user.id)
+      .all();
+    expect(stored.results).toHaveLength(2);
+    // One session: the successor is in the first token's family.
+    expect(new Set(stored.results.map((row) => row.family_id)).size).toBe(1);
+    const text = JSON.stringify(stored.results);
+    expect(text).not.toContain(account.refreshToken);
+    expect(text).not.toContain(first.body.refreshToken);
+    expect(text).toContain(await sha256Hex(first.body.refreshToken));
+  });
+
+  it("reuse after the grace period ends that token's session only, and is audited", async () => {
+    const account = await register();
+    const other = await login(account.email);
+    const first = await refresh(account.refreshToken);
+    expect(first.status).toBe(200);
+    await db()
+      .prepare("UPDATE refresh_tokens SET revoked_at = ? WHERE token_hash = ?")
+      .bind(new Date(Date.now() - 31_000).toISOString(), await sha256Hex(account.refreshToken))
+      .run();
+
+    expectError(await refresh(account.refreshToken), 401, "Refresh token has been revoked");
+    // The session the token belonged to is over: its successor no longer refreshes ...
+    expectError(await refresh(first.body.refreshToken), 401, "Refresh token has been revoked");
+    // ... while the user's other session goes on.
+    expect(await me(other.accessToken)).toBe(200);
+    const otherNext = await refresh(other.refreshToken);
+    expect(otherNext.status, JSON.stringify(otherNext.body)).toBe(200);
+    expect(await me(otherNext.body.accessToken)).toBe(200);
+
+    const audits = await reuseAudits(account.user.id);
+    expect(audits.length).toBeGreaterThanOrEqual(1);
+    expect(audits[0]).toMatchObject({ actor_type: "system", tenant_id: null, target_type: "user" });
+    expect(JSON.parse(audits[0]?.changes ?? "{}")).toMatchObject({
+      sessions: { after: "revoked" },
+      reason: { after: "refresh_token_reused" },
     });
-    expect(second.status).toBe(200);
-    const reuse = await call(`${AUTH}/refresh`, { body: { refreshToken: account.refreshToken } });
-    expectError(reuse, 401, "Refresh token has been revoked");
-    // Every refresh token of the user is dead, including other devices' ...
-    expectError(
-      await call(`${AUTH}/refresh`, { body: { refreshToken: second.body.refreshToken } }),
-      401,
-    );
-    expectError(await call(`${AUTH}/refresh`, { body: { refreshToken: other.refreshToken } }), 401);
-    // ... and so are the access tokens issued before.
-    expectError(await call(`${AUTH}/me`, { token: second.body.accessToken }), 401);
-    expectError(await call(`${AUTH}/me`, { token: other.accessToken }), 401);
     // Signing in again works.
     await login(account.email);
   });
 
-  it("two concurrent refreshes with one token: at most one succeeds", async () => {
+  it("no grace for a token whose successor was itself rotated or revoked", async () => {
     const account = await register();
-    const results = await Promise.all(
-      [1, 2].map(() => call(`${AUTH}/refresh`, { body: { refreshToken: account.refreshToken } })),
-    );
-    expect(results.filter((result) => result.status === 200).length).toBeLessThanOrEqual(1);
-    for (const result of results) expect([200, 401]).toContain(result.status);
+    const other = await login(account.email);
+    const first = await refresh(account.refreshToken);
+    const second = await refresh(first.body.refreshToken);
+    expect(second.status).toBe(200);
+    expectError(await refresh(account.refreshToken), 401, "Refresh token has been revoked");
+    expectError(await refresh(second.body.refreshToken), 401);
+    expect(await me(other.accessToken)).toBe(200);
+
+    // A token ended by logout is not honoured either.
+    const session = await login(account.email);
+    const out = await call(`${AUTH}/logout`, {
+      token: session.accessToken,
+      body: { refreshToken: session.refreshToken },
+    });
+    expect(out.status).toBe(200);
+    expectError(await refresh(session.refreshToken), 401, "Refresh token has been revoked");
+    expect((await refresh(other.refreshToken)).status).toBe(200);
   });
 
   it("unknown token: 401, not 500; expired: 401; missing: 400", async () => {

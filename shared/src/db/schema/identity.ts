@@ -63,9 +63,11 @@ export const memberships = sqliteTable(
 export const apiKeyStatuses = ["ACTIVE", "REVOKED", "EXPIRED"] as const;
 
 /**
- * Refresh tokens are opaque random strings; only their SHA-256 hex is kept.
+ * Refresh tokens are opaque strings; only their SHA-256 hex is kept.
  * `revokedAt` set means the token was rotated, logged out or killed by reuse
- * detection; presenting it again is a reuse.
+ * detection; presenting it again is a reuse (honoured only within the grace
+ * period after a rotation). `familyId` is the id of the sign-in's first
+ * token, shared by every token rotated from it: a reuse ends that family.
  */
 export const refreshTokens = sqliteTable(
   "refresh_tokens",
@@ -78,8 +80,13 @@ export const refreshTokens = sqliteTable(
     expiresAt: text("expires_at").notNull(),
     revokedAt: text("revoked_at"),
     createdAt: timestamps.createdAt,
+    /** Null only for rows the migration that added it had no value for (it sets their own id). */
+    familyId: text("family_id"),
   },
-  (table) => [index("refresh_tokens_user_idx").on(table.userId)],
+  (table) => [
+    index("refresh_tokens_user_idx").on(table.userId),
+    index("refresh_tokens_family_idx").on(table.familyId),
+  ],
 );
 
 /** Single-use password-reset tokens, stored as SHA-256 hex. */

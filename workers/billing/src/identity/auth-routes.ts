@@ -99,10 +99,15 @@ const refresh = route({
   method: "post",
   path: "/auth/refresh",
   tags: ["auth"],
-  summary: "Rotates a refresh token; reusing a revoked one ends every session",
+  summary: "Rotates a refresh token; reusing a spent one ends its session",
+  description:
+    "The presented refresh token is spent and a new pair returned. Presented again within 30 seconds of that first use (two tabs, or a page and a download, refreshing at once), it answers as the first use did: a fresh access token and the same new refresh token, and nothing is ended. Presented after those 30 seconds, or after its successor was itself spent or revoked, it is treated as stolen: 401, that session (every refresh token rotated from the same sign-in) is ended and an `auth.sessions_revoked` audit row with reason `refresh_token_reused` is written; the user's other sessions and API keys are untouched.",
   request: { body: jsonBody(RefreshBody) },
   responses: withAccessErrors(rateLimited("public"), {
-    200: json(TokenPairSchema, "New pair; the presented refresh token is revoked"),
+    200: json(
+      TokenPairSchema,
+      "New pair; the presented refresh token is spent (within 30 s it answers with the same new refresh token)",
+    ),
     400: errors[400],
     401: errors[401],
     503: errors[503],

@@ -17,14 +17,17 @@ import {
   verifyPassword,
   withRandomSuffix,
 } from "../platform/index.ts";
+import { successorToken, withinReuseGrace } from "./domain/refresh-tokens.ts";
 import {
   consumeResetToken,
   findRefreshToken,
   findResetToken,
   insertRefreshToken,
   insertResetToken,
+  type RefreshTokenRow,
   retireUnusedResetTokens,
   revokeAllRefreshTokens,
+  revokeRefreshTokenFamily,
   revokeRefreshTokenOfUser,
   rotateRefreshToken,
 } from "./session-storage.ts";
@@ -54,14 +57,19 @@ export interface TokenPair {
   refreshToken: string;
 }
 
-/** A fresh refresh token: the raw value for the client, the row (hash only) for the store. */
-async function newRefreshToken(userId: string, now: Date) {
-  const raw = randomToken(32);
+/**
+ * A refresh token: the raw value for the client, the row (hash only) for the
+ * store. Random for a sign-in, which starts a family; derived for a rotation
+ * (see successorToken), which continues the presented token's family.
+ */
+async function newRefreshToken(userId: string, now: Date, raw = randomToken(32)) {
+  const id = crypto.randomUUID();
   return {
     raw,
     row: {
-      id: crypto.randomUUID(),
+      id,
       userId,
+      familyId: id,
       tokenHash: await sha256Hex(raw),
       expiresAt: new Date(now.getTime() + REFRESH_TOKEN_TTL_MS).toISOString(),
     },
@@ -182,34 +190,94 @@ export class SessionService {
   }
 
   /**
-   * Rotation with reuse detection: a live token is exchanged for a new pair
-   * and revoked; a revoked one is evidence of theft, so every session of
-   * its user ends (refresh tokens revoked, access tokens outdated).
+   * Rotation with reuse detection and a grace period. A live token is
+   * exchanged for a new pair and revoked. A token presented again within
+   * REFRESH_REUSE_GRACE_MS (30 s) of its rotation answers as its first use
+   * did (a fresh access token and the same successor, while that successor
+   * is live), so concurrent refreshes by one client all carry on. Any other
+   * reuse is evidence of theft and ends the token's session, its family,
+   * leaving the user's other sessions and API keys alone.
    */
   async refresh(presented: string): Promise<TokenPair> {
     const hash = await sha256Hex(presented);
     const row = await findRefreshToken(this.db, hash);
     if (!row) throw new ApiError(401, "Refresh token not found or has been purged");
-    if (row.revokedAt !== null) {
-      await this.endAllSessions(row.userId, "refresh_token_reused");
-      throw new ApiError(401, "Refresh token has been revoked");
-    }
     const now = new Date();
-    if (Date.parse(row.expiresAt) <= now.getTime()) {
-      throw new ApiError(401, "Refresh token has expired");
+    let spent: RefreshTokenRow = row;
+    if (row.revokedAt === null) {
+      if (Date.parse(row.expiresAt) <= now.getTime()) {
+        throw new ApiError(401, "Refresh token has expired");
+      }
+      const user = await this.activeUser(row.userId);
+      const successor = await newRefreshToken(
+        user.id,
+        now,
+        await successorToken(this.key, presented),
+      );
+      const [, revoked] = await this.db.batch(
+        rotateRefreshToken(this.db, hash, successor.row, nowIso(now)),
+      );
+      if (changedRows(revoked) === 1) {
+        return { accessToken: await accessTokenFor(this.key, user), refreshToken: successor.raw };
+      }
+      // Another request rotated this token first (answered as a reuse), or
+      // it expired, or was purged, since it was read.
+      const current = await findRefreshToken(this.db, hash);
+      if (!current) throw new ApiError(401, "Refresh token not found or has been purged");
+      if (current.revokedAt === null) throw new ApiError(401, "Refresh token has expired");
+      spent = current;
     }
-    const user = await findUserById(this.db, row.userId);
+    const again = await this.withinGrace(spent, presented, now);
+    if (again) return again;
+    await this.endSession(spent);
+    throw new ApiError(401, "Refresh token has been revoked");
+  }
+
+  /** The answer to a reuse within the grace period, or undefined when it is not one. */
+  private async withinGrace(spent: RefreshTokenRow, presented: string, now: Date) {
+    if (spent.revokedAt === null || !withinReuseGrace(spent.revokedAt, now)) return undefined;
+    const successor = await successorToken(this.key, presented);
+    const next = await findRefreshToken(this.db, await sha256Hex(successor));
+    // A token ended by logout has no successor; one whose successor was
+    // rotated or revoked since is not honoured either.
+    if (!next || next.userId !== spent.userId || next.revokedAt !== null) return undefined;
+    if (Date.parse(next.expiresAt) <= now.getTime()) return undefined;
+    const user = await this.activeUser(spent.userId);
+    return { accessToken: await accessTokenFor(this.key, user), refreshToken: successor };
+  }
+
+  private async activeUser(userId: string) {
+    const user = await findUserById(this.db, userId);
     if (!user?.isActive) throw new ApiError(401, "Account is disabled");
-    const successor = await newRefreshToken(user.id, now);
-    const [, revoked] = await this.db.batch(
-      rotateRefreshToken(this.db, hash, successor.row, nowIso(now)),
-    );
-    if (changedRows(revoked) !== 1) {
-      // Another request rotated this token first: the same token used twice.
-      await this.endAllSessions(row.userId, "refresh_token_reused");
-      throw new ApiError(401, "Refresh token has been revoked");
-    }
-    return { accessToken: await accessTokenFor(this.key, user), refreshToken: successor.raw };
+    return user;
+  }
+
+  /**
+   * A reused refresh token ends its own session on no one's request (the
+   * system acts): the family's refresh tokens are revoked. Access tokens the
+   * family was issued are not tracked per session; they expire within their
+   * 15 minutes.
+   */
+  private async endSession(token: RefreshTokenRow) {
+    const familyId = token.familyId ?? token.id;
+    await this.db.batch([
+      revokeRefreshTokenFamily(this.db, familyId),
+      auditEntry(
+        this.db,
+        { ...this.audit, actor: SYSTEM_AUDIT.actor },
+        {
+          tenantId: null,
+          action: "auth.sessions_revoked",
+          targetType: "user",
+          targetId: token.userId,
+          changes: {
+            sessions: { after: "revoked" },
+            session: { after: familyId },
+            reason: { after: "refresh_token_reused" },
+          },
+        },
+      ),
+    ]);
   }
 
   /** Revokes the caller's own refresh token; someone else's token is left alone. Idempotent. */
@@ -219,25 +287,18 @@ export class SessionService {
   }
 
   async logoutAll(user: UserRow) {
-    await this.endAllSessions(user.id, "logout_all");
-    return { message: "All sessions have been logged out" };
-  }
-
-  /** A reused refresh token ends every session on no one's request: the system acts. */
-  private async endAllSessions(userId: string, reason: "logout_all" | "refresh_token_reused") {
-    const audit: AuditContext =
-      reason === "logout_all" ? this.audit : { ...this.audit, actor: SYSTEM_AUDIT.actor };
     await this.db.batch([
-      revokeAllRefreshTokens(this.db, userId),
-      bumpTokenVersion(this.db, userId),
-      auditEntry(this.db, audit, {
+      revokeAllRefreshTokens(this.db, user.id),
+      bumpTokenVersion(this.db, user.id),
+      auditEntry(this.db, this.audit, {
         tenantId: null,
         action: "auth.sessions_revoked",
         targetType: "user",
-        targetId: userId,
-        changes: { sessions: { after: "revoked" }, reason: { after: reason } },
+        targetId: user.id,
+        changes: { sessions: { after: "revoked" }, reason: { after: "logout_all" } },
       }),
     ]);
+    return { message: "All sessions have been logged out" };
   }
 
   /**

@@ -4,11 +4,13 @@ import {
   refreshTokens,
   users,
 } from "@edge-platform/shared/db/schema/identity";
-import { and, eq, gt, isNull, sql } from "drizzle-orm";
+import { and, eq, gt, isNull, or, sql } from "drizzle-orm";
+
+export type RefreshTokenRow = typeof refreshTokens.$inferSelect;
 
 export function insertRefreshToken(
   db: Database,
-  row: { id: string; userId: string; tokenHash: string; expiresAt: string },
+  row: { id: string; userId: string; familyId: string; tokenHash: string; expiresAt: string },
 ) {
   return db.insert(refreshTokens).values(row);
 }
@@ -19,9 +21,10 @@ export function findRefreshToken(db: Database, tokenHash: string) {
 
 /**
  * Rotation as one conditional pair, run in one batch: the successor is
- * inserted only while the presented token is still live, and then the
- * presented token is revoked. Of two concurrent refreshes with the same
- * token exactly one changes a row; the other sees a revoked token.
+ * inserted, in the presented token's family, only while the presented
+ * token is still live, and then the presented token is revoked. Of two
+ * concurrent refreshes with the same token exactly one changes a row; the
+ * other sees a token rotated within the grace period.
  */
 export function rotateRefreshToken(
   db: Database,
@@ -43,6 +46,9 @@ export function rotateRefreshToken(
         expiresAt: sql<string>`${successor.expiresAt}`.as("expires_at"),
         revokedAt: sql<string | null>`NULL`.as("revoked_at"),
         createdAt: sql<string>`${now}`.as("created_at"),
+        familyId: sql<string>`coalesce(${refreshTokens.familyId}, ${refreshTokens.id})`.as(
+          "family_id",
+        ),
       })
       .from(refreshTokens)
       .where(live),
@@ -59,6 +65,19 @@ export function revokeRefreshTokenOfUser(db: Database, tokenHash: string, userId
       and(
         eq(refreshTokens.tokenHash, tokenHash),
         eq(refreshTokens.userId, userId),
+        isNull(refreshTokens.revokedAt),
+      ),
+    );
+}
+
+/** Ends one session: every live token of the family (the sign-in's first token and its successors). */
+export function revokeRefreshTokenFamily(db: Database, familyId: string) {
+  return db
+    .update(refreshTokens)
+    .set({ revokedAt: nowIso() })
+    .where(
+      and(
+        or(eq(refreshTokens.familyId, familyId), eq(refreshTokens.id, familyId)),
         isNull(refreshTokens.revokedAt),
       ),
     );
