@@ -58,9 +58,11 @@
  *    batch of 100 rows with recent_hours at least half the requests per
  *    second of one with recent_aqi, a single recent_hours prediction at most
  *    1.5 times a recent_aqi one (time per request and p50 latency). Those
- *    four routes are measured again for the comparison in interleaved rounds
- *    (each pair one after the other in every round), so that a change of load
- *    on the shared machine falls on both sides of a ratio alike.
+ *    four routes are measured again for the comparison in rounds, each pair
+ *    one right after the other in alternating order, and the ratio is the
+ *    median of the paired (same-round) ratios, as for inference: load from
+ *    elsewhere on the shared machine drifts between rounds more than within
+ *    one, so it falls on both sides of a round's ratio alike.
  * 4. Cold session creation: what the service's isolate measured when it
  *    created its session (GET /v1/model/info `session_create_ms`), what the
  *    probe's fresh isolate measured, and onnxruntime-node's creation time.
@@ -69,8 +71,8 @@
  * BENCH_CONNECTIONS (default 20), BENCH_SAMPLES (timing samples, default 1000),
  * BENCH_PROBE_ITERATIONS (runs per steady-state round, default 1000),
  * BENCH_ROUNDS (interleaved steady-state rounds, default 11), BENCH_PAIR_ROUNDS and
- * BENCH_PAIR_SECONDS (the recent_hours comparisons: interleaved rounds, default 3,
- * of 5 s per route),
+ * BENCH_PAIR_SECONDS (the recent_hours comparisons: paired rounds, default 5,
+ * of 4 s per route),
  * BENCH_DIAGNOSE=0 (skip the diagnosis-only probe). With `--markdown` the
  * summary also goes into docs/benchmarks.md (bench/lib/benchmarks-doc.ts).
  */
@@ -122,8 +124,8 @@ const INFERENCE_TARGET = 1.5;
 const HISTORY_BATCH_TARGET = 0.5;
 /** A single recent_hours prediction's time per request and p50 latency, as a ratio of a recent_aqi one's. */
 const HISTORY_SINGLE_TARGET = 1.5;
-const PAIR_ROUNDS = Number(process.env.BENCH_PAIR_ROUNDS ?? 3);
-const PAIR_SECONDS = Number(process.env.BENCH_PAIR_SECONDS ?? 5);
+const PAIR_ROUNDS = Number(process.env.BENCH_PAIR_ROUNDS ?? 5);
+const PAIR_SECONDS = Number(process.env.BENCH_PAIR_SECONDS ?? 4);
 
 interface LoadResult {
   name: string;
@@ -709,57 +711,76 @@ async function main(): Promise<void> {
     ];
 
     log(
-      `recent_hours against recent_aqi: ${PAIR_ROUNDS} interleaved rounds of ${PAIR_SECONDS} s per route`,
+      `recent_hours against recent_aqi: ${PAIR_ROUNDS} paired rounds of ${PAIR_SECONDS} s per route`,
     );
-    const pairRoutes = {
-      readingBatch: ["/v1/predict/batch", readingBatch],
-      batch: ["/v1/predict/batch", historyBatch],
-      readingSingle: ["/v1/predict", readingSingle],
-      single: ["/v1/predict", historySingle],
+    // Each comparison is a pair of routes measured one right after the other,
+    // in alternating order from round to round (recent_aqi first, then
+    // recent_hours first), so that load from elsewhere, which drifts between
+    // rounds more than within one, falls on both sides of a round's ratio.
+    const pairs = {
+      batch: { reading: readingBatch, history: historyBatch, route: "/v1/predict/batch" },
+      single: { reading: readingSingle, history: historySingle, route: "/v1/predict" },
     } as const;
-    const pairRounds: Record<keyof typeof pairRoutes, LoadResult[]> = {
-      readingBatch: [],
-      batch: [],
-      readingSingle: [],
-      single: [],
+    const pairRounds = {
+      batch: { reading: [] as LoadResult[], history: [] as LoadResult[] },
+      single: { reading: [] as LoadResult[], history: [] as LoadResult[] },
     };
     for (let round = 0; round < PAIR_ROUNDS; round += 1) {
-      for (const [key, [route, body]] of Object.entries(pairRoutes)) {
-        pairRounds[key as keyof typeof pairRoutes].push(
-          await load(key, `${base}${route}`, { method: "POST", body, seconds: PAIR_SECONDS }),
-        );
+      for (const [name, pair] of Object.entries(pairs) as [
+        keyof typeof pairs,
+        (typeof pairs)[keyof typeof pairs],
+      ][]) {
+        const sides =
+          round % 2 === 0 ? (["reading", "history"] as const) : (["history", "reading"] as const);
+        for (const side of sides) {
+          pairRounds[name][side].push(
+            await load(`${name} ${side}`, `${base}${pair.route}`, {
+              method: "POST",
+              body: pair[side],
+              seconds: PAIR_SECONDS,
+            }),
+          );
+        }
       }
     }
-    // Throughput over all rounds (equal durations), latency the median of the rounds' p50.
-    const combined = (rounds: LoadResult[]) => ({
+    const failedPairs = Object.values(pairRounds)
+      .flatMap((pair) => [...pair.reading, ...pair.history])
+      .reduce((sum, round) => sum + round.non2xx + round.errors, 0);
+    if (failedPairs > 0) throw new Error(`${failedPairs} comparison requests failed`);
+    const median = (values: number[]) => quantile(values, 0.5);
+    const overRounds = (rounds: LoadResult[]) => ({
       rps: rounds.reduce((sum, round) => sum + round.rps, 0) / rounds.length,
-      p50: quantile(
-        rounds.map((round) => round.p50),
-        0.5,
-      ),
-      failed: rounds.reduce((sum, round) => sum + round.non2xx + round.errors, 0),
+      p50: median(rounds.map((round) => round.p50)),
     });
     const historyRoutes = {
-      batch: combined(pairRounds.batch),
-      readingBatch: combined(pairRounds.readingBatch),
-      single: combined(pairRounds.single),
-      readingSingle: combined(pairRounds.readingSingle),
+      batch: overRounds(pairRounds.batch.history),
+      readingBatch: overRounds(pairRounds.batch.reading),
+      single: overRounds(pairRounds.single.history),
+      readingSingle: overRounds(pairRounds.single.reading),
     };
-    const failedPairs = Object.values(historyRoutes).reduce((sum, route) => sum + route.failed, 0);
-    if (failedPairs > 0) throw new Error(`${failedPairs} comparison requests failed`);
-    // Higher is better for the batch (throughput); lower is better for the single request (time).
+    // Per round: higher is better for the batch (throughput), lower for the single request (time).
+    const roundRatios = {
+      batch: pairRounds.batch.history.map(
+        (round, index) => round.rps / pairRounds.batch.reading[index]!.rps,
+      ),
+      singleTime: pairRounds.single.history.map(
+        (round, index) => pairRounds.single.reading[index]!.rps / round.rps,
+      ),
+      singleP50: pairRounds.single.history.map(
+        (round, index) => round.p50 / pairRounds.single.reading[index]!.p50,
+      ),
+    };
+    // The headline is the median of the paired (same-round) ratios, as for inference below.
     const historyRatios = {
+      batch: median(roundRatios.batch),
+      singleTime: median(roundRatios.singleTime),
+      singleP50: median(roundRatios.singleP50),
+    };
+    // The same ratios of the figures over all rounds, for comparison.
+    const allRoundRatios = {
       batch: historyRoutes.batch.rps / historyRoutes.readingBatch.rps,
       singleTime: historyRoutes.readingSingle.rps / historyRoutes.single.rps,
       singleP50: historyRoutes.single.p50 / historyRoutes.readingSingle.p50,
-    };
-    const roundRatios = {
-      batch: pairRounds.batch.map(
-        (round, index) => round.rps / pairRounds.readingBatch[index]!.rps,
-      ),
-      singleTime: pairRounds.single.map(
-        (round, index) => pairRounds.readingSingle[index]!.rps / round.rps,
-      ),
     };
 
     log(`in-Worker timing: ${SAMPLES} sequential batch-of-100 requests`);
@@ -814,7 +835,6 @@ async function main(): Promise<void> {
 
     log("stopping the stack, so the probe and onnxruntime-node have the machine to themselves");
     await stack.stop();
-    const median = (values: number[]) => quantile(values, 0.5);
     const weatherOnly = await compareSteady(
       "weather-only",
       readFileSync(path.join(ROOT, info.model_path)),
@@ -882,12 +902,13 @@ async function main(): Promise<void> {
         ]),
       )}\n\n`,
     );
+    const list = (values: number[], digits = 2) =>
+      values.map((value) => fixed(value, digits)).join(", ");
     process.stdout.write(
-      `recent_hours against recent_aqi, same run, ${PAIR_ROUNDS} interleaved rounds of ${PAIR_SECONDS} s per route:\n` +
-        `  batch of 100 rows: ${fixed(historyRoutes.batch.rps, 1)} vs ${fixed(historyRoutes.readingBatch.rps, 1)} req/s (p50 ${historyRoutes.batch.p50} vs ${historyRoutes.readingBatch.p50} ms), ratio ${fixed(historyRatios.batch, 2)} (target >= ${HISTORY_BATCH_TARGET}: ${verdictOf(atLeast(historyRatios.batch, HISTORY_BATCH_TARGET))})\n` +
-        `  single request: ${fixed(historyRoutes.single.rps, 1)} vs ${fixed(historyRoutes.readingSingle.rps, 1)} req/s, time per request ratio ${fixed(historyRatios.singleTime, 2)} (target <= ${HISTORY_SINGLE_TARGET}: ${verdictOf(atMost(historyRatios.singleTime, HISTORY_SINGLE_TARGET))}); ` +
-        `p50 ${historyRoutes.single.p50} vs ${historyRoutes.readingSingle.p50} ms, ratio ${fixed(historyRatios.singleP50, 2)} (target <= ${HISTORY_SINGLE_TARGET}: ${verdictOf(atMost(historyRatios.singleP50, HISTORY_SINGLE_TARGET))})\n` +
-        `  round by round: batch ${roundRatios.batch.map((ratio) => fixed(ratio, 2)).join(", ")}; single, time per request ${roundRatios.singleTime.map((ratio) => fixed(ratio, 2)).join(", ")}\n\n`,
+      `recent_hours against recent_aqi, same run, ${PAIR_ROUNDS} paired rounds of ${PAIR_SECONDS} s per route (median of the paired round ratios; over all rounds in brackets):\n` +
+        `  batch of 100 rows: ${fixed(historyRoutes.batch.rps, 1)} vs ${fixed(historyRoutes.readingBatch.rps, 1)} req/s (p50 ${historyRoutes.batch.p50} vs ${historyRoutes.readingBatch.p50} ms), ratio ${fixed(historyRatios.batch, 2)} [${fixed(allRoundRatios.batch, 2)}] (target >= ${HISTORY_BATCH_TARGET}: ${verdictOf(atLeast(historyRatios.batch, HISTORY_BATCH_TARGET))}); rounds ${list(roundRatios.batch)}\n` +
+        `  single request: ${fixed(historyRoutes.single.rps, 1)} vs ${fixed(historyRoutes.readingSingle.rps, 1)} req/s, time per request ratio ${fixed(historyRatios.singleTime, 2)} [${fixed(allRoundRatios.singleTime, 2)}] (target <= ${HISTORY_SINGLE_TARGET}: ${verdictOf(atMost(historyRatios.singleTime, HISTORY_SINGLE_TARGET))}); rounds ${list(roundRatios.singleTime)}\n` +
+        `  single request p50: ${historyRoutes.single.p50} vs ${historyRoutes.readingSingle.p50} ms, ratio ${fixed(historyRatios.singleP50, 2)} [${fixed(allRoundRatios.singleP50, 2)}] (target <= ${HISTORY_SINGLE_TARGET}: ${verdictOf(atMost(historyRatios.singleP50, HISTORY_SINGLE_TARGET))}); rounds ${list(roundRatios.singleP50)}\n\n`,
     );
     const mean = (values: number[]) =>
       values.reduce((sum, value) => sum + value, 0) / values.length;
@@ -966,8 +987,6 @@ async function main(): Promise<void> {
     const steady = median(pairedRatios);
     const perRequest = workerMean / nodeSteady;
     const verdict = (ratio: number) => (atMost(ratio, INFERENCE_TARGET).met ? "met" : "NOT met");
-    const list = (values: number[], digits: number) =>
-      values.map((value) => fixed(value, digits)).join(", ");
     process.stdout.write(
       `in-Worker / onnxruntime-node (1 thread), 100 rows, target <= 1.5:\n` +
         `  steady state (same protocol, rounds interleaved; median of the paired ratios): ${fixed(steady, 2)} (${verdict(steady)})\n` +
@@ -1083,7 +1102,7 @@ async function main(): Promise<void> {
       title: "AQI: prediction",
       method:
         `One stack (rate limits raised), autocannon with ${CONNECTIONS} connections for ${SECONDS} s per route. ` +
-        `recent_hours against recent_aqi (readings): the four routes again, ${PAIR_ROUNDS} interleaved ${PAIR_ROUNDS === 1 ? "round" : "rounds"} of ${PAIR_SECONDS} s per route; throughput over all rounds, latency the median of the rounds' p50. ` +
+        `recent_hours against recent_aqi (readings): each pair of routes again in ${PAIR_ROUNDS} ${PAIR_ROUNDS === 1 ? "round" : "rounds"} of ${PAIR_SECONDS} s per route, the two one right after the other, in alternating order; the ratio is the median of the paired (same-round) ratios, the figures are over all rounds (latency: the median of the rounds' p50). ` +
         `Inference: the service's own model code in a probe Worker in workerd, onnxruntime-node (1 thread) and onnxruntime-web's wasm in Node on the same ONNX file and the same 100 encoded rows, ` +
         `${WARM_UP} warm-up runs, then ${ROUNDS} interleaved ${ROUNDS === 1 ? "round" : "rounds"} of ${count(PROBE_ITERATIONS)} back-to-back runs each; ` +
         "the ratio is the median of the paired (same-round) ratios, in wall time and in CPU time (each process's own, not inflated by other load). " +
@@ -1105,7 +1124,7 @@ async function main(): Promise<void> {
         ),
         {
           benchmark:
-            "`POST /v1/predict/batch`: 100 rows with recent_hours against 100 rows with readings (req/s, interleaved rounds)",
+            "`POST /v1/predict/batch`: 100 rows with recent_hours against 100 rows with readings (req/s, paired rounds)",
           figure: `${count(historyRoutes.batch.rps)} vs ${count(historyRoutes.readingBatch.rps)} req/s; p50 ${historyRoutes.batch.p50} ms vs ${historyRoutes.readingBatch.p50} ms`,
           ratio: times(historyRatios.batch),
           baseline: `100 rows with readings (recent_aqi), ${count(historyRoutes.readingBatch.rps)} req/s`,
@@ -1113,7 +1132,7 @@ async function main(): Promise<void> {
         },
         {
           benchmark:
-            "`POST /v1/predict`: 1 row with recent_hours against 1 row with readings (time per request, the inverse of req/s, interleaved rounds)",
+            "`POST /v1/predict`: 1 row with recent_hours against 1 row with readings (time per request, the inverse of req/s, paired rounds)",
           figure: `${count(historyRoutes.single.rps)} vs ${count(historyRoutes.readingSingle.rps)} req/s`,
           ratio: times(historyRatios.singleTime),
           baseline: `1 row with readings (recent_aqi), ${count(historyRoutes.readingSingle.rps)} req/s`,
@@ -1121,7 +1140,7 @@ async function main(): Promise<void> {
         },
         {
           benchmark:
-            "`POST /v1/predict`: 1 row with recent_hours against 1 row with readings (p50 latency, interleaved rounds)",
+            "`POST /v1/predict`: 1 row with recent_hours against 1 row with readings (p50 latency, paired rounds)",
           figure: `p50 ${historyRoutes.single.p50} ms vs ${historyRoutes.readingSingle.p50} ms`,
           ratio: times(historyRatios.singleP50),
           baseline: `1 row with readings (recent_aqi), p50 ${historyRoutes.readingSingle.p50} ms`,
@@ -1171,7 +1190,7 @@ async function main(): Promise<void> {
         },
       ],
       notes: [
-        `recent_hours against readings, round by round: batch ${roundRatios.batch.map((ratio) => fixed(ratio, 2)).join(", ")}; single request, time per request ${roundRatios.singleTime.map((ratio) => fixed(ratio, 2)).join(", ")}.`,
+        `recent_hours against readings, round by round: batch ${list(roundRatios.batch)}; single request, time per request ${list(roundRatios.singleTime)}, p50 ${list(roundRatios.singleP50)}. Over all rounds instead of round by round: ${times(allRoundRatios.batch)}, ${times(allRoundRatios.singleTime)} and ${times(allRoundRatios.singleP50)}.`,
         `Where the inference gap comes from: the same onnxruntime-web wasm in Node runs at ${times(webSteady / nodeSteady)} onnxruntime-node (weather-only model); the recent-hours model in workerd runs at ${times(median(historyWebPaired))} that wasm in Node (paired rounds). ` +
           `V8's wasm trap handler (guard pages instead of bounds checks) is enabled in Node: ${nodeTrapHandlerEnabled()}; local workerd ${workerdLinked === undefined ? "(binary not found)" : workerdLinked ? "links the code that enables it" : "does not link the code that enables it, so every wasm load and store carries an explicit bounds check"}.` +
           (DIAGNOSE
