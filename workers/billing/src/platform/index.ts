@@ -54,7 +54,7 @@ export {
   scheduledRunRecord,
   type TenantScope,
 } from "./domain/scheduled-run.ts";
-export { base64Url, randomToken, sha256Hex } from "./domain/secrets.ts";
+export { base64, base64Url, fromBase64, randomToken, sha256Hex } from "./domain/secrets.ts";
 export { SLUG_MAX, SLUG_PATTERN, slugFromName, withRandomSuffix } from "./domain/slug.ts";
 export { timeOrderedUuid } from "./domain/time-ordered-id.ts";
 export {

@@ -1,4 +1,4 @@
-import { signWebhook } from "../../platform/index.ts";
+import { base64, fromBase64, signWebhook } from "../../platform/index.ts";
 import { WEBHOOK_SECRET_MARKER } from "./webhook-secret.ts";
 
 // The headers that let a receiver check a delivery came from us, unaltered
@@ -29,20 +29,9 @@ export function webhookSecretKeyBytes(secret: string): Uint8Array<ArrayBuffer> {
   const encoded = secret.startsWith(WEBHOOK_SECRET_MARKER)
     ? secret.slice(WEBHOOK_SECRET_MARKER.length)
     : secret;
-  const standard = encoded.replaceAll("-", "+").replaceAll("_", "/").replace(/=+$/, "");
-  if (standard === "" || !/^[A-Za-z0-9+/]+$/.test(standard) || standard.length % 4 === 1) {
-    throw new Error("a webhook secret is whsec_ followed by base64");
-  }
-  const binary = atob(standard.padEnd(Math.ceil(standard.length / 4) * 4, "="));
-  const bytes = new Uint8Array(binary.length);
-  for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
+  const bytes = /^[A-Za-z0-9+/_-]+=*$/.test(encoded) ? fromBase64(encoded) : new Uint8Array();
+  if (bytes.length === 0) throw new Error("a webhook secret is whsec_ followed by base64");
   return bytes;
-}
-
-function base64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
 }
 
 /** `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">` for one secret. */

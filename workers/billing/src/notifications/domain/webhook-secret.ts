@@ -1,4 +1,4 @@
-import { base64Url } from "../../platform/index.ts";
+import { base64, base64Url, fromBase64 } from "../../platform/index.ts";
 
 // Webhook signing secrets. Deliveries sign with the secret itself, so it
 // cannot be stored as a hash only: it is kept encrypted (AES-256-GCM,
@@ -19,10 +19,7 @@ export const MAX_ROTATION_OVERLAP_HOURS = 7 * 24;
 
 /** `whsec_` + standard base64 (with padding) of 32 random bytes: the Standard Webhooks form. */
 export function generateWebhookSecret(): string {
-  const bytes = crypto.getRandomValues(new Uint8Array(WEBHOOK_SECRET_BYTES));
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return `${WEBHOOK_SECRET_MARKER}${btoa(binary)}`;
+  return `${WEBHOOK_SECRET_MARKER}${base64(crypto.getRandomValues(new Uint8Array(WEBHOOK_SECRET_BYTES)))}`;
 }
 
 /** When a rotated-out secret stops signing, or null when it no longer signs (or there is none). */
@@ -41,13 +38,6 @@ export class WebhookSecretKeyMissingError extends Error {
       `WEBHOOK_SECRET_KEY is not set or shorter than ${WEBHOOK_SECRET_KEY_MIN_LENGTH} characters`,
     );
   }
-}
-
-function fromBase64Url(text: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
-  const bytes = new Uint8Array(binary.length);
-  for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
-  return bytes;
 }
 
 async function aesKey(keySource: string | undefined): Promise<CryptoKey> {
@@ -106,11 +96,11 @@ export async function decryptWebhookSecret(
   const opened = await crypto.subtle.decrypt(
     {
       name: "AES-GCM",
-      iv: fromBase64Url(iv),
+      iv: fromBase64(iv),
       additionalData: new TextEncoder().encode(endpointId),
     },
     key,
-    fromBase64Url(sealed),
+    fromBase64(sealed),
   );
   return new TextDecoder().decode(opened);
 }

@@ -6,24 +6,13 @@
  *
  * Format: `pbkdf2-sha256$<iterations>$<salt base64>$<hash base64>`.
  */
+import { base64, fromBase64 } from "./secrets.ts";
+
 const ALGORITHM = "pbkdf2-sha256";
 // Cloudflare's production runtime has refused PBKDF2 counts above 100,000.
 export const PASSWORD_ITERATIONS = 100_000;
 const SALT_BYTES = 16;
 const HASH_BITS = 256;
-
-function toBase64(bytes: Uint8Array): string {
-  let binary = "";
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary);
-}
-
-function fromBase64(text: string): Uint8Array<ArrayBuffer> {
-  const binary = atob(text);
-  const bytes = new Uint8Array(binary.length);
-  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
-  return bytes;
-}
 
 async function derive(
   password: string,
@@ -59,7 +48,7 @@ export async function hashPassword(
 ): Promise<string> {
   const salt = crypto.getRandomValues(new Uint8Array(SALT_BYTES));
   const hash = await derive(password, salt, iterations);
-  return `${ALGORITHM}$${iterations}$${toBase64(salt)}$${toBase64(hash)}`;
+  return `${ALGORITHM}$${iterations}$${base64(salt)}$${base64(hash)}`;
 }
 
 export interface PasswordVerification {

@@ -1,9 +1,22 @@
 /** Random secrets and their stored form (SHA-256 hex), via WebCrypto. */
 
-export function base64Url(bytes: Uint8Array): string {
+/** Standard base64, with padding. */
+export function base64(bytes: Uint8Array): string {
   let binary = "";
   for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+  return btoa(binary);
+}
+
+export function base64Url(bytes: Uint8Array): string {
+  return base64(bytes).replaceAll("+", "-").replaceAll("/", "_").replace(/=+$/, "");
+}
+
+/** The bytes of base64 text in either alphabet (standard or URL-safe), padded or not; throws on anything else. */
+export function fromBase64(text: string): Uint8Array<ArrayBuffer> {
+  const binary = atob(text.replaceAll("-", "+").replaceAll("_", "/"));
+  const bytes = new Uint8Array(binary.length);
+  for (let index = 0; index < binary.length; index++) bytes[index] = binary.charCodeAt(index);
+  return bytes;
 }
 
 export function toHex(bytes: Uint8Array): string {
