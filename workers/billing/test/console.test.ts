@@ -1,7 +1,7 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { buildPlan, createFeature, grant, platformAdmin, subscribe } from "./catalog-helpers.ts";
-import { addMember, call, PASSWORD, register, uniqueIp } from "./helpers.ts";
+import { type Account, addMember, call, PASSWORD, register, uniqueIp } from "./helpers.ts";
 
 // The console driven as a browser drives it: form posts, cookies, redirects.
 
@@ -72,6 +72,21 @@ class Browser {
     expect(response.status).toBe(303);
     return response;
   }
+}
+
+/**
+ * A new owner subscribed to a new plan (one entitlement of every kind, and
+ * whatever `extend` grants before the subscription), signed in to the console.
+ */
+async function subscribedOwnerSignedIn(extend?: (admin: Account, planId: string) => Promise<void>) {
+  const admin = await platformAdmin();
+  const built = await buildPlan(admin);
+  await extend?.(admin, built.plan.id);
+  const owner = await register();
+  await subscribe(owner, built.plan.id, built.monthly.id);
+  const browser = new Browser();
+  await browser.signIn(owner.email);
+  return { admin, built, owner, browser };
 }
 
 describe("console session", () => {
@@ -184,12 +199,7 @@ describe("console session", () => {
   });
 
   it("shows the prepaid credit on the overview and buys more with the top-up form", async () => {
-    const admin = await platformAdmin();
-    const built = await buildPlan(admin);
-    const owner = await register();
-    await subscribe(owner, built.plan.id, built.monthly.id);
-    const browser = new Browser();
-    await browser.signIn(owner.email);
+    const { admin, owner, browser } = await subscribedOwnerSignedIn();
     const empty = await browser.fetch("/console/overview");
     expect(empty.text).toContain("Prepaid credit");
     expect(empty.text).toContain('data-testid="prepaid-balance">0.00 USD<');
@@ -341,12 +351,7 @@ describe("console first steps", () => {
   });
 
   it("shows one credit figure and one period line; a new key comes with a command that works", async () => {
-    const admin = await platformAdmin();
-    const built = await buildPlan(admin);
-    const owner = await register();
-    await subscribe(owner, built.plan.id, built.monthly.id);
-    const browser = new Browser();
-    await browser.signIn(owner.email);
+    const { owner, browser } = await subscribedOwnerSignedIn();
     const overview = await browser.fetch("/console/overview");
     expect(overview.text.match(/data-testid="prepaid-balance"/g)).toHaveLength(1);
     expect(overview.text).not.toContain("Credit balance");
@@ -373,14 +378,11 @@ describe("console first steps", () => {
   });
 
   it("refuses a percent alert on a feature with nothing to be a percent of, and names actors by e-mail", async () => {
-    const admin = await platformAdmin();
-    const built = await buildPlan(admin);
-    const uncapped = await createFeature(admin, "METERED");
-    await grant(admin, built.plan.id, uncapped.id, { overagePrice: 10, resetPeriod: "MONTHLY" });
-    const owner = await register();
-    await subscribe(owner, built.plan.id, built.monthly.id);
-    const browser = new Browser();
-    await browser.signIn(owner.email);
+    let uncapped = { id: "", lookupKey: "" };
+    const { owner, browser, built } = await subscribedOwnerSignedIn(async (admin, planId) => {
+      uncapped = await createFeature(admin, "METERED");
+      await grant(admin, planId, uncapped.id, { overagePrice: 10, resetPeriod: "MONTHLY" });
+    });
     const refused = await browser.post("/console/alerts", {
       featureLookupKey: uncapped.lookupKey,
       type: "percent",

@@ -8,11 +8,13 @@ import type { PageHandler } from "../signed-in.ts";
 import { type ConsoleView, done, formOf, render } from "../view.ts";
 import {
   activeSubscription,
+  capOf,
   countedFeatures,
   featureLabel,
   featureNames,
   tenantRoute,
   unavailable,
+  usageChecks,
 } from "./tenant-page.ts";
 
 type Alert = {
@@ -25,10 +27,9 @@ type Alert = {
 
 type Feature = ReturnType<typeof countedFeatures>[number];
 
-/** What a percent threshold is a percent of: the limit, or the included amount; null when neither (or 0). */
-function capOf(feature: Feature): number | null {
-  const cap = feature.featureType === "METERED" ? feature.includedAmount : feature.limit;
-  return cap && cap > 0 ? cap : null;
+/** Whether a percent threshold has something to be a percent of: a limit or included amount above 0. */
+function percentable(feature: Feature): boolean {
+  return (capOf(feature) ?? 0) > 0;
 }
 
 function thresholdText(alert: Alert): string {
@@ -50,15 +51,12 @@ function reachedText(alert: Alert, used: number | undefined): string {
 
 /** Units used now in each alerted feature's window. */
 async function usedNow(view: ConsoleView, alerts: Alert[]): Promise<Map<string, number>> {
-  const keys = [...new Set(alerts.map((alert) => alert.featureLookupKey))];
-  const checks = await Promise.all(
-    keys.map((key) => view.api.get(`/entitlements/${encodeURIComponent(key)}/check`)),
+  const checks = await usageChecks(
+    view,
+    alerts.map((alert) => alert.featureLookupKey),
   );
   const used = new Map<string, number>();
-  keys.forEach((key, index) => {
-    const check = checks[index];
-    if (check?.ok) used.set(key, check.body.used ?? 0);
-  });
+  for (const [key, check] of checks) if (check.ok) used.set(key, check.body.used ?? 0);
   return used;
 }
 
@@ -88,12 +86,12 @@ async function alertsPage(
     features.length > 0
       ? html`<select id="alert-feature" name="featureLookupKey" data-percent-for>${features.map(
           (f) =>
-            html`<option value="${f.featureLookupKey}" data-capped="${String(capOf(f) !== null)}">${featureLabel(names, f.featureLookupKey)}</option>`,
+            html`<option value="${f.featureLookupKey}" data-capped="${String(percentable(f))}">${featureLabel(names, f.featureLookupKey)}</option>`,
         )}</select>`
       : html`<input id="alert-feature" name="featureLookupKey" required />`
   }</div>
   <div class="field"><label for="alert-type">Threshold in</label><select id="alert-type" name="type"><option value="units">units</option>${
-    features.some((f) => capOf(f) !== null)
+    features.some(percentable)
       ? html`<option value="percent">percent of the limit or included amount</option>`
       : ""
   }</select></div>
@@ -130,7 +128,7 @@ const createAlert: PageHandler = async (c, view) => {
     const feature = countedFeatures(subscription.ok ? subscription.body : null).find(
       (f) => f.featureLookupKey === form.featureLookupKey,
     );
-    if (feature && capOf(feature) === null) {
+    if (feature && !percentable(feature)) {
       const error = `${feature.featureLookupKey} has no limit or included amount, so a percent has nothing to be a percent of: set the threshold in units.`;
       return alertsPage(c, view, { error, status: 400 });
     }

@@ -9,11 +9,13 @@ import { type ConsoleView, CREDIT_ROLES, canSee, done, formOf, render } from "..
 import { creditSection, topUpCents } from "./prepaid-credit.ts";
 import {
   activeSubscription,
+  capOf,
   countedFeatures,
   featureLabel,
   featureNames,
   tenantRoute,
   unavailable,
+  usageChecks,
 } from "./tenant-page.ts";
 
 type CountedFeature = ReturnType<typeof countedFeatures>[number];
@@ -40,17 +42,16 @@ async function featureMeters(
   names: Map<string, string>,
   subscription: ApiBody,
 ) {
-  const checks = await Promise.all(
-    features.map((feature) =>
-      view.api.get(`/entitlements/${encodeURIComponent(feature.featureLookupKey)}/check`),
-    ),
+  const checks = await usageChecks(
+    view,
+    features.map((feature) => feature.featureLookupKey),
   );
   const usedOf = new Map<string, number>();
-  const meters = features.map((feature, index) => {
-    const check = checks[index];
+  const meters = features.map((feature) => {
+    const check = checks.get(feature.featureLookupKey);
     const used = check?.ok ? (check.body.used ?? 0) : null;
     if (used !== null) usedOf.set(feature.featureLookupKey, used);
-    const cap = feature.featureType === "METERED" ? feature.includedAmount : feature.limit;
+    const cap = capOf(feature);
     const capLabel =
       feature.featureType === "METERED" ? "included" : `limit (${feature.limitBehavior ?? "HARD"})`;
     const label = featureLabel(names, feature.featureLookupKey);

@@ -78,3 +78,20 @@ export function featureLabel(names: Map<string, string>, lookupKey: string): str
   const name = names.get(lookupKey);
   return name && name !== lookupKey ? `${name} (${lookupKey})` : lookupKey;
 }
+
+/** What a feature's usage is measured against: its included amount (METERED) or its limit (QUOTA). */
+export function capOf(feature: Snapshot): number | null {
+  return feature.featureType === "METERED" ? feature.includedAmount : feature.limit;
+}
+
+/** Each feature's entitlement check (usage in its current window), by lookup key. */
+export async function usageChecks(
+  view: ConsoleView,
+  lookupKeys: readonly string[],
+): Promise<Map<string, ApiResult>> {
+  const keys = [...new Set(lookupKeys)];
+  const checks = await Promise.all(
+    keys.map((key) => view.api.get(`/entitlements/${encodeURIComponent(key)}/check`)),
+  );
+  return new Map(keys.map((key, index) => [key, checks[index] as ApiResult]));
+}
