@@ -9,8 +9,13 @@ export {
   planDraw,
   type StoredGrantStatus,
   type TopUpRequest,
+  takeBackReference,
   usageCostCents,
 } from "./domain/credits.ts";
 export type { CreditRouteServices } from "./route-services.ts";
 export { creditRoutes } from "./routes.ts";
-export { CreditService } from "./service.ts";
+export {
+  CreditService,
+  type TakeBackRefusal,
+  type TopUpTakeBackReservation,
+} from "./service.ts";

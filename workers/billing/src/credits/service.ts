@@ -1,7 +1,12 @@
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import type { Database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
-import { type AuditContext, auditStatement, SYSTEM_AUDIT } from "../audit/index.ts";
+import {
+  type AuditContext,
+  auditStatement,
+  type RawCondition,
+  SYSTEM_AUDIT,
+} from "../audit/index.ts";
 import type { InvoiceDraft } from "../invoicing/index.ts";
 import { draftInvoiceStatements, finalizeInvoice } from "../invoicing/index.ts";
 import { tenantEventStatement } from "../notifications/index.ts";
@@ -17,18 +22,27 @@ import {
 } from "../platform/index.ts";
 import { findCurrentSubscription } from "../subscriptions/index.ts";
 import type { TopUpRequest } from "./domain/credits.ts";
-import { type CreditCategory, DEFAULT_GRANT_PRIORITY, displayedStatus } from "./domain/credits.ts";
+import {
+  type CreditCategory,
+  creditsForPaidCents,
+  DEFAULT_GRANT_PRIORITY,
+  displayedStatus,
+  paidCentsForCredits,
+} from "./domain/credits.ts";
 import {
   type AutoTopUpRow,
   type CreditGrantRow,
   expiredActiveGrants,
   findAutoTopUp,
   findGrant,
+  findGrantByInvoice,
+  type GrantTakeBack,
   insertGrantStatement,
   listGrants,
   liveGrants,
   type NewCreditGrant,
   settleGrantStatements,
+  takeBackStatements,
   upsertAutoTopUpStatement,
 } from "./storage.ts";
 
@@ -40,6 +54,38 @@ export interface NewGrantInput {
   expiresAt?: string | undefined;
   features?: string[] | undefined;
   paidAmount?: number | undefined;
+}
+
+/**
+ * Credits of a paid TOP_UP grant that the tenant's counter set aside (so
+ * nothing draws them), to be written off in the caller's own D1 batch.
+ */
+export interface TopUpTakeBackReservation {
+  grantId: string;
+  /** Grant credits taken back (paid cents converted at the grant's price). */
+  credits: number;
+  /** The grant's unspent credits after them: 0 ends the grant (VOIDED). */
+  remaining: number;
+  /**
+   * The write-off, for the caller's batch: written_off and the grant's end,
+   * the CREDIT_WRITE_OFF ledger entry and the `credit_grant.taken_back`
+   * audit row, each only `when` holds (always when omitted) and once.
+   */
+  statements(when?: RawCondition): D1PreparedStatement[];
+  /**
+   * The caller's batch did not write the statements: the credits go back
+   * to the grant (written off instead when it ended meanwhile). Nothing
+   * happens when D1 holds them after all, or on a second call.
+   */
+  release(): Promise<void>;
+  /** The caller's batch wrote them: the counter reloads the grants. */
+  written(): Promise<void>;
+}
+
+/** A take-back asked for more than the grant has unspent: nothing was taken. */
+export interface TakeBackRefusal {
+  /** What the grant has unspent, in the invoice's paid cents (rounded down). */
+  refused: { unspentPaidCents: number };
 }
 
 const grantNotFound = () =>
@@ -437,6 +483,139 @@ export class CreditService {
         : []),
     ]);
     await counter.refreshCredits();
+  }
+
+  /**
+   * Takes back `paidCents` of a paid TOP_UP invoice from the grant it
+   * bought, in one step: reserveTakeBack, then its statements in a batch
+   * of their own. Null when the invoice bought no grant.
+   */
+  async takeBackTopUp(
+    tenantId: string,
+    invoiceId: string,
+    paidCents: number,
+    now: Date,
+    audit: AuditContext,
+  ): Promise<{ grantId: string; credits: number } | TakeBackRefusal | null> {
+    const reserved = await this.reserveTakeBack(tenantId, invoiceId, paidCents, now, audit);
+    if (reserved === null || "refused" in reserved) return reserved;
+    const statements = reserved.statements();
+    if (statements.length > 0) {
+      try {
+        await this.d1.batch(statements);
+      } catch (error) {
+        await reserved.release();
+        throw error;
+      }
+      await reserved.written();
+    }
+    return { grantId: reserved.grantId, credits: reserved.credits };
+  }
+
+  /**
+   * Sets aside the grant credits that `paidCents` of the TOP_UP invoice
+   * bought (paidCents x amount / paidAmount, rounded half up), all or
+   * nothing: the tenant's counter takes them from the grant's unspent part
+   * in one synchronous step. Refused when less is unspent (nothing taken);
+   * null when the invoice bought no grant. The caller writes the
+   * reservation's statements in its own batch, then calls `written` or,
+   * when the batch did not write them, `release`; a reservation left
+   * neither way goes back to the grant once stale (RESERVATION_STALE_MS).
+   */
+  async reserveTakeBack(
+    tenantId: string,
+    invoiceId: string,
+    paidCents: number,
+    now: Date,
+    audit: AuditContext = this.audit,
+  ): Promise<TopUpTakeBackReservation | TakeBackRefusal | null> {
+    const row = await findGrantByInvoice(this.d1, tenantId, invoiceId);
+    if (!row) return null;
+    const paidAmount = row.paid_amount ?? row.amount;
+    const credits = creditsForPaidCents(paidCents, row.amount, paidAmount);
+    const base = { grantId: row.id, credits };
+    if (credits === 0) {
+      // Nothing to set aside, so nothing to refuse either: the grant stays as it is.
+      const left =
+        row.status === "ACTIVE" ? (await this.remainingByGrant(tenantId)).get(row.id) : 0;
+      const nothing = async () => {};
+      return {
+        ...base,
+        remaining: left ?? 0,
+        statements: () => [],
+        release: nothing,
+        written: nothing,
+      };
+    }
+    const answer = await this.counter(tenantId).reserveTakeBack({
+      tenantId,
+      grantId: row.id,
+      credits,
+    });
+    if (!answer || "refused" in answer) {
+      const unspent = answer?.refused.unspent ?? 0;
+      return {
+        refused: { unspentPaidCents: paidCentsForCredits(unspent, row.amount, paidAmount) },
+      };
+    }
+    const takeBack: GrantTakeBack = {
+      ...base,
+      ...answer.reserved,
+      tenantId,
+      invoiceId,
+      currency: row.currency,
+    };
+    return {
+      ...base,
+      remaining: takeBack.remaining,
+      statements: (when = { sql: "1", params: [] }) =>
+        this.takeBackStatementsOf(takeBack, paidCents, now, audit, when),
+      release: async () => {
+        await this.counter(tenantId).releaseTakeBack({
+          tenantId,
+          reservationId: takeBack.reservationId,
+        });
+      },
+      written: () => this.refresh(tenantId),
+    };
+  }
+
+  private takeBackStatementsOf(
+    takeBack: GrantTakeBack,
+    paidCents: number,
+    now: Date,
+    audit: AuditContext,
+    when: RawCondition,
+  ): D1PreparedStatement[] {
+    const { statements, ledgerId } = takeBackStatements(this.d1, takeBack, now, when);
+    const ends = takeBack.remaining === 0;
+    return [
+      ...statements,
+      auditStatement(
+        this.d1,
+        audit,
+        {
+          tenantId: takeBack.tenantId,
+          action: "credit_grant.taken_back",
+          targetType: "credit_grant",
+          targetId: takeBack.grantId,
+          changes: {
+            invoiceId: { after: takeBack.invoiceId },
+            paidCents: { after: paidCents },
+            writtenOff: { after: takeBack.credits },
+            ...(ends ? { status: { before: "ACTIVE", after: "VOIDED" } } : {}),
+          },
+        },
+        {
+          now,
+          when: { sql: "EXISTS (SELECT 1 FROM ledger_entries WHERE id = ?)", params: [ledgerId] },
+        },
+      ),
+    ];
+  }
+
+  private counter(tenantId: string) {
+    return this.counters.get(this.counters.idFromName(tenantId));
   }
 
   private async remainingByGrant(tenantId: string): Promise<Map<string, number>> {

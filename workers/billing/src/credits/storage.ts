@@ -1,4 +1,5 @@
-import type { StoredGrantStatus } from "./domain/credits.ts";
+import type { RawCondition } from "../audit/index.ts";
+import { type StoredGrantStatus, takeBackReference } from "./domain/credits.ts";
 
 // credit_grants: D1 is the record of every grant (its terms and status);
 // the tenant's EntitlementCounter draws them and flushes what it drew to
@@ -152,9 +153,9 @@ export async function expiredActiveGrants(
 }
 
 /**
- * ACTIVE -> `status` with the remainder written off: the grant's
- * `written_off` and a CREDIT_WRITE_OFF ledger entry of the same cents, in
- * the caller's batch. Applies only while the grant is ACTIVE (or PENDING,
+ * ACTIVE -> `status` with the remainder written off: added to the grant's
+ * `written_off` (which holds what was taken back before) and a
+ * CREDIT_WRITE_OFF ledger entry of the same cents, in the caller's batch. Applies only while the grant is ACTIVE (or PENDING,
  * for a void before payment), so a repeat writes nothing.
  */
 export function settleGrantStatements(
@@ -169,7 +170,7 @@ export function settleGrantStatements(
   return [
     d1
       .prepare(
-        `UPDATE credit_grants SET status = ?2, written_off = ?3, ended_at = ?4, updated_at = ?4
+        `UPDATE credit_grants SET status = ?2, written_off = written_off + ?3, ended_at = ?4, updated_at = ?4
           WHERE id = ?1 AND status IN ('ACTIVE', 'PENDING')`,
       )
       .bind(grant.id, status, writtenOff, at),
@@ -190,4 +191,88 @@ export function settleGrantStatements(
         status,
       ),
   ];
+}
+
+/** Credits of a grant the tenant's counter set aside for a take-back (see takeBackStatements). */
+export interface GrantTakeBack {
+  reservationId: string;
+  tenantId: string;
+  grantId: string;
+  /** The TOP_UP invoice that bought the grant. */
+  invoiceId: string;
+  currency: string;
+  credits: number;
+  /** The grant's unspent credits after these: 0 ends it. */
+  remaining: number;
+}
+
+/**
+ * The take-back in D1, for the caller's batch: `credits` more written off
+ * (the grant VOIDED when nothing is left) and their CREDIT_WRITE_OFF entry,
+ * named by the reservation (takeBackReference), each only `when` holds and
+ * once. Answers the statements and the ledger entry's id.
+ */
+export function takeBackStatements(
+  d1: D1Database,
+  takeBack: GrantTakeBack,
+  now: Date,
+  when: RawCondition,
+): { statements: D1PreparedStatement[]; ledgerId: string } {
+  const at = now.toISOString();
+  const reference = takeBackReference(takeBack.reservationId);
+  const ends = takeBack.remaining === 0 ? 1 : 0;
+  const once = `NOT EXISTS (SELECT 1 FROM ledger_entries
+                 WHERE tenant_id = ? AND type = 'CREDIT_WRITE_OFF' AND external_reference = ?)`;
+  const ledgerId = crypto.randomUUID();
+  return {
+    ledgerId,
+    statements: [
+      d1
+        .prepare(
+          `UPDATE credit_grants SET written_off = written_off + ?,
+             status = CASE WHEN ? = 1 AND status = 'ACTIVE' THEN 'VOIDED' ELSE status END,
+             ended_at = CASE WHEN ? = 1 AND status = 'ACTIVE' THEN ? ELSE ended_at END,
+             updated_at = ?
+           WHERE id = ? AND ${once} AND (${when.sql})`,
+        )
+        .bind(
+          takeBack.credits,
+          ends,
+          ends,
+          at,
+          at,
+          takeBack.grantId,
+          takeBack.tenantId,
+          reference,
+          ...when.params,
+        ),
+      d1
+        .prepare(
+          `INSERT INTO ledger_entries (id, tenant_id, invoice_id, type, description, debit, credit, currency, external_reference, created_at)
+           SELECT ?, ?, ?, 'CREDIT_WRITE_OFF', ?, ?, 0, ?, ?, ?
+            WHERE ${once} AND (${when.sql})`,
+        )
+        .bind(
+          ledgerId,
+          takeBack.tenantId,
+          takeBack.invoiceId,
+          `Credit grant ${takeBack.grantId} taken back: refund`,
+          takeBack.credits,
+          takeBack.currency,
+          reference,
+          at,
+          takeBack.tenantId,
+          reference,
+          ...when.params,
+        ),
+    ],
+  };
+}
+
+/** The tenant's grant bought by this TOP_UP invoice. */
+export function findGrantByInvoice(d1: D1Database, tenantId: string, invoiceId: string) {
+  return d1
+    .prepare("SELECT * FROM credit_grants WHERE tenant_id = ?1 AND invoice_id = ?2")
+    .bind(tenantId, invoiceId)
+    .first<CreditGrantRow>();
 }

@@ -49,7 +49,11 @@ export const auditActions = [
   "credit_grant.created",
   "credit_grant.voided",
   "credit_grant.expired",
+  "credit_grant.taken_back",
   "credit_auto_top_up.updated",
+  "credit_note.created",
+  "refund.succeeded",
+  "refund.failed",
 ] as const;
 export type AuditAction = (typeof auditActions)[number];
 

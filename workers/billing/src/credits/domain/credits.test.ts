@@ -3,10 +3,12 @@ import { describe, expect, it } from "vitest";
 import {
   applicableBalance,
   burnDownOrder,
+  creditsForPaidCents,
   displayedStatus,
   type GrantBalance,
   includedFor,
   isPricedUsage,
+  paidCentsForCredits,
   planDraw,
   usageCostCents,
 } from "./credits.ts";
@@ -142,5 +144,50 @@ describe("usage cost", () => {
     expect(displayedStatus("ACTIVE", 0)).toBe("EXHAUSTED");
     expect(displayedStatus("ACTIVE", 1)).toBe("ACTIVE");
     expect(displayedStatus("VOIDED", 0)).toBe("VOIDED");
+  });
+});
+
+describe("paid cents and the credits they bought", () => {
+  it("converts paid cents at the grant's price, rounding half up", () => {
+    // 10,000 credits for 8,000 cents: 1.25 credits a cent.
+    expect(creditsForPaidCents(4_000, 10_000, 8_000)).toBe(5_000);
+    expect(creditsForPaidCents(1, 10_000, 8_000)).toBe(1);
+    expect(creditsForPaidCents(2, 10_000, 8_000)).toBe(3);
+    expect(creditsForPaidCents(3, 10_000, 8_000)).toBe(4);
+    // 3 credits for 2 cents: 1 cent is 1.5 credits, half up to 2; 5 credits for 10 cents: 0.5 to 1.
+    expect(creditsForPaidCents(1, 3, 2)).toBe(2);
+    expect(creditsForPaidCents(1, 5, 10)).toBe(1);
+    expect(creditsForPaidCents(1, 4, 10)).toBe(0);
+    expect(creditsForPaidCents(0, 10_000, 8_000)).toBe(0);
+  });
+
+  it("is exact at the largest amounts, beyond what a double multiplies exactly", () => {
+    expect(creditsForPaidCents(999_999_999, 1_000_000_000, 999_999_999)).toBe(1_000_000_000);
+    expect(creditsForPaidCents(333_333_333, 1_000_000_000, 999_999_999)).toBe(333_333_333);
+    expect(paidCentsForCredits(1_000_000_000, 1_000_000_000, 999_999_997)).toBe(999_999_997);
+  });
+
+  it("values unspent credits in paid cents rounded down, so taking them back always fits", () => {
+    expect(paidCentsForCredits(2_000, 10_000, 8_000)).toBe(1_600);
+    expect(paidCentsForCredits(1, 3, 2)).toBe(0);
+    expect(paidCentsForCredits(7, 3, 2)).toBe(4);
+    for (const [amount, paidAmount] of [
+      [10_000, 8_000],
+      [3, 2],
+      [7, 1_000],
+      [1_000, 7],
+    ] as const) {
+      for (let unspent = 0; unspent <= 50; unspent++) {
+        const paid = paidCentsForCredits(unspent, amount, paidAmount);
+        expect(creditsForPaidCents(paid, amount, paidAmount)).toBeLessThanOrEqual(unspent);
+      }
+    }
+  });
+
+  it("refuses amounts that are not whole cents", () => {
+    expect(() => creditsForPaidCents(1.5, 10, 10)).toThrow(RangeError);
+    expect(() => creditsForPaidCents(-1, 10, 10)).toThrow(RangeError);
+    expect(() => creditsForPaidCents(1, 10, 0)).toThrow(RangeError);
+    expect(() => paidCentsForCredits(-1, 10, 10)).toThrow(RangeError);
   });
 });

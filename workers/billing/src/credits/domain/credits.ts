@@ -181,3 +181,39 @@ export interface TopUpRequest {
   amount: number;
   currency: string;
 }
+
+/**
+ * The grant credits that `paidCents` of its TOP_UP invoice bought:
+ * paidCents x amount / paidAmount, rounded half up (exact for any amounts
+ * up to MAX_GRANT_AMOUNT: the product is taken in BigInt).
+ */
+export function creditsForPaidCents(paidCents: number, amount: number, paidAmount: number): number {
+  assertCents(paidCents, "paidCents");
+  const denominator = BigInt(paidAmount);
+  if (denominator <= 0n) throw new RangeError("paidAmount must be positive");
+  const doubled = 2n * BigInt(paidCents) * BigInt(amount);
+  return Number((doubled + denominator) / (2n * denominator));
+}
+
+/**
+ * The paid cents that `credits` of a grant are worth, rounded down, so that
+ * taking back that many paid cents never needs more credits than `credits`.
+ */
+export function paidCentsForCredits(credits: number, amount: number, paidAmount: number): number {
+  assertCents(credits, "credits");
+  if (amount <= 0) throw new RangeError("amount must be positive");
+  return Number((BigInt(credits) * BigInt(paidAmount)) / BigInt(amount));
+}
+
+function assertCents(value: number, name: string): void {
+  if (!Number.isSafeInteger(value) || value < 0)
+    throw new RangeError(`${name} must be whole cents`);
+}
+
+/**
+ * The ledger's external_reference of a take-back's write-off: the mark by
+ * which the tenant's counter learns that the batch holding it was written.
+ */
+export function takeBackReference(reservationId: string): string {
+  return `credit-take-back:${reservationId}`;
+}

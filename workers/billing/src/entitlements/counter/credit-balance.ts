@@ -14,6 +14,15 @@ import {
   usageCostCents,
 } from "../../credits/index.ts";
 import type { NewTenantEvent } from "../../notifications/index.ts";
+import { CreditFlush } from "./credit-flush.ts";
+import { applyCreditSchema } from "./credit-tables.ts";
+import {
+  CreditTakeBacks,
+  type TakeBackAnswer,
+  writtenReservations,
+  writtenTakeBacksStatement,
+} from "./credit-take-backs.ts";
+import { AutoTopUp, type StoredRule } from "./credit-top-up.ts";
 
 /*
  * The tenant's credit balance, inside its EntitlementCounter (one object per
@@ -26,13 +35,19 @@ import type { NewTenantEvent } from "../../notifications/index.ts";
  * (create, activation on payment, void, expiry); this object loads them
  * (like the subscription state: cached, reloaded after `refresh` or
  * GRANTS_TTL_MS) into its own `credit_grants` table, keeping its own
- * `drawn` (it is the only one that draws). Draws wait in `credit_draws`
- * until a flush moves them, in one synchronous step, into a
- * `credit_flushes` row with a fresh id, and one D1 batch adds them to
- * credit_draws and credit_grants.drawn, every statement conditional on the
- * flush id being absent from D1's credit_flushes, which the batch records:
- * a retry after a lost answer changes nothing, a failure is retried with
- * the same id. So every cent drawn reaches D1 exactly once.
+ * `drawn` and `written_off` (it is the only one that draws, and the one
+ * that decides a take-back: credit-take-backs.ts). A grant this object
+ * ended (void, expiry, the last credit taken back) stays ended whatever a
+ * load reads: a load may have read D1 before the end was written there.
+ * Draws wait in `credit_draws` until a flush moves them to D1 exactly once
+ * (credit-flush.ts).
+ *
+ * Returned draws. A logged event's draws may go back to their grants when
+ * its flush cannot claim it, so until the flush settles the event they
+ * count as unspent for what a low balance starts, and what they cost the
+ * progressive watch is taken back with them. Cents that come back to a
+ * grant that ended meanwhile are written off in D1, as settling it did
+ * with the rest.
  *
  * Automatic top-up. The tenant's rule (credit_auto_top_ups) is loaded with
  * the grants. When a draw leaves the balance below its threshold, the same
@@ -41,7 +56,8 @@ import type { NewTenantEvent } from "../../notifications/index.ts";
  * together, one top-up starts. The counter's alarm then creates that paid
  * grant (`startTopUp`, idempotent on the id). The pending top-up ends when
  * its grant is no longer PENDING (paid, or voided with its invoice) or the
- * rule is turned off (a declined charge does that).
+ * rule is turned off (a declined charge does that). A logged event's draws
+ * are weighed when its flush claims it, after the returns of that flush.
  */
 
 const GRANTS_TTL_MS = 30_000;
@@ -58,7 +74,10 @@ interface GrantRow extends Record<string, SqlStorageValue> {
   status: string;
   amount: number;
   drawn: number;
+  written_off: number;
 }
+
+const ENDED = "('VOIDED', 'EXPIRED')";
 
 /** Where a draw belongs: the subscription's usage window of a feature (what its invoice bills). */
 export interface DrawTarget {
@@ -68,15 +87,6 @@ export interface DrawTarget {
   periodStart: string;
   /** The window's end (ISO-8601); null: the lifetime window. */
   periodEnd: string | null;
-}
-
-interface RuleRow extends Record<string, SqlStorageValue> {
-  enabled: number;
-  threshold: number;
-  amount: number;
-  pending_grant_id: string | null;
-  pending_currency: string | null;
-  pending_started: number;
 }
 
 /** The subscription terms a draw depends on. */
@@ -109,64 +119,42 @@ export class CreditBalance {
    * change them: a draw updates this copy, a load or settling drops it.
    */
   private grantsRead: readonly GrantBalance[] | null = null;
-  /** The `credit_rule` row as last read (undefined: not read since it last changed). */
-  private ruleRead: { row: RuleRow | undefined } | undefined;
+  /** Cents of logged events' draws not settled yet, by grant (null: not read since they changed). */
+  private outstandingRead: Map<string, number> | null = null;
   private generation = 0;
+  private readonly flushes: CreditFlush;
+  private readonly takeBacks: CreditTakeBacks;
+  private readonly autoTopUp: AutoTopUp;
 
   constructor(
     private readonly sql: SqlStorage,
     private readonly d1: () => D1Database,
     /** Creates the paid grant of an automatic top-up (idempotent on its id). */
-    private readonly startTopUp: (tenantId: string, request: TopUpRequest) => Promise<void>,
-    /** Asks for the alarm, which starts a pending top-up. */
+    startTopUp: (tenantId: string, request: TopUpRequest) => Promise<void>,
+    /** Asks for the alarm, which starts a pending top-up or flushes. */
     private readonly wake: () => void,
-    /** Told the cost of priced units that were counted (progressive billing). */
-    private readonly onPricedUsage: (terms: CreditTerms, cost: number) => void = () => {},
+    /**
+     * Told the cost of priced units that were counted (progressive billing),
+     * with the logged event they belong to, whose cost may be taken back.
+     */
+    private readonly onPricedUsage: (
+      terms: CreditTerms,
+      cost: number,
+      usageEventId?: string,
+    ) => void = () => {},
     /** Stores a tenant event in the counter's outbox (credits.depleted), in the same step. */
     private readonly emit: (event: NewTenantEvent & { id: string }) => void = () => {},
   ) {
-    sql.exec(`
-      CREATE TABLE IF NOT EXISTS credit_grants (
-        id TEXT PRIMARY KEY,
-        currency TEXT NOT NULL,
-        priority INTEGER NOT NULL,
-        expires_at TEXT,
-        created_at TEXT NOT NULL,
-        features TEXT,
-        status TEXT NOT NULL,
-        amount INTEGER NOT NULL,
-        drawn INTEGER NOT NULL
-      );
-      CREATE TABLE IF NOT EXISTS credit_draws (
-        grant_id TEXT NOT NULL,
-        subscription_id TEXT NOT NULL,
-        feature_key TEXT NOT NULL,
-        period_key TEXT NOT NULL,
-        period_start TEXT NOT NULL,
-        amount INTEGER NOT NULL,
-        PRIMARY KEY (grant_id, subscription_id, feature_key, period_key)
-      );
-      CREATE TABLE IF NOT EXISTS credit_flushes (id TEXT PRIMARY KEY, draws TEXT NOT NULL);
-      CREATE TABLE IF NOT EXISTS credit_event_draws (
-        usage_event_id TEXT NOT NULL,
-        grant_id TEXT NOT NULL,
-        subscription_id TEXT NOT NULL,
-        feature_key TEXT NOT NULL,
-        period_key TEXT NOT NULL,
-        period_start TEXT NOT NULL,
-        amount INTEGER NOT NULL,
-        PRIMARY KEY (usage_event_id, grant_id)
-      );
-      CREATE TABLE IF NOT EXISTS credit_rule (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        enabled INTEGER NOT NULL,
-        threshold INTEGER NOT NULL,
-        amount INTEGER NOT NULL,
-        pending_grant_id TEXT,
-        pending_currency TEXT,
-        pending_started INTEGER NOT NULL DEFAULT 0
-      );
-    `);
+    applyCreditSchema(sql);
+    this.flushes = new CreditFlush(sql, d1);
+    this.autoTopUp = new AutoTopUp(sql, startTopUp, wake);
+    this.takeBacks = new CreditTakeBacks(
+      sql,
+      (grantId, amount) => this.flushes.writeOff(grantId, amount),
+      () => {
+        this.grantsRead = null;
+      },
+    );
   }
 
   /** Loads the grants from D1 when stale; resolves at once (no await needed) when fresh. */
@@ -189,12 +177,22 @@ export class CreditBalance {
   }
 
   private async load(tenantId: string, generation: number): Promise<void> {
-    const since = new Date(Date.now() - SETTLED_VISIBLE_MS).toISOString();
+    const readAt = Date.now();
+    const since = new Date(readAt - SETTLED_VISIBLE_MS).toISOString();
+    const reservations = this.takeBacks.open();
     const d1 = this.d1();
-    const [grants, rules] = await d1.batch<Record<string, unknown>>([
+    const marks =
+      reservations.length > 0
+        ? writtenTakeBacksStatement(
+            d1,
+            tenantId,
+            reservations.map((reservation) => reservation.id),
+          )
+        : null;
+    const [grants, rules, written] = await d1.batch<Record<string, unknown>>([
       d1
         .prepare(
-          `SELECT id, currency, priority, expires_at, created_at, features, status, amount, drawn
+          `SELECT id, currency, priority, expires_at, created_at, features, status, amount, drawn, written_off
              FROM credit_grants
             WHERE tenant_id = ?1 AND (status IN ('PENDING', 'ACTIVE') OR ended_at > ?2)`,
         )
@@ -202,63 +200,53 @@ export class CreditBalance {
       d1
         .prepare("SELECT enabled, threshold, amount FROM credit_auto_top_ups WHERE tenant_id = ?1")
         .bind(tenantId),
+      ...(marks ? [marks.statement] : []),
     ]);
+    // Synchronous from here.
     const results = (grants?.results ?? []) as GrantRow[];
-    const rule = rules?.results[0] as
-      | { enabled: number; threshold: number; amount: number }
-      | undefined;
-    // Synchronous from here: the definitions and status follow D1; `drawn`
-    // is this object's own once it knows the grant.
+    this.storeGrants(results);
+    const undone = marks
+      ? this.takeBacks.reconcile(
+          reservations,
+          writtenReservations(written?.results ?? [], marks.reservationOf),
+          readAt,
+        )
+      : 0;
+    // What went back to a grant that ended since waits for a flush to be written off.
+    if (undone > 0) this.wake();
+    this.autoTopUp.store(rules?.results[0] as StoredRule | undefined, results);
+    if (generation === this.generation) this.loadedAt = Date.now();
+  }
+
+  /**
+   * The definitions and status follow D1, except that a grant this object
+   * ended stays ended (D1 may not have it yet); `drawn` and `written_off`
+   * are this object's own once it knows the grant.
+   */
+  private storeGrants(results: readonly GrantRow[]): void {
     this.sql.exec(
-      `INSERT INTO credit_grants (id, currency, priority, expires_at, created_at, features, status, amount, drawn)
+      `INSERT INTO credit_grants (id, currency, priority, expires_at, created_at, features, status, amount, drawn, written_off)
        SELECT json_extract(value, '$.id'), json_extract(value, '$.currency'),
               json_extract(value, '$.priority'), json_extract(value, '$.expires_at'),
               json_extract(value, '$.created_at'), json_extract(value, '$.features'),
               json_extract(value, '$.status'), json_extract(value, '$.amount'),
-              json_extract(value, '$.drawn')
+              json_extract(value, '$.drawn'), coalesce(json_extract(value, '$.written_off'), 0)
          FROM json_each(?) WHERE true
        ON CONFLICT (id) DO UPDATE SET
          currency = excluded.currency, priority = excluded.priority,
          expires_at = excluded.expires_at, features = excluded.features,
-         status = excluded.status, amount = excluded.amount`,
+         status = CASE WHEN credit_grants.status IN ${ENDED} THEN credit_grants.status
+                       ELSE excluded.status END,
+         amount = excluded.amount`,
       JSON.stringify(results),
     );
     this.grantsRead = null;
-    this.ruleRead = undefined;
-    this.sql.exec(
-      `INSERT INTO credit_rule (id, enabled, threshold, amount) VALUES (1, ?, ?, ?)
-       ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled,
-         threshold = excluded.threshold, amount = excluded.amount`,
-      rule?.enabled ?? 0,
-      rule?.threshold ?? 0,
-      rule?.amount ?? 1,
-    );
-    // A pending top-up ends once its grant is settled either way, once it
-    // was started and no grant came of it (refused), or when the rule is off.
-    const current = this.rule();
-    const pending = current?.pending_grant_id;
-    const grant = results.find((row) => row.id === pending);
-    const settled = grant !== undefined && grant.status !== "PENDING";
-    const refused = grant === undefined && current?.pending_started === 1;
-    if (pending && (settled || refused || !rule?.enabled)) {
-      this.sql.exec(
-        "UPDATE credit_rule SET pending_grant_id = NULL, pending_currency = NULL, pending_started = 0",
-      );
-      this.ruleRead = undefined;
-    }
-    if (generation === this.generation) this.loadedAt = Date.now();
-  }
-
-  private rule(): RuleRow | undefined {
-    this.ruleRead ??= {
-      row: this.sql.exec<RuleRow>("SELECT * FROM credit_rule WHERE id = 1").toArray()[0],
-    };
-    return this.ruleRead.row;
   }
 
   /**
-   * Synchronous, after a draw: when the balance in the currency (every
-   * ACTIVE, unexpired grant) is below the rule's threshold and no top-up is
+   * Synchronous, after settled draws: when the balance in the currency
+   * (every ACTIVE, unexpired grant, with the draws a flush may still return
+   * counted as unspent) is below the rule's threshold and no top-up is
    * pending, one becomes pending and the alarm is asked for.
    */
   private noticeBalance(
@@ -268,6 +256,7 @@ export class CreditBalance {
     now: Date,
   ): void {
     if (draws.length === 0) return;
+    const outstanding = this.outstanding();
     const balance = this.grants()
       .filter(
         (grant) =>
@@ -275,7 +264,7 @@ export class CreditBalance {
           grant.currency === currency &&
           (grant.expiresAt === null || Date.parse(grant.expiresAt) > now.getTime()),
       )
-      .reduce((sum, grant) => sum + grant.remaining, 0);
+      .reduce((sum, grant) => sum + grant.remaining + (outstanding.get(grant.id) ?? 0), 0);
     const last = draws.at(-1)?.grantId;
     if (balance === 0 && tenantId && last) {
       // The grant that drew the balance to 0 can do so once: its id names the occurrence.
@@ -286,38 +275,30 @@ export class CreditBalance {
         data: { currency, lastGrantId: last, balance: 0 },
       });
     }
-    const rule = this.rule();
-    if (!rule?.enabled || rule.pending_grant_id) return;
-    if (balance >= rule.threshold) return;
-    this.sql.exec(
-      "UPDATE credit_rule SET pending_grant_id = ?, pending_currency = ?, pending_started = 0",
-      crypto.randomUUID(),
-      currency,
+    this.autoTopUp.notice(balance, currency);
+  }
+
+  /** Cents of logged events' draws that their flush may still return, by grant. */
+  private outstanding(): Map<string, number> {
+    this.outstandingRead ??= new Map(
+      this.sql
+        .exec<{ grant_id: string; amount: number }>(
+          "SELECT grant_id, sum(amount) AS amount FROM credit_event_draws GROUP BY grant_id",
+        )
+        .toArray()
+        .map((row) => [row.grant_id, row.amount]),
     );
-    this.ruleRead = undefined;
-    this.wake();
+    return this.outstandingRead;
   }
 
   /** From the alarm: creates the pending top-up's grant, once (a failure is retried by the next alarm). */
-  async runTopUp(tenantId: string): Promise<void> {
-    const rule = this.rule();
-    if (!rule?.pending_grant_id || rule.pending_started || !rule.pending_currency) return;
-    await this.startTopUp(tenantId, {
-      grantId: rule.pending_grant_id,
-      amount: rule.amount,
-      currency: rule.pending_currency,
-    });
-    this.sql.exec(
-      "UPDATE credit_rule SET pending_started = 1 WHERE pending_grant_id = ?",
-      rule.pending_grant_id,
-    );
-    this.ruleRead = undefined;
+  runTopUp(tenantId: string): Promise<void> {
+    return this.autoTopUp.run(tenantId);
   }
 
-  /** Whether the alarm still has work here: draws to flush, a top-up to start. */
+  /** Whether the alarm still has work here: draws or write-offs to flush, a top-up to start. */
   hasWork(): boolean {
-    const rule = this.rule();
-    return this.hasUnflushed() || Boolean(rule?.pending_grant_id && !rule.pending_started);
+    return this.hasUnflushed() || this.autoTopUp.hasWork();
   }
 
   grants(): readonly GrantBalance[] {
@@ -332,7 +313,7 @@ export class CreditBalance {
         createdAt: row.created_at,
         features: row.features ? (JSON.parse(row.features) as string[]) : null,
         status: row.status as StoredGrantStatus,
-        remaining: Math.max(0, row.amount - row.drawn),
+        remaining: Math.max(0, row.amount - row.drawn - row.written_off),
       }));
     return this.grantsRead;
   }
@@ -341,7 +322,9 @@ export class CreditBalance {
   hasActiveGrants(): boolean {
     return (
       this.sql
-        .exec("SELECT 1 FROM credit_grants WHERE status = 'ACTIVE' AND drawn < amount LIMIT 1")
+        .exec(
+          "SELECT 1 FROM credit_grants WHERE status = 'ACTIVE' AND drawn + written_off < amount LIMIT 1",
+        )
         .toArray().length > 0
     );
   }
@@ -386,7 +369,10 @@ export class CreditBalance {
 
   /**
    * Synchronous, after the pipeline counted units: the balance pays what it
-   * can (never refused). Answers the draws, in burn-down order.
+   * can (never refused). Answers the draws, in burn-down order. The draws
+   * of a logged event (`usageEventId`) are kept until its flush settles it
+   * (the counter may take its units back, and then they go back to their
+   * grants), and weighed against the threshold then.
    */
   payForRecorded(
     terms: CreditTerms,
@@ -395,6 +381,7 @@ export class CreditBalance {
     usedBefore: number,
     amount: number,
     now: Date,
+    usageEventId?: string,
   ): { grantId: string; amount: number }[] {
     if (!isPricedUsage(snapshot)) return [];
     const cost = usageCostCents(snapshot, usedBefore, amount, costWindow(terms, target));
@@ -402,17 +389,16 @@ export class CreditBalance {
     const context = { featureKey: target.featureKey, currency: terms.currency, now };
     const { draws } = planDraw(this.grants(), cost, context);
     this.apply(target, draws);
-    this.noticeBalance(terms.tenantId, terms.currency, draws, now);
-    this.onPricedUsage(terms, cost);
+    if (usageEventId === undefined) {
+      this.noticeBalance(terms.tenantId, terms.currency, draws, now);
+    } else {
+      this.rememberEventDraws(usageEventId, target, draws);
+    }
+    this.onPricedUsage(terms, cost, usageEventId);
     return draws;
   }
 
-  /**
-   * Synchronous: what a logged event's units drew, kept until its flush
-   * settles it: the counter may still take the units back (the event was
-   * not claimed), and then its draws go back to their grants.
-   */
-  rememberEventDraws(
+  private rememberEventDraws(
     usageEventId: string,
     target: DrawTarget,
     draws: readonly { grantId: string; amount: number }[],
@@ -431,23 +417,51 @@ export class CreditBalance {
         draw.amount,
       );
     }
+    if (draws.length > 0) this.outstandingRead = null;
   }
 
-  /** Synchronous: the events' units were claimed (billed), their draws stay. */
-  forgetEventDraws(usageEventIds: readonly string[]): void {
-    // Most flushes carry events that drew nothing: then there is nothing to forget.
+  /**
+   * Synchronous, once a flush claimed the events (billed: their draws stay),
+   * after it returned the draws of the events it could not claim: the
+   * balance they leave is weighed for a top-up and credits.depleted.
+   */
+  claimEventDraws(usageEventIds: readonly string[], tenantId: string | undefined, now: Date): void {
+    // Most flushes carry events that drew nothing: then there is nothing to settle.
     if (this.sql.exec("SELECT 1 FROM credit_event_draws LIMIT 1").toArray().length === 0) return;
+    const ids = JSON.stringify(usageEventIds);
+    const claimed = this.sql
+      .exec<{ grant_id: string; currency: string | null }>(
+        `SELECT d.grant_id, g.currency FROM credit_event_draws d
+           LEFT JOIN credit_grants g ON g.id = d.grant_id
+          WHERE d.usage_event_id IN (SELECT value FROM json_each(?)) ORDER BY d.rowid`,
+        ids,
+      )
+      .toArray();
+    if (claimed.length === 0) return;
     this.sql.exec(
       "DELETE FROM credit_event_draws WHERE usage_event_id IN (SELECT value FROM json_each(?))",
-      JSON.stringify(usageEventIds),
+      ids,
     );
+    this.outstandingRead = null;
+    const byCurrency = new Map<string, { grantId: string }[]>();
+    for (const row of claimed) {
+      if (!row.currency) continue;
+      byCurrency.set(row.currency, [
+        ...(byCurrency.get(row.currency) ?? []),
+        { grantId: row.grant_id },
+      ]);
+    }
+    for (const [currency, draws] of byCurrency) {
+      this.noticeBalance(tenantId, currency, draws, now);
+    }
   }
 
   /**
    * Synchronous, in the step that takes an event's units back: its draws
    * go back to the grants they came from, in reverse burn-down order, as
    * negative draws (flushed to D1 like any draw), and are forgotten, so
-   * they are returned once. Answers the cents returned.
+   * they are returned once. Cents that come back to a grant that ended
+   * meanwhile are written off. Answers the cents returned.
    */
   returnEventDraws(usageEventId: string): number {
     const rows = this.sql
@@ -458,8 +472,10 @@ export class CreditBalance {
         period_key: string;
         period_start: string;
         amount: number;
+        status: string | null;
       }>(
-        "SELECT * FROM credit_event_draws WHERE usage_event_id = ? ORDER BY rowid DESC",
+        `SELECT d.*, g.status FROM credit_event_draws d LEFT JOIN credit_grants g ON g.id = d.grant_id
+          WHERE d.usage_event_id = ? ORDER BY d.rowid DESC`,
         usageEventId,
       )
       .toArray();
@@ -475,9 +491,21 @@ export class CreditBalance {
         },
         [{ grantId: row.grant_id, amount: -row.amount }],
       );
+      if (row.status === "VOIDED" || row.status === "EXPIRED") {
+        this.sql.exec(
+          "UPDATE credit_grants SET written_off = written_off + ? WHERE id = ?",
+          row.amount,
+          row.grant_id,
+        );
+        this.grantsRead = null;
+        this.flushes.writeOff(row.grant_id, row.amount);
+      }
       returned += row.amount;
     }
-    this.forgetEventDraws([usageEventId]);
+    if (rows.length > 0) {
+      this.sql.exec("DELETE FROM credit_event_draws WHERE usage_event_id = ?", usageEventId);
+      this.outstandingRead = null;
+    }
     return returned;
   }
 
@@ -507,8 +535,8 @@ export class CreditBalance {
   private apply(target: DrawTarget, draws: { grantId: string; amount: number }[]): void {
     for (const draw of draws) {
       const drawn = this.sql
-        .exec<{ amount: number; drawn: number }>(
-          "UPDATE credit_grants SET drawn = drawn + ? WHERE id = ? RETURNING amount, drawn",
+        .exec<{ amount: number; drawn: number; written_off: number }>(
+          "UPDATE credit_grants SET drawn = drawn + ? WHERE id = ? RETURNING amount, drawn, written_off",
           draw.amount,
           draw.grantId,
         )
@@ -518,7 +546,10 @@ export class CreditBalance {
         drawn && this.grantsRead
           ? this.grantsRead.map((grant) =>
               grant.id === draw.grantId
-                ? { ...grant, remaining: Math.max(0, drawn.amount - drawn.drawn) }
+                ? {
+                    ...grant,
+                    remaining: Math.max(0, drawn.amount - drawn.drawn - drawn.written_off),
+                  }
                 : grant,
             )
           : null;
@@ -539,7 +570,8 @@ export class CreditBalance {
   /**
    * Synchronous: ends a grant (void or expiry) and answers the cents it
    * still held, which the caller writes off in D1. Nothing more is drawn
-   * from it. Unknown to this object (never loaded): null.
+   * from it, and no load brings it back. Unknown to this object (never
+   * loaded): null.
    */
   settle(grantId: string, status: "VOIDED" | "EXPIRED"): number | null {
     const row = this.sql
@@ -547,67 +579,39 @@ export class CreditBalance {
       .toArray()[0];
     if (!row) return null;
     this.sql.exec("UPDATE credit_grants SET status = ? WHERE id = ?", status, grantId);
+    this.takeBacks.grantSettled(grantId);
     this.grantsRead = null;
-    return Math.max(0, row.amount - row.drawn);
+    return Math.max(0, row.amount - row.drawn - row.written_off);
+  }
+
+  /** Synchronous: sets aside `credits` of the grant's unspent part (see credit-take-backs.ts). */
+  reserveTakeBack(grantId: string, credits: number): TakeBackAnswer | null {
+    return this.takeBacks.reserve(grantId, credits, Date.now());
+  }
+
+  /**
+   * The caller's batch did not write the reservation: its credits go back.
+   * D1 decides: when it holds the write-off, the batch was written after
+   * all and the credits stay taken. Answers whether they went back.
+   */
+  async releaseTakeBack(tenantId: string, reservationId: string): Promise<boolean> {
+    if (!this.takeBacks.has(reservationId)) return false;
+    const marks = writtenTakeBacksStatement(this.d1(), tenantId, [reservationId]);
+    const { results } = await marks.statement.all();
+    if (writtenReservations(results, marks.reservationOf).has(reservationId)) {
+      this.takeBacks.written(reservationId);
+      return false;
+    }
+    return this.takeBacks.undo(reservationId);
   }
 
   hasUnflushed(): boolean {
-    return (
-      this.sql.exec("SELECT 1 FROM credit_draws LIMIT 1").toArray().length > 0 ||
-      this.sql.exec("SELECT 1 FROM credit_flushes LIMIT 1").toArray().length > 0
-    );
+    return this.flushes.hasUnflushed();
   }
 
-  /** Moves the draws to D1 (see the top of this module); throws when D1 fails (the alarm retries). */
-  async flush(tenantId: string): Promise<void> {
-    this.claim();
-    for (const pending of this.sql
-      .exec<{ id: string; draws: string }>("SELECT id, draws FROM credit_flushes")
-      .toArray()) {
-      const d1 = this.d1();
-      const unapplied = "NOT EXISTS (SELECT 1 FROM credit_flushes WHERE id = ?1)";
-      await d1.batch([
-        d1
-          .prepare(
-            `INSERT INTO credit_draws (grant_id, tenant_id, subscription_id, feature_lookup_key, period_key, period_start, amount)
-             SELECT json_extract(value, '$.grant_id'), ?2, json_extract(value, '$.subscription_id'),
-                    json_extract(value, '$.feature_key'), json_extract(value, '$.period_key'),
-                    json_extract(value, '$.period_start'), json_extract(value, '$.amount')
-               FROM json_each(?3) WHERE ${unapplied}
-             ON CONFLICT DO UPDATE SET amount = amount + excluded.amount`,
-          )
-          .bind(pending.id, tenantId, pending.draws),
-        d1
-          .prepare(
-            `UPDATE credit_grants SET
-               drawn = drawn + (SELECT sum(json_extract(value, '$.amount')) FROM json_each(?2)
-                                 WHERE json_extract(value, '$.grant_id') = credit_grants.id),
-               updated_at = ?3
-             WHERE id IN (SELECT json_extract(value, '$.grant_id') FROM json_each(?2))
-               AND ${unapplied}`,
-          )
-          .bind(pending.id, pending.draws, new Date().toISOString()),
-        d1
-          .prepare(
-            "INSERT INTO credit_flushes (id, tenant_id, applied_at) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
-          )
-          .bind(pending.id, tenantId, new Date().toISOString()),
-      ]);
-      this.sql.exec("DELETE FROM credit_flushes WHERE id = ?", pending.id);
-    }
-  }
-
-  /** Synchronous: the waiting draws into one flush row (only when none is pending: flushes apply in order). */
-  private claim(): void {
-    if (this.sql.exec("SELECT 1 FROM credit_flushes LIMIT 1").toArray().length > 0) return;
-    const draws = this.sql.exec("SELECT * FROM credit_draws").toArray();
-    if (draws.length === 0) return;
-    this.sql.exec(
-      "INSERT INTO credit_flushes (id, draws) VALUES (?, ?)",
-      crypto.randomUUID(),
-      JSON.stringify(draws),
-    );
-    this.sql.exec("DELETE FROM credit_draws");
+  /** Moves the draws and write-offs to D1; throws when D1 fails (the alarm retries). */
+  flush(tenantId: string): Promise<void> {
+    return this.flushes.flush(tenantId);
   }
 }
 

@@ -42,6 +42,13 @@ import { applyCounterFlush, readTenantWindowUsage } from "../../usage/index.ts";
 import { counterIdRetentionMs, flushIntervalMs } from "../domain/usage-counter-settings.ts";
 import { ConsumeRequests } from "./consume-requests.ts";
 import { CreditBalance, type CreditTerms, creditTermsOf } from "./credit-balance.ts";
+import {
+  type ReleaseTakeBackInput,
+  type ReserveTakeBackInput,
+  releaseTakeBackInput,
+  reserveTakeBackInput,
+  type TakeBackAnswer,
+} from "./credit-take-backs.ts";
 import type { CounterEffects } from "./effects.ts";
 import { CounterFlushes } from "./flush.ts";
 import { ProgressiveWatch } from "./progressive-watch.ts";
@@ -137,7 +144,8 @@ import {
  * and window-counts.ts (the windows and their totals), record-batch.ts and
  * recorded-ids.ts (a record batch, the ids it remembers), consume-requests.ts
  * (answers of request ids and Idempotency-Keys), flush.ts (steps 2 and 3),
- * credit-balance.ts and recorded-draws.ts (prepaid credits),
+ * credit-balance.ts and recorded-draws.ts (prepaid credits, with
+ * credit-tables.ts, credit-flush.ts, credit-take-backs.ts, credit-top-up.ts),
  * progressive-watch.ts, usage-notices.ts over usage-alert-watch.ts and
  * tenant-event-outbox.ts (tenant events), usage-hours.ts (usage_hourly).
  * Work the counter only records and a service does (an automatic top-up,
@@ -222,22 +230,27 @@ export abstract class EntitlementCounterObject
       () => this.env.DB,
       (tenantId, request) => this.effects().startAutoTopUp(tenantId, request),
       () => this.scheduleFlush(),
-      (terms, cost) => this.progressive.counted(terms, cost),
+      (terms, cost, usageEventId) => this.progressive.counted(terms, cost, usageEventId),
       (event) => {
         if (this.tenantEvents.add([event], new Date().toISOString()) > 0) this.notices.send();
       },
     );
-    this.recordedDraws = new RecordedDraws(this.creditGrants, this.tenant, this.windows);
+    this.recordedDraws = new RecordedDraws(
+      this.creditGrants,
+      this.tenant,
+      this.windows,
+      this.progressive,
+    );
     this.unflushedHours = new UnflushedUsageHours(sql);
     this.flushes = new CounterFlushes(
       sql,
       this.unflushedHours,
       (flush) => applyCounterFlush(this.env, flush),
       {
-        claimed: (usageEventIds) => this.creditGrants.forgetEventDraws(usageEventIds),
-        // What an unclaimed event's units drew goes back to the grants with them.
+        claimed: (usageEventIds) => this.recordedDraws.claimed(usageEventIds),
+        // What an unclaimed event's units drew and cost goes back with them.
         unclaimed: (row) => {
-          this.creditGrants.returnEventDraws(row.usage_event_id);
+          this.recordedDraws.returned(row.usage_event_id);
           this.windows.takeBack(row);
         },
       },
@@ -525,6 +538,31 @@ export abstract class EntitlementCounterObject
     const held = this.creditGrants.settle(input.grantId, input.status);
     this.scheduleFlush();
     return held;
+  }
+
+  /**
+   * Sets aside credits of a grant's unspent part for a take-back, all or
+   * nothing, in one synchronous step (see credit-take-backs.ts). The draws
+   * are flushed first: while draws returned here are not in D1, D1's
+   * `drawn` is above this object's, and the caller's write-off could break
+   * D1's check that drawn + written_off <= amount.
+   */
+  async reserveTakeBack(raw: ReserveTakeBackInput): Promise<TakeBackAnswer | null> {
+    const input = reserveTakeBackInput.parse(raw);
+    this.tenant.bind(input.tenantId);
+    await this.creditGrants.ready(input.tenantId);
+    await this.creditGrants.flush(input.tenantId);
+    return this.creditGrants.reserveTakeBack(input.grantId, input.credits);
+  }
+
+  /** The caller's batch did not write the reservation: its credits go back (see CreditBalance.releaseTakeBack). */
+  async releaseTakeBack(raw: ReleaseTakeBackInput): Promise<boolean> {
+    const input = releaseTakeBackInput.parse(raw);
+    this.tenant.bind(input.tenantId);
+    const released = await this.creditGrants.releaseTakeBack(input.tenantId, input.reservationId);
+    // Credits released to a grant that ended meanwhile wait for the flush to write them off.
+    if (released) this.scheduleFlush();
+    return released;
   }
 
   override async alarm(): Promise<void> {

@@ -99,7 +99,10 @@ export type ApplyFlush = (flush: {
 
 /** What else follows the events of an applied flush, in the same synchronous step. */
 export interface FlushSettlement {
-  /** The flush claimed these events: they are in D1. */
+  /**
+   * The flush claimed these events: they are in D1. Told after `unclaimed`,
+   * so that what it decides sees the flush's other events taken back.
+   */
   claimed(usageEventIds: string[]): void;
   /** The flush could not claim this event: D1 did not count it, so neither may the counter. */
   unclaimed(row: PendingEventRow): void;
@@ -354,7 +357,6 @@ export class CounterFlushes {
           claimedIds,
         )
         .one().units ?? 0;
-    this.settlement.claimed(claimed);
     for (const row of this.sql
       .exec<PendingEventRow>(
         `SELECT * FROM pending_events
@@ -365,6 +367,7 @@ export class CounterFlushes {
       .toArray()) {
       this.settlement.unclaimed(row);
     }
+    this.settlement.claimed(claimed);
     this.sql.exec("DELETE FROM pending_events WHERE flush_id = ?", flushId);
     this.sql.exec("DELETE FROM flushes WHERE id = ?", flushId);
     this.hours.settle(flushId);

@@ -1,5 +1,6 @@
 import type { TenantEntitlementState } from "@edge-platform/shared/db/entitlement-state";
 import { type CreditBalance, creditTermsOf } from "./credit-balance.ts";
+import type { ProgressiveWatch } from "./progressive-watch.ts";
 import type { LoggedEntry } from "./record-batch.ts";
 import type { CounterTenant } from "./tenant-state.ts";
 import type { WindowCounts } from "./window-counts.ts";
@@ -9,7 +10,10 @@ import { drawTarget, type WindowKey } from "./window-keys.ts";
  * What usage recorded by the pipeline draws on the credit balance (rules in
  * credits/domain/credits.ts). Unlike a consume it is never refused: when
  * the balance or the terms cannot be read the draws are skipped and the
- * invoice bills the usage in full.
+ * invoice bills the usage in full. A logged event's draws and its cost to
+ * the progressive watch hold only until its flush settles the event: when
+ * the flush cannot claim it, they go back with its units, and only claimed
+ * draws are weighed for an automatic top-up or credits.depleted.
  */
 
 export class RecordedDraws {
@@ -17,6 +21,7 @@ export class RecordedDraws {
     private readonly grants: CreditBalance,
     private readonly tenant: CounterTenant,
     private readonly windows: WindowCounts,
+    private readonly progressive: ProgressiveWatch,
   ) {}
 
   /**
@@ -46,23 +51,38 @@ export class RecordedDraws {
    */
   payForLogged(state: TenantEntitlementState, logged: readonly LoggedEntry[]): void {
     for (const entry of logged) {
-      const draws = this.pay(state, entry.key, entry.countedBefore, entry.amount);
-      if (draws.length > 0) {
-        this.grants.rememberEventDraws(entry.usageEventId, drawTarget(entry.key), draws);
-      }
+      this.pay(state, entry.key, entry.countedBefore, entry.amount, entry.usageEventId);
     }
+  }
+
+  /**
+   * Synchronous, in the step that settles a flush, after the events it
+   * could not claim were taken back: the claimed events' draws and costs
+   * stand.
+   */
+  claimed(usageEventIds: readonly string[]): void {
+    this.grants.claimEventDraws(usageEventIds, this.tenant.id(), new Date());
+    this.progressive.forgetEvents(usageEventIds);
+  }
+
+  /** Synchronous, in the step that takes an event's units back: what they drew and cost goes back. */
+  returned(usageEventId: string): void {
+    this.grants.returnEventDraws(usageEventId);
+    this.progressive.takeBack(usageEventId);
   }
 
   /**
    * Synchronous, before the units are added: the current subscription's
    * priced usage draws the balance. `counted` units of the batch come
-   * before these in the window. Answers the draws.
+   * before these in the window; `usageEventId` names the logged event they
+   * belong to. Answers the draws.
    */
   pay(
     state: TenantEntitlementState,
     key: WindowKey,
     counted: number,
     amount: number,
+    usageEventId?: string,
   ): { grantId: string; amount: number }[] {
     const terms = creditTermsOf(state, this.tenant.id());
     const snapshot = state.snapshots.get(key.featureKey);
@@ -74,6 +94,7 @@ export class RecordedDraws {
       this.windows.attributedUsed(key) + counted,
       amount,
       new Date(),
+      usageEventId,
     );
   }
 }
