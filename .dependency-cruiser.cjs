@@ -107,6 +107,7 @@ const CAPABILITY_IMPORTS = {
     "invoicing",
   ],
   entitlements: ["platform", "pricing", "catalog", "notifications", "usage", "credits"],
+  "credit-notes": ["platform", "audit", "notifications", "payments", "invoicing"],
   console: ["platform", "invoicing", "notifications"],
 };
 

@@ -12,6 +12,7 @@ import {
   planRoutes,
 } from "./catalog/index.ts";
 import { consoleRoutes } from "./console/index.ts";
+import { creditNoteRoutes } from "./credit-notes/index.ts";
 import { creditRoutes } from "./credits/index.ts";
 import { entitlementRoutes } from "./entitlements/index.ts";
 import {
@@ -143,6 +144,7 @@ function mountApi(app: App) {
     entitlementRoutes(routeServices.entitlements),
     invoiceRoutes(routeServices.invoicing),
     creditRoutes(routeServices.credits),
+    creditNoteRoutes(routeServices.creditNotes),
     billingRoutes(routeServices.payments),
     webhookRoutes(routeServices.payments),
     webhookEndpointRoutes(routeServices.notifications),

@@ -1,4 +1,5 @@
 import { createApp } from "./app.ts";
+import { SYSTEM_AUDIT } from "./audit/index.ts";
 import { type CounterEffects, EntitlementCounterObject } from "./entitlements/index.ts";
 import {
   consumeOutboundWebhookBatch,
@@ -7,7 +8,7 @@ import {
 } from "./notifications/index.ts";
 import { consumeWebhookBatch, isWebhookQueue, type WebhookQueueMessage } from "./payments/index.ts";
 import { runScheduledWork } from "./scheduled-work.ts";
-import { counterEffects, paymentProvider } from "./services.ts";
+import { counterEffects, payments } from "./services.ts";
 
 export { RateLimiter } from "@edge-platform/shared/rate-limit/rate-limiter";
 export { UsageLog } from "./usage/index.ts";
@@ -42,7 +43,7 @@ export default {
       await consumeWebhookBatch(
         batch as MessageBatch<WebhookQueueMessage>,
         env,
-        paymentProvider(env),
+        payments(env, SYSTEM_AUDIT),
       );
       // Payment events may have written tenant events (paid, failed, past due).
       await relayTenantEventsQuietly(env);

@@ -7,7 +7,7 @@ import {
   type ScheduledTaskResults,
   scheduledRunRecord,
 } from "./platform/index.ts";
-import { billingCycle, expireCreditGrants } from "./services.ts";
+import { billingCycle, creditNotesService, expireCreditGrants } from "./services.ts";
 import { drainD1UsageLog } from "./usage/index.ts";
 
 function failed(task: string) {
@@ -26,7 +26,8 @@ function failed(task: string) {
  * left), moving what is left of the D1 usage log of earlier releases into
  * the tenants' usage logs (usage/log/d1-drain.ts), and the idempotency-key
  * and webhook-history pruning, the usage counters' old flush ids
- * (entitlements/counter/flush-prune.ts), and the write-off of expired credit grants.
+ * (entitlements/counter/flush-prune.ts), the write-off of expired credit grants,
+ * and the refunds of credit notes the payment provider could not be asked for.
  * The usage logs archive and re-drive by
  * their own alarms. The independent tasks run side by side;
  * a task that fails is logged and does not stop the others. Ends with one
@@ -45,6 +46,7 @@ export async function runScheduledWork(
     webhookHistoryPrune,
     creditGrantsExpired,
     usageFlushIdsPruned,
+    refundsSent,
   ] = await Promise.all([
     runSubscriptionJobs(env, now, { billing: billingCycle(env) }).catch(
       failed("subscription jobs"),
@@ -54,6 +56,7 @@ export async function runScheduledWork(
     pruneWebhookHistory(env.DB, now),
     expireCreditGrants(env, now).catch(failed("credit grant expiry")),
     pruneUsageFlushIds(env, controller.scheduledTime),
+    creditNotesService(env).sendUnsentRefunds(now).catch(failed("credit note refunds")),
   ]);
   // After the cycle, so the events it wrote (finalized, paid, failed, past due) go out now.
   const tenantEvents = await relayTenantEventsQuietly(env);
@@ -69,6 +72,6 @@ export async function runScheduledWork(
     { cron: controller.cron, scheduledTime: now, durationMs: Date.now() - started },
     results,
   );
-  console.log(JSON.stringify({ ...record, creditGrantsExpired, usageFlushIdsPruned }));
+  console.log(JSON.stringify({ ...record, creditGrantsExpired, usageFlushIdsPruned, refundsSent }));
   return record;
 }

@@ -13,6 +13,11 @@ import {
   PlanEntitlementService,
   PlanService,
 } from "./catalog/index.ts";
+import {
+  type CreditNoteRouteServices,
+  CreditNoteService,
+  type TopUpTakeBack,
+} from "./credit-notes/index.ts";
 import { type CreditRouteServices, CreditService } from "./credits/index.ts";
 import {
   type CounterEffects,
@@ -40,6 +45,7 @@ import {
   WebhookEndpointService,
 } from "./notifications/index.ts";
 import {
+  type InvoiceRow,
   LedgerService,
   type PaymentProvider,
   type PaymentProviderSettings,
@@ -96,13 +102,38 @@ export function paymentProvider(env: Env): PaymentProvider {
       createCustomer: unavailable,
       createPayment: unavailable,
       retrievePayment: unavailable,
+      createRefund: unavailable,
     };
   }
 }
 
 /** Payments through `provider`, as `audit` (the system when undefined). */
 function paymentsOver(env: Env, provider: PaymentProvider, audit?: AuditContext): PaymentService {
-  return new PaymentService(database(env.DB), env.DB, provider, audit, refreshCreditsOf(env));
+  return new PaymentService(
+    database(env.DB),
+    env.DB,
+    provider,
+    audit,
+    refreshCreditsOf(env),
+    (invoice, paidCents, reference, now) =>
+      takeBackRefundedTopUp(env, invoice, paidCents, reference, now),
+  );
+}
+
+/** A refund the provider made on a paid TOP_UP invoice: its unspent credit goes, with a credit note. */
+function takeBackRefundedTopUp(
+  env: Env,
+  invoice: InvoiceRow,
+  paidCents: number,
+  reference: string,
+  now: Date,
+) {
+  return creditNotesService(env, SYSTEM_AUDIT).recordProviderTopUpRefund(
+    invoice,
+    paidCents,
+    reference,
+    now,
+  );
 }
 
 /** Payments with the configured provider, as `audit` (the system when undefined). */
@@ -216,7 +247,7 @@ const entitlements: EntitlementRouteServices = {
 
 const paymentRoutes: PaymentRouteServices = {
   paymentService: (c) => payments(c.env, auditContext(c)),
-  ledgerService: (c) => new LedgerService(db(c)),
+  ledgerService: (c) => new LedgerService(db(c), c.env.DB),
   webhookService: (c) => new WebhookService(db(c), c.env.DB, c.env.WEBHOOK_EVENTS_QUEUE),
 };
 
@@ -233,6 +264,31 @@ const invoicing: InvoicingRouteServices = {
 
 const creditRoutes: CreditRouteServices = {
   creditService: (c) => credits(c.env, payments(c.env, auditContext(c)), auditContext(c)),
+};
+
+/** Credits of a paid TOP_UP invoice's grant, taken back for its credit note. */
+function topUpTakeBack(creditService: CreditService): TopUpTakeBack {
+  return {
+    reserve: async (tenantId, invoiceId, paidCents, now) => {
+      const reserved = await creditService.reserveTakeBack(tenantId, invoiceId, paidCents, now);
+      return reserved && "refused" in reserved ? reserved.refused : reserved;
+    },
+  };
+}
+
+/** Credit notes, refunding through the configured provider, taking back TOP_UP credit through credits. */
+export function creditNotesService(env: Env, audit?: AuditContext): CreditNoteService {
+  return new CreditNoteService(
+    database(env.DB),
+    env.DB,
+    paymentProvider(env),
+    topUpTakeBack(credits(env, payments(env, audit), audit)),
+    audit,
+  );
+}
+
+const creditNotes: CreditNoteRouteServices = {
+  creditNoteService: (c) => creditNotesService(c.env, auditContext(c)),
 };
 
 const pricing: PricingRouteServices = {
@@ -272,6 +328,7 @@ export const routeServices = {
   invoicing,
   payments: paymentRoutes,
   credits: creditRoutes,
+  creditNotes,
   pricing,
   notifications,
   usage,

@@ -1,5 +1,6 @@
 import { env, exports } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { paymentIntentEvent, signedWebhook, waitForWebhook } from "./billing-helpers.ts";
 import { buildPlan, createFeature, grant, platformAdmin, subscribe } from "./catalog-helpers.ts";
 import { type Account, addMember, call, PASSWORD, register, uniqueIp } from "./helpers.ts";
 
@@ -405,5 +406,113 @@ describe("console first steps", () => {
     expect(audit.text).toContain(owner.email);
     const badDay = await browser.fetch("/console/audit?from=11%2F20%2F2026");
     expect(badDay.text).toContain("must be a day written YYYY-MM-DD");
+  });
+});
+
+describe("console credit notes", () => {
+  it("lets an operator issue a REDUCE note on an OPEN invoice, and the tenant read it and download its PDF", async () => {
+    const { admin, owner, browser } = await subscribedOwnerSignedIn();
+    const operator = new Browser();
+    await operator.signIn(admin.email, admin.password);
+    const tenantQuery = `?tenantId=${owner.tenant.id}`;
+    const asOperator = { token: admin.accessToken, tenant: owner.tenant.id };
+    const generated = await operator.post(`/console/admin/settlement/generate${tenantQuery}`);
+    expect(generated.response.status, generated.text).toBe(303);
+    const [draft] = (await call("/api/v1/invoices", asOperator)).body.data;
+    const finalized = await operator.post(
+      `/console/admin/settlement/${draft.id}/finalize${tenantQuery}`,
+    );
+    expect(finalized.response.status, finalized.text).toBe(303);
+    const invoice = (await call(`/api/v1/invoices/${draft.id}`, asOperator)).body;
+    expect(invoice).toMatchObject({ status: "OPEN", creditedTotal: 0, tax: 0 });
+    const base = invoice.lineItems.find((line: { kind: string }) => line.kind === "BASE");
+    expect(base.amount).toBe(2900);
+
+    // The settlement list leads to the form: one amount per charge, settlements an OPEN invoice takes.
+    const settlement = await operator.fetch(`/console/admin/settlement${tenantQuery}`);
+    const formPath = `/console/admin/settlement/${invoice.id}/credit-note${tenantQuery}`;
+    expect(settlement.text).toContain(`href="${formPath}"`);
+    const form = await operator.fetch(formPath);
+    expect(form.response.status).toBe(200);
+    expect(form.text).toContain(`name="line-${base.id}"`);
+    expect(form.text).toContain('<label class="visually-hidden" for="cn-line-');
+    expect(form.text).toMatch(
+      /<form method="post" action="[^"]+" class="panel" data-confirm="Issue a credit note on INV-/,
+    );
+    expect(form.text).toContain('value="REDUCE"');
+    expect(form.text).not.toContain('value="REFUND"');
+
+    // Refusals come back as sentences on the form, which keeps what was typed: first the
+    // API's own, while the payment attempt finalizing started still waits at the provider.
+    const credit = (amount: string) => ({
+      reason: "ORDER_CHANGE",
+      settlement: "REDUCE",
+      [`line-${base.id}`]: amount,
+    });
+    const inFlight = await operator.post(formPath, credit("1000"));
+    expect(inFlight.response.status).toBe(409);
+    expect(inFlight.text).toContain("Could not issue the credit note: A payment of INV-");
+    expect(inFlight.text).toContain('value="1000"');
+    const [attempt] = (await call("/api/v1/billing/payments", asOperator)).body.data;
+    const declined = paymentIntentEvent("payment_intent.payment_failed", attempt.providerPaymentId);
+    expect((await signedWebhook(declined)).status).toBe(200);
+    expect((await waitForWebhook(declined.id)).status).toBe("PROCESSED");
+    const fraction = await operator.post(formPath, credit("10.5"));
+    expect(fraction.response.status).toBe(400);
+    expect(fraction.text).toContain("is not a whole number of cents");
+    const tooMuch = await operator.post(formPath, credit("2901"));
+    expect(tooMuch.response.status).toBe(409);
+    expect(tooMuch.text).toContain("has 2900 cents left to credit; 2901 asked");
+
+    // The same form sent twice (same Idempotency-Key) issues one note.
+    const fields = {
+      reason: "ORDER_CHANGE",
+      settlement: "REDUCE",
+      [`line-${base.id}`]: "1000",
+      memo: "Plan changed mid-month",
+      _idem: crypto.randomUUID(),
+    };
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const issued = await operator.post(formPath, fields);
+      expect(issued.response.status, issued.text).toBe(303);
+      expect(issued.response.headers.get("location")).toBe(
+        `/console/invoices/${invoice.id}${tenantQuery}&notice=credit-note-issued`,
+      );
+    }
+    const notes = (await call("/api/v1/credit-notes", asOperator)).body.data;
+    expect(notes).toHaveLength(1);
+    const [note] = notes;
+    expect(note).toMatchObject({ settlement: "REDUCE", subtotal: 1000, tax: 0, total: 1000 });
+    const shown = await operator.fetch(
+      `/console/invoices/${invoice.id}${tenantQuery}&notice=credit-note-issued`,
+    );
+    expect(shown.text).toContain("The credit note is issued");
+    expect(shown.text).toContain(note.number);
+    expect(shown.text).toContain('data-testid="invoice-amount-due">19.00 USD<');
+
+    // The tenant sees it listed, on its invoice, and downloads its PDF.
+    const listed = await browser.fetch("/console/credit-notes");
+    expect(listed.response.status).toBe(200);
+    expect(listed.text).toContain('href="/console/credit-notes" aria-current="page"');
+    expect(listed.text).toContain(note.number);
+    expect(listed.text).toContain(`>${invoice.invoiceNumber}</a>`);
+    expect(listed.text).toContain("Order change");
+    expect(listed.text).toContain('data-label="Total" class="num">10.00 USD<');
+    const detail = await browser.fetch(`/console/invoices/${invoice.id}`);
+    expect(detail.text).toContain('data-testid="invoice-credited">10.00 USD<');
+    expect(detail.text).toContain('data-testid="invoice-amount-due">19.00 USD<');
+    expect(detail.text).not.toContain("Issue a credit note");
+    const pdf = await browser.fetch(`/console/credit-notes/${note.id}/pdf`);
+    expect(pdf.response.status).toBe(200);
+    expect(pdf.response.headers.get("content-type")).toBe("application/pdf");
+    expect(pdf.text.startsWith("%PDF")).toBe(true);
+
+    // A developer is not shown the credit notes.
+    const developer = await addMember(owner, "DEVELOPER");
+    const other = new Browser();
+    await other.signIn(developer.email);
+    const refused = await other.fetch("/console/credit-notes");
+    expect(refused.response.status).toBe(403);
+    expect(refused.text).not.toContain(note.number);
   });
 });

@@ -163,7 +163,7 @@ describe("ledger property", () => {
               currency: string;
             }>();
           const rows = entries.results;
-          const stored = await ledgerTotals(database(env.DB), tenantId, "usd");
+          const stored = await ledgerTotals(database(env.DB), env.DB, tenantId, "usd");
           const computed = balanceOf(rows, "usd");
           expect(stored.debit - stored.credit).toBe(computed.balance);
           expect(computed.balance).toBe(model(totals, steps));

@@ -1,6 +1,8 @@
 import { env } from "cloudflare:workers";
+import { database } from "@edge-platform/shared/db/client";
 import { beforeAll, describe, expect, it } from "vitest";
 import { createApp } from "../src/app.ts";
+import { PaymentService } from "../src/payments/index.ts";
 import { consumeWebhookBatch } from "../src/payments/provider-webhook-job.ts";
 import { signWebhook } from "../src/platform/domain/webhook-signature.ts";
 import {
@@ -328,6 +330,7 @@ describe("the webhook queue", () => {
       createCustomer: () => Promise.reject(new Error("unused")),
       createPayment: () => Promise.reject(new Error("unused")),
       retrievePayment: () => Promise.reject(new Error("unused")),
+      createRefund: () => Promise.reject(new Error("unused")),
     };
     // Processing throws (the database refuses): the message is retried with backoff.
     const failingDb = new Proxy(env, {
@@ -346,7 +349,11 @@ describe("the webhook queue", () => {
     await env.DB.prepare("UPDATE webhook_events SET raw_payload = ? WHERE id = ?")
       .bind(JSON.stringify({ ...event, data: { object: { id: attempt.providerPaymentId } } }), id)
       .run();
-    await consumeWebhookBatch(message("payprovider-webhooks") as never, failingDb as Env, broken);
+    await consumeWebhookBatch(
+      message("payprovider-webhooks") as never,
+      failingDb as Env,
+      new PaymentService(database(failingDb.DB), failingDb.DB, broken),
+    );
     expect(calls).toEqual(["payprovider-webhooks:retry:10"]);
     const failed = await env.DB.prepare(
       "SELECT status, processing_error FROM webhook_events WHERE id = ?",
@@ -356,7 +363,11 @@ describe("the webhook queue", () => {
     expect(failed?.status).toBe("FAILED");
     expect(failed?.processing_error).toMatch(/D1 unavailable/);
     // After the last retry the runtime moves it to the dead-letter queue, whose consumer records it.
-    await consumeWebhookBatch(message("payprovider-webhooks-dlq") as never, env, broken);
+    await consumeWebhookBatch(
+      message("payprovider-webhooks-dlq") as never,
+      env,
+      new PaymentService(database(env.DB), env.DB, broken),
+    );
     expect(calls.at(-1)).toBe("payprovider-webhooks-dlq:ack");
     const dead = await env.DB.prepare(
       "SELECT status, processing_error FROM webhook_events WHERE id = ?",

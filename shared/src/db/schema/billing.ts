@@ -80,6 +80,7 @@ export const ledgerEntryTypes = [
   "REFUND",
   "ADJUSTMENT",
   "CREDIT_WRITE_OFF",
+  "CREDIT_NOTE",
 ] as const;
 export type LedgerEntryType = (typeof ledgerEntryTypes)[number];
 
@@ -144,6 +145,10 @@ export const invoices = sqliteTable(
     uncollectibleAt: text("uncollectible_at"),
     /** When the last scheduled payment retry failed: the grace period runs from here. */
     dunningExhaustedAt: text("dunning_exhausted_at"),
+    /** Cents of credit notes on the invoice (every settlement); never above `total`. */
+    creditedTotal: integer("credited_total").notNull().default(0),
+    /** Cents REDUCE credit notes took off what is due: the amount due is total - reducedTotal. */
+    reducedTotal: integer("reduced_total").notNull().default(0),
     notes: text("notes"),
     createdAt: text("created_at").notNull().default(now),
     updatedAt: text("updated_at").notNull().default(now),
@@ -425,3 +430,90 @@ export const webhookEvents = sqliteTable(
     index("webhook_events_status_idx").on(table.status, table.createdAt),
   ],
 );
+
+export const creditNoteReasons = [
+  "DUPLICATE",
+  "PRODUCT_UNSATISFACTORY",
+  "ORDER_CHANGE",
+  "FRAUDULENT",
+  "OTHER",
+] as const;
+export type CreditNoteReason = (typeof creditNoteReasons)[number];
+
+/**
+ * REDUCE: lowers the amount due of an unpaid invoice. REFUND: money back
+ * through the payment provider, for what was paid. CREDIT: the tenant's
+ * credit balance, applied to its later invoices.
+ */
+export const creditNoteSettlements = ["REDUCE", "REFUND", "CREDIT"] as const;
+export type CreditNoteSettlement = (typeof creditNoteSettlements)[number];
+
+export const refundStatuses = ["PENDING", "SUCCEEDED", "FAILED"] as const;
+export type RefundStatus = (typeof refundStatuses)[number];
+
+/**
+ * A correction to a finalized invoice (migration 0023_credit_notes.sql:
+ * triggers keep amounts and lines immutable). `CN-<UTC year>-<6 digits>`
+ * from a gap-free per-year sequence.
+ */
+export const creditNotes = sqliteTable(
+  "credit_notes",
+  {
+    id: text("id").primaryKey(),
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "restrict" }),
+    invoiceId: text("invoice_id")
+      .notNull()
+      .references(() => invoices.id, { onDelete: "restrict" }),
+    creditNoteNumber: text("credit_note_number").notNull().unique("credit_notes_number_unique"),
+    reason: text("reason", { enum: creditNoteReasons }).notNull(),
+    settlement: text("settlement", { enum: creditNoteSettlements }).notNull(),
+    currency: text("currency").notNull(),
+    subtotal: integer("subtotal").notNull(),
+    tax: integer("tax").notNull(),
+    total: integer("total").notNull(),
+    memo: text("memo"),
+    /** REFUND notes only: where the money back stands at the provider. */
+    refundStatus: text("refund_status", { enum: refundStatuses }),
+    refundReference: text("refund_reference"),
+    refundFailureReason: text("refund_failure_reason"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (table) => [
+    index("credit_notes_tenant_created_idx").on(table.tenantId, table.createdAt),
+    index("credit_notes_invoice_idx").on(table.invoiceId),
+    index("credit_notes_refund_reference_idx")
+      .on(table.refundReference)
+      .where(sql`refund_reference IS NOT NULL`),
+    check("credit_notes_amounts", sql`subtotal > 0 AND tax >= 0 AND total = subtotal + tax`),
+  ],
+);
+
+export const creditNoteLines = sqliteTable(
+  "credit_note_lines",
+  {
+    id: text("id").primaryKey(),
+    creditNoteId: text("credit_note_id")
+      .notNull()
+      .references(() => creditNotes.id, { onDelete: "restrict" }),
+    invoiceLineItemId: text("invoice_line_item_id")
+      .notNull()
+      .references(() => invoiceLineItems.id, { onDelete: "restrict" }),
+    description: text("description").notNull(),
+    /** Cents credited on the invoice line, before tax. */
+    amount: integer("amount").notNull(),
+    sortOrder: integer("sort_order").notNull(),
+  },
+  (table) => [
+    index("credit_note_lines_note_idx").on(table.creditNoteId, table.sortOrder),
+    index("credit_note_lines_line_idx").on(table.invoiceLineItemId),
+    check("credit_note_lines_positive", sql`amount > 0`),
+  ],
+);
+
+export const creditNoteSequences = sqliteTable("credit_note_sequences", {
+  year: integer("year").primaryKey(),
+  lastValue: integer("last_value").notNull().default(0),
+});

@@ -39,7 +39,7 @@ button[aria-busy=true]{opacity:.7;cursor:progress}
 .secret{display:flex;flex-wrap:wrap;gap:.5rem;align-items:center;background:#fff8e1;border:1px solid #e0c068;padding:.7rem;border-radius:4px}
 .secret code{font-size:1rem;word-break:break-all}pre.command{background:#0f1b3d;color:#fff;padding:.7rem;border-radius:4px;white-space:pre-wrap;overflow-wrap:anywhere;font-size:.85rem}
 .badge{display:inline-block;padding:.05rem .45rem;border-radius:999px;font-size:.78rem;font-weight:600;background:#e8eaef;color:#2b2f38}
-.badge-active,.badge-paid,.badge-delivered,.badge-aggregated,.badge-resolved,.badge-trialing{background:#dff3e6;color:var(--good)}
+.badge-active,.badge-paid,.badge-succeeded,.badge-delivered,.badge-aggregated,.badge-resolved,.badge-trialing{background:#dff3e6;color:var(--good)}
 .badge-void,.badge-revoked,.badge-failed,.badge-rejected,.badge-disabled,.badge-dead,.badge-past-due,.badge-cancelled{background:#fbe3e1;color:var(--bad)}
 .badge-open,.badge-pending,.badge-draft,.badge-paused,.badge-retrying{background:#fff1d6;color:var(--warn)}
 .usage-meter{display:block;width:100%;height:.9rem;margin:.3rem 0}ul.plain{list-style:none;padding:0}

@@ -23,6 +23,7 @@ export const TENANT_SCREENS: (NavItem & { roles: Role[] })[] = [
   { href: "/console/overview", label: "Overview", roles: ALL },
   { href: "/console/usage", label: "Usage", roles: ALL },
   { href: "/console/invoices", label: "Invoices", roles: ["OWNER", "ADMIN", "BILLING"] },
+  { href: "/console/credit-notes", label: "Credit notes", roles: ["OWNER", "ADMIN", "BILLING"] },
   { href: "/console/keys", label: "API keys", roles: ["OWNER", "ADMIN"] },
   { href: "/console/members", label: "Members", roles: ALL },
   { href: "/console/alerts", label: "Usage alerts", roles: ALL },
@@ -117,6 +118,8 @@ const NOTICES: Record<string, string> = {
   "invoice-voided": "The invoice is void.",
   "invoice-paid": "The invoice is marked paid.",
   "invoice-reissued": "A replacement draft is generated for the void invoice's period.",
+  "credit-note-issued":
+    "The credit note is issued: it is listed below, and the tenant sees it under Credit notes.",
   "dead-letter-retried": "The message is sent again.",
   "dead-letter-discarded": "The message is discarded.",
   "webhook-updated": "The endpoint is updated.",

@@ -19,7 +19,10 @@ export function configuredSeller(env: {
 }
 
 /** The tenant as billed: its billing details when it has them, else its name. */
-async function billedParty(db: Database, tenant: TenantScoped["tenant"]): Promise<InvoiceParty> {
+export async function billedParty(
+  db: Database,
+  tenant: TenantScoped["tenant"],
+): Promise<InvoiceParty> {
   const details = await findBillingDetails(db, tenant.id);
   if (!details) return { name: tenant.name, lines: [] };
   const { address } = details;

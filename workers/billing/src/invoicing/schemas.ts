@@ -93,6 +93,13 @@ export const InvoiceSchema = z
       description: "The tax rate (percent) in force when the invoice was finalized; null: none",
     }),
     total: CentsSchema.openapi({ description: "subtotal - discount + tax - credit applied" }),
+    creditedTotal: CentsSchema.openapi({
+      description: "Cents of the invoice's credit notes, every settlement (never above total)",
+    }),
+    amountDue: CentsSchema.openapi({
+      description:
+        "What is still to be paid: total less REDUCE credit notes while OPEN or UNCOLLECTIBLE (DRAFT: total; PAID and VOID: 0)",
+    }),
     periodStart: z.string(),
     periodEnd: z.string(),
     dueDate: z.string().nullable(),

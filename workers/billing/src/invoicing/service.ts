@@ -28,6 +28,7 @@ import {
   listSnapshots,
   type SubscriptionWithPlan,
 } from "../subscriptions/index.ts";
+import { progressiveDiscountedIn } from "./discount-storage.ts";
 import {
   buildInvoiceDraft,
   INVOICE_DUE_DAYS,
@@ -55,6 +56,16 @@ import {
   taxRateOf,
   voidStatements,
 } from "./storage.ts";
+
+/** An unpaid invoice its credit notes corrected: voiding it too would credit twice. */
+const correctedByCreditNotes = (invoice: InvoiceRow) =>
+  invoice.creditedTotal > 0 && (invoice.status === "OPEN" || invoice.status === "UNCOLLECTIBLE");
+
+const creditedInvoiceNotVoidable = (invoice: InvoiceRow) =>
+  new ApiError(
+    409,
+    `Invoice ${invoice.invoiceNumber ?? invoice.id} has credit notes (${invoice.creditedTotal} cents): correct it with another credit note instead of voiding it`,
+  );
 
 const invoiceNotFound = () =>
   new ApiError(404, "Invoice not found or does not belong to this tenant");
@@ -108,6 +119,15 @@ export function upcomingInvoiceView(
   };
 }
 
+/** What is still to be paid (REDUCE credit notes lower it; settled invoices owe nothing). */
+export function amountDueOf(invoice: Pick<InvoiceRow, "status" | "total" | "reducedTotal">) {
+  if (invoice.status === "DRAFT") return invoice.total;
+  if (invoice.status === "OPEN" || invoice.status === "UNCOLLECTIBLE") {
+    return invoice.total - invoice.reducedTotal;
+  }
+  return 0;
+}
+
 export function invoiceView(invoice: InvoiceRow, lines: InvoiceLineRow[]) {
   return {
     id: invoice.id,
@@ -122,6 +142,8 @@ export function invoiceView(invoice: InvoiceRow, lines: InvoiceLineRow[]) {
     tax: invoice.tax,
     taxRate: invoice.taxRatePpm === null ? null : ppmToPercent(invoice.taxRatePpm),
     total: invoice.total,
+    creditedTotal: invoice.creditedTotal,
+    amountDue: amountDueOf(invoice),
     periodStart: invoice.periodStart,
     periodEnd: invoice.periodEnd,
     dueDate: invoice.dueDate,
@@ -319,7 +341,16 @@ export class InvoiceService {
       null,
       issued?.id ?? null,
     );
-    const discounted = withDiscount(draft, await activeRedemptionOf(this.d1, context.tenant.id));
+    const discounted = withDiscount(
+      draft,
+      await activeRedemptionOf(this.d1, context.tenant.id),
+      await progressiveDiscountedIn(
+        this.d1,
+        subscription.id,
+        period.start.toISOString(),
+        period.end.toISOString(),
+      ),
+    );
     const taxed = withTax(discounted, await taxRateOf(this.d1, context.tenant.id));
     const credit = await availableCredit(this.d1, context.tenant.id, draft.currency);
     return upcomingInvoiceView(
@@ -442,12 +473,17 @@ export class InvoiceService {
 
   async void(context: TenantScoped, id: string, now: Date = new Date()) {
     const invoice = await this.require(context, id);
+    if (correctedByCreditNotes(invoice)) throw creditedInvoiceNotVoidable(invoice);
     const results = await this.d1.batch([
       ...voidStatements(this.d1, invoice.id, now),
       invoiceAudit(this.d1, this.audit, invoice, "invoice.voided", invoice.status, "VOID", now),
       invoiceEventStatement(this.d1, "invoice.voided", invoice.id, "VOID", now),
     ]);
-    if ((results[0]?.meta.changes ?? 0) !== 1) throw await this.refused(context, id, "void");
+    if ((results[0]?.meta.changes ?? 0) !== 1) {
+      const current = await this.require(context, id);
+      if (correctedByCreditNotes(current)) throw creditedInvoiceNotVoidable(current);
+      throw await this.refused(context, id, "void");
+    }
     if (invoice.kind === "TOP_UP") await this.refreshCredits(invoice.tenantId);
     return this.get(context, id);
   }

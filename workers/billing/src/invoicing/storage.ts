@@ -9,7 +9,12 @@ import {
 } from "@edge-platform/shared/db/schema/billing";
 import { usageAggregates } from "@edge-platform/shared/db/schema/usage-aggregates";
 import { and, asc, count, desc, eq, gte, inArray, lt, ne, sql } from "drizzle-orm";
-import { INSERT_LEDGER_FROM_INVOICE } from "../payments/index.ts";
+import {
+  AVAILABLE_CREDIT_SQL,
+  availableCreditOf,
+  INSERT_LEDGER_FROM_INVOICE,
+} from "../payments/index.ts";
+import { discountStatements, excessCreditStatements, TAX_OF } from "./discount-storage.ts";
 import type {
   CreditDrawReading,
   InvoiceDraft,
@@ -342,32 +347,11 @@ export async function replaceDraftLines(
   return (results[0]?.meta.changes ?? 0) === 1;
 }
 
-/**
- * The tenant's credit balance in the invoice's currency: money received
- * that no invoice took (CREDIT entries with a reference), less what
- * invoices already applied (ADJUSTMENT entries). SQL over `invoices AS inv`.
- */
-const AVAILABLE_CREDIT = `(
-  (SELECT coalesce(sum(credit), 0) FROM ledger_entries
-    WHERE tenant_id = inv.tenant_id AND currency = inv.currency
-      AND type = 'CREDIT' AND external_reference IS NOT NULL)
-  - (SELECT coalesce(sum(debit), 0) FROM ledger_entries
-    WHERE tenant_id = inv.tenant_id AND currency = inv.currency AND type = 'ADJUSTMENT'))`;
+/** The tenant's credit balance in the invoice's currency (payments' AVAILABLE_CREDIT_SQL), over `invoices AS inv`. */
+const AVAILABLE_CREDIT = AVAILABLE_CREDIT_SQL("inv.tenant_id", "inv.currency");
 
 /** The tenant's credit balance in `currency` now: the same AVAILABLE_CREDIT finalize applies. */
-export async function availableCredit(
-  d1: D1Database,
-  tenantId: string,
-  currency: string,
-): Promise<number> {
-  const row = await d1
-    .prepare(
-      `SELECT ${AVAILABLE_CREDIT} AS available FROM (SELECT ?1 AS tenant_id, ?2 AS currency) inv`,
-    )
-    .bind(tenantId, currency)
-    .first<{ available: number | null }>();
-  return Number(row?.available ?? 0);
-}
+export const availableCredit = availableCreditOf;
 
 /** Index of the DRAFT -> OPEN update in finalizeStatements' batch. */
 export const FINALIZE_STATUS_STATEMENT = 8;
@@ -407,16 +391,6 @@ export async function activeRedemptionOf(d1: D1Database, tenantId: string) {
   };
 }
 
-/** Periods a coupon covers in SQL over `coupons AS c` (NULL: forever); pricing/domain/coupons.ts periodsLeft. */
-const COUPON_PERIODS =
-  "CASE c.duration WHEN 'forever' THEN NULL WHEN 'once' THEN 1 ELSE c.duration_in_periods END";
-/** The discount of `coupons AS c` on `invoices AS inv`, as pricing/domain/coupons.ts discountCents. */
-const DISCOUNT_OF = `CASE WHEN c.percent_off IS NOT NULL
-  THEN (max(inv.subtotal, 0) * c.percent_off * 2 + 100) / 200
-  ELSE min(c.amount_off, max(inv.subtotal, 0)) END`;
-const DISCOUNT_LINES = (invoice: string) =>
-  `(SELECT sum(amount) FROM invoice_line_items WHERE invoice_id = ${invoice} AND kind = 'DISCOUNT')`;
-
 /** The tenant's tax rate in millionths now (null: no billing details): what finalize would use. */
 export async function taxRateOf(d1: D1Database, tenantId: string): Promise<number | null> {
   const row = await d1
@@ -426,14 +400,11 @@ export async function taxRateOf(d1: D1Database, tenantId: string): Promise<numbe
   return row ? Number(row.tax_rate_ppm) : null;
 }
 
-/** round_half_up(taxable x rate / 1,000,000) in integer SQL, for taxable >= 0 (pricing/domain/tax.ts). */
-const TAX_OF = (taxable: string, rate: string) =>
-  `((${taxable}) * (${rate}) * 2 + 1000000) / 2000000`;
-
 /**
  * DRAFT -> OPEN with its number and its CHARGE, as one batch. First the
- * tenant's active coupon (a DISCOUNT line on the subtotal, the invoice
- * counted as one of the redemption's periods, the last one ending it),
+ * tenant's active coupon (a DISCOUNT line, the period's discount less what
+ * its progressive invoices took; a period's own invoice counted as one of
+ * the redemption's periods, the last one ending it: discount-storage.ts),
  * then tax at
  * the tenant's rate read now (a TAX line on subtotal - discount, the rate
  * copied onto the invoice), then the tenant's credit balance (a
@@ -441,8 +412,10 @@ const TAX_OF = (taxable: string, rate: string) =>
  * the credit), so a credit is used by exactly one invoice. The sequence
  * only moves when the invoice is still a DRAFT, and the number is read
  * back from it inside the same transaction, so numbers have no gaps and no
- * duplicates however many finalizes race. invoicing/domain/invoice.ts (withTax,
- * withCreditBalance) states the same rules for the upcoming invoice.
+ * duplicates however many finalizes race. Last, what progressive invoices
+ * billed beyond the whole period's cost goes to the credit balance.
+ * invoicing/domain/invoice.ts (withDiscount, withTax, withCreditBalance)
+ * states the same rules for the upcoming invoice.
  */
 export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date, dueDate: Date) {
   const at = now.toISOString();
@@ -452,50 +425,7 @@ export function finalizeStatements(d1: D1Database, invoiceId: string, now: Date,
     ...creditBalanceStatements(d1, invoiceId, at),
     ...numberingStatements(d1, invoiceId, now, dueDate),
     ...chargeStatements(d1, invoiceId, at),
-  ];
-}
-
-/** The coupon's DISCOUNT line, the discount and total it sets, and the redemption's count of invoices. */
-function discountStatements(d1: D1Database, invoiceId: string, at: string) {
-  return [
-    d1
-      .prepare(
-        `INSERT INTO invoice_line_items
-           (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, created_at)
-         SELECT ?1, inv.id, 'DISCOUNT', 'Discount: ' || c.label, NULL, NULL, 1,
-                -(${DISCOUNT_OF}) * 100, -(${DISCOUNT_OF}),
-                (SELECT coalesce(max(sort_order), 0) + 1 FROM invoice_line_items WHERE invoice_id = inv.id), ?3
-         FROM invoices inv
-           JOIN coupon_redemptions r ON r.tenant_id = inv.tenant_id AND r.ended_at IS NULL
-           JOIN coupons c ON c.id = r.coupon_id
-         WHERE inv.id = ?2 AND inv.status = 'DRAFT' AND inv.kind NOT IN ('TOP_UP', 'PROGRESSIVE')
-           AND (${COUPON_PERIODS} IS NULL OR r.invoices_discounted < ${COUPON_PERIODS})
-           AND (c.percent_off IS NOT NULL OR c.currency = inv.currency)
-           AND NOT EXISTS (SELECT 1 FROM invoice_line_items WHERE invoice_id = ?2 AND kind = 'DISCOUNT')`,
-      )
-      .bind(crypto.randomUUID(), invoiceId, at),
-    d1
-      .prepare(
-        `UPDATE invoices SET
-           discount = -coalesce(${DISCOUNT_LINES("?1")}, 0),
-           coupon_redemption_id = CASE WHEN ${DISCOUNT_LINES("?1")} IS NULL THEN NULL ELSE
-             (SELECT r.id FROM coupon_redemptions r WHERE r.tenant_id = invoices.tenant_id AND r.ended_at IS NULL) END,
-           total = subtotal + coalesce(${DISCOUNT_LINES("?1")}, 0)
-         WHERE id = ?1 AND status = 'DRAFT'`,
-      )
-      .bind(invoiceId),
-    // The invoice is one of the redemption's periods; the last one ends it.
-    d1
-      .prepare(
-        `UPDATE coupon_redemptions SET
-           invoices_discounted = invoices_discounted + 1,
-           ended_at = (SELECT CASE WHEN ${COUPON_PERIODS} IS NOT NULL
-                                    AND coupon_redemptions.invoices_discounted + 1 >= ${COUPON_PERIODS}
-                               THEN ?2 END
-                       FROM coupons c WHERE c.id = coupon_redemptions.coupon_id)
-         WHERE id = (SELECT coupon_redemption_id FROM invoices WHERE id = ?1 AND status = 'DRAFT')`,
-      )
-      .bind(invoiceId, at),
+    ...excessCreditStatements(d1, invoiceId, at),
   ];
 }
 
@@ -615,8 +545,9 @@ export function voidStatements(d1: D1Database, invoiceId: string, now: Date) {
   return [
     d1
       .prepare(
+        // Credit notes already corrected the invoice: voiding it too would credit twice.
         `UPDATE invoices SET status = 'VOID', voided_at = ?2, updated_at = ?2
-         WHERE id = ?1 AND status IN ('DRAFT', 'OPEN', 'UNCOLLECTIBLE')`,
+         WHERE id = ?1 AND status IN ('DRAFT', 'OPEN', 'UNCOLLECTIBLE') AND credited_total = 0`,
       )
       .bind(invoiceId, at),
     d1

@@ -17,6 +17,7 @@ export {
   invoiceEventStatement,
   type SubscriptionChange,
   subscriptionEventEntry,
+  tenantEventFromRowStatement,
   tenantEventStatement,
 } from "./tenant-event-storage.ts";
 export { emitTenantEvents, relayTenantEventsQuietly } from "./tenant-events.ts";

@@ -47,6 +47,26 @@ export function tenantEventStatement(
     );
 }
 
+/**
+ * A tenant event whose tenant and data are read, in the same batch, from a
+ * row an earlier statement wrote: `select` answers `tenant_id` and `data`
+ * (a JSON object), one row or none.
+ */
+export function tenantEventFromRowStatement(
+  d1: D1Database,
+  type: TenantEventType,
+  select: { sql: string; params: unknown[] },
+  options: { now: Date; id?: string },
+): D1PreparedStatement {
+  return d1
+    .prepare(
+      `INSERT INTO tenant_events (id, tenant_id, type, data, created_at)
+       SELECT ?, row.tenant_id, ?, row.data, ? FROM (${select.sql}) row WHERE 1
+       ON CONFLICT (id) DO NOTHING`,
+    )
+    .bind(options.id ?? newTenantEventId(), type, options.now.toISOString(), ...select.params);
+}
+
 /** The invoice as webhooks carry it (the API's invoice without its line items). */
 const INVOICE_DATA = `json_object(
   'id', id, 'tenantId', tenant_id, 'subscriptionId', subscription_id, 'kind', kind,

@@ -196,7 +196,7 @@ function pastDueEvent(d1: D1Database, failure: AttemptFailure) {
         status: "PAST_DUE",
         invoiceId: invoice.id,
         invoiceNumber: invoice.invoiceNumber,
-        amountDue: invoice.total,
+        amountDue: invoice.total - invoice.reducedTotal,
         currency: invoice.currency,
       },
     },

@@ -7,11 +7,16 @@ export {
 } from "./domain/payment.ts";
 export { findInvoiceById, type InvoiceRow, payStatements } from "./invoice-settlement-storage.ts";
 export { LedgerService } from "./ledger-service.ts";
-export { INSERT_LEDGER_FROM_INVOICE } from "./ledger-storage.ts";
+export {
+  AVAILABLE_CREDIT_SQL,
+  availableCreditOf,
+  INSERT_LEDGER_FROM_INVOICE,
+} from "./ledger-storage.ts";
 export { consumeWebhookBatch, isWebhookQueue } from "./provider-webhook-job.ts";
 export { webhookRoutes } from "./provider-webhook-routes.ts";
 export { type WebhookQueueMessage, WebhookService } from "./provider-webhooks.ts";
 export { type PaymentProvider, ProviderUnavailableError } from "./providers/payment-provider.ts";
 export { type PaymentProviderSettings, paymentProviderFromEnv } from "./providers/providers.ts";
+export { creditNoteEventRow, refundOutcomeStatements } from "./refund-storage.ts";
 export type { PaymentRouteServices } from "./route-services.ts";
 export { PaymentService, refreshCreditsOf } from "./service.ts";

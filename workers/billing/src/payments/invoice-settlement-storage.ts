@@ -1,6 +1,7 @@
 import type { Database } from "@edge-platform/shared/db/client";
 import { invoices, ledgerEntries } from "@edge-platform/shared/db/schema/billing";
 import { and, eq } from "drizzle-orm";
+import type { RawCondition } from "../audit/index.ts";
 import { INSERT_LEDGER_FROM_INVOICE } from "./ledger-storage.ts";
 
 export type InvoiceRow = typeof invoices.$inferSelect;
@@ -75,6 +76,8 @@ export function receivedCreditStatements(
  * OPEN or UNCOLLECTIBLE -> PAID with its PAYMENT, the attempt that paid it
  * (if any) SUCCEEDED, other scheduled retries dropped, and PAST_DUE cleared
  * on the subscription when no other exhausted invoice keeps it there.
+ * `onlyIf` is a further condition of the transition (a credit note that
+ * lowered the amount due to zero must have been written).
  */
 export function payStatements(
   d1: D1Database,
@@ -85,21 +88,23 @@ export function payStatements(
     externalReference: string | null;
     providerResponse?: unknown;
   },
+  onlyIf: RawCondition = { sql: "1", params: [] },
 ) {
   const at = now.toISOString();
   const statements = [
     d1
       .prepare(
-        `UPDATE invoices SET status = 'PAID', paid_at = ?2, updated_at = ?2
-         WHERE id = ?1 AND status IN ('OPEN', 'UNCOLLECTIBLE')`,
+        `UPDATE invoices SET status = 'PAID', paid_at = ?, updated_at = ?
+         WHERE id = ? AND status IN ('OPEN', 'UNCOLLECTIBLE') AND ${onlyIf.sql}`,
       )
-      .bind(invoiceId, at),
+      .bind(at, at, invoiceId, ...onlyIf.params),
     d1
       .prepare(
         INSERT_LEDGER_FROM_INVOICE(
           "PAYMENT",
           "0",
-          "total",
+          // What was due: REDUCE credit notes took the rest off.
+          "total - reduced_total",
           "'Payment received for invoice ' || invoice_number",
         ),
       )

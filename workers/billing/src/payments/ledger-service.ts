@@ -22,7 +22,10 @@ export function ledgerEntryView(entry: LedgerEntryRow) {
 export const DEFAULT_CURRENCY = "usd";
 
 export class LedgerService {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly d1: D1Database,
+  ) {}
 
   async list(
     context: TenantScoped,
@@ -41,7 +44,7 @@ export class LedgerService {
 
   /** Σdebit − Σcredit in one currency; positive means the tenant owes money. */
   async balance(context: TenantScoped, currency: string = DEFAULT_CURRENCY, now = new Date()) {
-    const totals = await ledgerTotals(this.db, context.tenant.id, currency);
+    const totals = await ledgerTotals(this.db, this.d1, context.tenant.id, currency);
     return {
       tenantId: context.tenant.id,
       currency,

@@ -31,17 +31,49 @@ export async function listLedgerEntries(
   return { rows, total: totals[0]?.total ?? 0 };
 }
 
+/**
+ * The tenant's credit balance in a currency, as SQL over two expressions
+ * naming the tenant and the currency: money received that no invoice took
+ * (a CREDIT with a provider or excess reference), CREDIT-settled credit
+ * notes and REFUND notes whose refund failed, less what invoices applied
+ * (ADJUSTMENT) and what was refunded out of the balance (a REFUND whose
+ * reference starts `credit-refund:`).
+ */
+export const AVAILABLE_CREDIT_SQL = (tenant: string, currency: string) => `(
+  (SELECT coalesce(sum(credit), 0) FROM ledger_entries
+    WHERE tenant_id = ${tenant} AND currency = ${currency}
+      AND type = 'CREDIT' AND external_reference IS NOT NULL)
+  + (SELECT coalesce(sum(total), 0) FROM credit_notes
+    WHERE tenant_id = ${tenant} AND currency = ${currency}
+      AND (settlement = 'CREDIT' OR (settlement = 'REFUND' AND refund_status = 'FAILED')))
+  - (SELECT coalesce(sum(debit), 0) FROM ledger_entries
+    WHERE tenant_id = ${tenant} AND currency = ${currency}
+      AND (type = 'ADJUSTMENT' OR (type = 'REFUND' AND external_reference LIKE 'credit-refund:%'))))`;
+
+/** The tenant's credit balance in `currency` now (AVAILABLE_CREDIT_SQL). */
+export async function availableCreditOf(
+  d1: D1Database,
+  tenantId: string,
+  currency: string,
+): Promise<number> {
+  const row = await d1
+    .prepare(`SELECT ${AVAILABLE_CREDIT_SQL("?1", "?2")} AS available`)
+    .bind(tenantId, currency)
+    .first<{ available: number | null }>();
+  return Number(row?.available ?? 0);
+}
+
 /** Σdebit and Σcredit of the tenant's entries in one currency, summed by SQLite (64-bit integers). */
-export async function ledgerTotals(db: Database, tenantId: string, currency: string) {
+export async function ledgerTotals(
+  db: Database,
+  d1: D1Database,
+  tenantId: string,
+  currency: string,
+) {
   const row = await db
     .select({
       debit: sql<number>`coalesce(sum(${ledgerEntries.debit}), 0)`,
       credit: sql<number>`coalesce(sum(${ledgerEntries.credit}), 0)`,
-      // Money received that no invoice took, less what invoices applied of it.
-      unapplied: sql<number>`coalesce(sum(CASE
-        WHEN ${ledgerEntries.type} = 'CREDIT' AND ${ledgerEntries.externalReference} IS NOT NULL THEN ${ledgerEntries.credit}
-        WHEN ${ledgerEntries.type} = 'ADJUSTMENT' THEN -${ledgerEntries.debit}
-        ELSE 0 END), 0)`,
     })
     .from(ledgerEntries)
     .where(
@@ -56,7 +88,7 @@ export async function ledgerTotals(db: Database, tenantId: string, currency: str
   return {
     debit: Number(row?.debit ?? 0),
     credit: Number(row?.credit ?? 0),
-    creditBalance: Number(row?.unapplied ?? 0),
+    creditBalance: await availableCreditOf(d1, tenantId, currency),
   };
 }
 
@@ -98,15 +130,6 @@ export function refundStatement(
       refund.reference,
       refund.now,
     );
-}
-
-export async function refundedSoFar(db: Database, invoiceId: string): Promise<number> {
-  const row = await db
-    .select({ refunded: sql<number>`coalesce(sum(${ledgerEntries.debit}), 0)` })
-    .from(ledgerEntries)
-    .where(and(eq(ledgerEntries.invoiceId, invoiceId), eq(ledgerEntries.type, "REFUND")))
-    .get();
-  return Number(row?.refunded ?? 0);
 }
 
 /**

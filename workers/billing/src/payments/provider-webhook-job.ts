@@ -1,9 +1,7 @@
 import { database } from "@edge-platform/shared/db/client";
-import { SYSTEM_AUDIT } from "../audit/index.ts";
 import { finishWebhookEvent } from "./provider-webhook-storage.ts";
 import { processWebhookEvent, type WebhookQueueMessage } from "./provider-webhooks.ts";
-import type { PaymentProvider } from "./providers/payment-provider.ts";
-import { PaymentService, refreshCreditsOf } from "./service.ts";
+import type { PaymentService } from "./service.ts";
 
 export const WEBHOOK_QUEUE = "payprovider-webhooks";
 export const WEBHOOK_DEAD_LETTER_QUEUE = "payprovider-webhooks-dlq";
@@ -17,11 +15,11 @@ function retryDelaySeconds(attempts: number): number {
   return Math.min(300, 5 * 2 ** Math.max(0, attempts - 1));
 }
 
-/** Queue consumer for stored provider webhooks and their dead letters. */
+/** Queue consumer for stored provider webhooks and their dead letters, applied by `payments`. */
 export async function consumeWebhookBatch(
   batch: MessageBatch<WebhookQueueMessage>,
   env: Env,
-  provider: PaymentProvider,
+  payments: PaymentService,
 ): Promise<void> {
   const db = database(env.DB);
   if (batch.queue === WEBHOOK_DEAD_LETTER_QUEUE) {
@@ -42,7 +40,6 @@ export async function consumeWebhookBatch(
     }
     return;
   }
-  const payments = new PaymentService(db, env.DB, provider, SYSTEM_AUDIT, refreshCreditsOf(env));
   for (const message of batch.messages) {
     try {
       await processWebhookEvent(db, env.DB, payments, message.body.webhookEventId, new Date());

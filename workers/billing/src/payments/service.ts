@@ -37,7 +37,7 @@ import {
   payStatements,
   receivedCreditStatements,
 } from "./invoice-settlement-storage.ts";
-import { refundedSoFar, refundStatement } from "./ledger-storage.ts";
+import { applyProviderRefund, type RefundedTopUp } from "./provider-refunds.ts";
 import type { PaymentProvider, PaymentResult } from "./providers/payment-provider.ts";
 import { NoPaymentMethodError } from "./providers/payprovider.ts";
 import {
@@ -99,6 +99,8 @@ export class PaymentService {
     private readonly audit: AuditContext = SYSTEM_AUDIT,
     /** Told when a TOP_UP invoice is paid or declined: its grant or the top-up rule changed (the counter reloads). */
     private readonly onTopUpPaid: (tenantId: string) => Promise<void> = async () => {},
+    /** Told when the provider refunded part of a paid TOP_UP invoice: as much of its grant goes. */
+    private readonly refundedTopUp: RefundedTopUp = async () => 0,
   ) {}
 
   /**
@@ -171,7 +173,7 @@ export class PaymentService {
     if (invoice?.status !== "OPEN") {
       return { changed: false, note: "invoice is not OPEN" };
     }
-    if (invoice.total === 0) {
+    if (invoice.total - invoice.reducedTotal === 0) {
       const results = await this.d1.batch([
         ...payStatements(this.d1, invoice.id, now, { attemptId: null, externalReference: null }),
         invoiceEventStatement(this.d1, "invoice.paid", invoice.id, "PAID", now),
@@ -393,7 +395,7 @@ export class PaymentService {
       case "payment.cancelled":
         return this.fail(attempt, invoice, event, now, raw);
       case "charge.refunded":
-        return this.refund(invoice, event, now);
+        return applyProviderRefund(this.d1, invoice, event, now, this.refundedTopUp);
     }
   }
 
@@ -452,35 +454,6 @@ export class PaymentService {
     return {
       changed: result.meta.changes === 1,
       note: result.meta.changes === 1 ? "attempt requires action" : `attempt is ${attempt.status}`,
-    };
-  }
-
-  /**
-   * The provider reports the cumulative amount refunded: only what it adds
-   * to the refunds recorded so far is written, capped at the invoice total.
-   */
-  private async refund(
-    invoice: InvoiceRow,
-    event: Extract<PaymentEvent, { type: "charge.refunded" }>,
-    now: Date,
-  ): Promise<PaymentOutcome> {
-    if (invoice.status !== "PAID") {
-      return { changed: false, note: `invoice is ${invoice.status}; refund recorded only` };
-    }
-    const already = await refundedSoFar(this.db, invoice.id);
-    const cumulative = Math.min(event.amountRefunded, invoice.total);
-    const amount = cumulative - already;
-    if (amount <= 0) return { changed: false, note: "refund already recorded" };
-    const result = await refundStatement(this.d1, {
-      invoiceId: invoice.id,
-      amount,
-      reference: `${event.reference}:${cumulative}`,
-      description: `Refund for invoice ${invoice.invoiceNumber}`,
-      now: now.toISOString(),
-    }).run();
-    return {
-      changed: result.meta.changes === 1,
-      note: result.meta.changes === 1 ? `refunded ${amount}` : "refund already recorded",
     };
   }
 

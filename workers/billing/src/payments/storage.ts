@@ -89,7 +89,7 @@ export function insertAttemptStatement(
     .prepare(
       `INSERT INTO payment_attempts
          (id, invoice_id, tenant_id, provider, status, amount, currency, attempt_number, retry_of, created_at, updated_at)
-       SELECT ?1, id, tenant_id, ?3, 'PENDING', total, currency, ?4, ?5, ?6, ?6
+       SELECT ?1, id, tenant_id, ?3, 'PENDING', total - reduced_total, currency, ?4, ?5, ?6, ?6
        FROM invoices WHERE id = ?2 AND status = 'OPEN'
        ON CONFLICT (invoice_id, attempt_number) DO NOTHING`,
     )

@@ -12,7 +12,13 @@ export {
   type UsagePricing,
   usageCharge,
 } from "./domain/charge-models.ts";
-export { type CouponTerms, discountCents, discountLineDescription } from "./domain/coupons.ts";
+export {
+  type CouponTerms,
+  discountCents,
+  discountLineDescription,
+  LESS_PROGRESSIVE_DISCOUNTS,
+  periodDiscountCents,
+} from "./domain/coupons.ts";
 export {
   type ProgressiveRequest,
   thresholdsReached,

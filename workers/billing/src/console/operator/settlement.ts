@@ -5,7 +5,7 @@ import type { ApiFetch } from "../api-fetch.ts";
 import { day, formGuard, type Html, table } from "../layout.ts";
 import type { ConsoleEnv } from "../session.ts";
 import type { PageHandler } from "../signed-in.ts";
-import { invoiceRows } from "../tenant/invoices.ts";
+import { CREDITABLE_STATUSES, invoiceRows } from "../tenant/invoices.ts";
 import { type ConsoleView, done, formOf, render } from "../view.ts";
 import { operatorRoute, type WriteError } from "./operator-page.ts";
 
@@ -50,7 +50,11 @@ ${table(
               `Void invoice ${invoice.invoiceNumber ?? "(draft)"}?`,
             )
           : ""
-      }${invoice.status === "VOID" ? action(invoice.id, "reissue", "Reissue") : ""}`,
+      }${invoice.status === "VOID" ? action(invoice.id, "reissue", "Reissue") : ""}${
+        CREDITABLE_STATUSES.includes(invoice.status)
+          ? html`<a href="/console/admin/settlement/${invoice.id}/credit-note?tenantId=${tenantId}">Credit note<span class="visually-hidden"> on ${invoice.invoiceNumber}</span></a>`
+          : ""
+      }`,
     `?tenantId=${tenantId}`,
   ),
   "This tenant has no invoice yet.",

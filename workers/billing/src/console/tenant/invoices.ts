@@ -1,12 +1,14 @@
-import type { Context, Hono } from "hono";
+import type { Hono } from "hono";
 import { html } from "hono/html";
 import type { InvoiceBody } from "../../invoicing/index.ts";
 import type { ApiFetch } from "../api-fetch.ts";
 import { badge, count, day, type Html, money, pager, table, when } from "../layout.ts";
 import type { ConsoleEnv } from "../session.ts";
 import { type PageHandler, signedIn } from "../signed-in.ts";
-import { type ConsoleView, render } from "../view.ts";
-import { tenantPage, tenantRoute, unavailable } from "./tenant-page.ts";
+import { render } from "../view.ts";
+import { invoiceCreditNotes } from "./credit-notes.ts";
+import { memberOrOperator, operatorTenant, pdfDownload } from "./documents.ts";
+import { tenantRoute, unavailable } from "./tenant-page.ts";
 
 /** Rows of an invoice table; settlement adds a column of actions. */
 export function invoiceRows(
@@ -44,10 +46,30 @@ const invoices: PageHandler = async (c, view) => {
   });
 };
 
-/** An operator looking at another tenant's invoice from settlement names the tenant. */
-function operatorTenant(c: Context<ConsoleEnv>, view: ConsoleView): string | undefined {
-  const tenantId = c.req.query("tenantId");
-  return tenantId && view.user.isPlatformAdmin ? tenantId : undefined;
+/** Statuses an operator may issue a credit note on (the API says why any other is refused). */
+export const CREDITABLE_STATUSES: string[] = ["OPEN", "PAID"];
+
+/**
+ * The invoice's totals as it carries them; once credit notes corrected it,
+ * what they credited and what is still due.
+ */
+function totalsPanel(invoice: InvoiceBody): Html {
+  const credits = invoice.lineItems
+    .filter((l) => l.kind === "CREDIT_APPLIED")
+    .reduce((s, l) => s + l.amount, 0);
+  return html`<div class="panel"><dl class="facts">
+  <dt>Subtotal</dt><dd>${money(invoice.subtotal, invoice.currency)}</dd>
+  ${invoice.discount ? html`<dt>Discount</dt><dd>${money(-invoice.discount, invoice.currency)}</dd>` : ""}
+  ${invoice.tax || invoice.taxRate !== null ? html`<dt>Tax${invoice.taxRate !== null ? ` (${invoice.taxRate}%)` : ""}</dt><dd>${money(invoice.tax, invoice.currency)}</dd>` : ""}
+  ${credits ? html`<dt>Credit applied</dt><dd>${money(credits, invoice.currency)}</dd>` : ""}
+  <dt><strong>Total</strong></dt><dd><strong data-testid="invoice-total">${money(invoice.total, invoice.currency)}</strong></dd>
+  ${
+    invoice.creditedTotal > 0
+      ? html`<dt>Credited by credit notes</dt><dd data-testid="invoice-credited">${money(invoice.creditedTotal, invoice.currency)}</dd>
+  <dt><strong>Amount due</strong></dt><dd><strong data-testid="invoice-amount-due">${money(invoice.amountDue, invoice.currency)}</strong></dd>`
+      : ""
+  }
+</dl></div>`;
 }
 
 const invoiceDetail: PageHandler = async (c, view) => {
@@ -69,13 +91,14 @@ const invoiceDetail: PageHandler = async (c, view) => {
     });
   }
   const invoice = found.body as InvoiceBody;
-  const credits = invoice.lineItems
-    .filter((l) => l.kind === "CREDIT_APPLIED")
-    .reduce((s, l) => s + l.amount, 0);
   return render(c, view, {
     title: invoice.invoiceNumber ? `Invoice ${invoice.invoiceNumber}` : "Draft invoice",
     current: "/console/invoices",
-    body: html`<p><a href="${otherTenant ? `/console/admin/settlement${tenantQuery}` : "/console/invoices"}">All invoices</a> · <a href="/console/invoices/${invoice.id}/pdf${tenantQuery}" download>Download as PDF</a></p>
+    body: html`<p><a href="${otherTenant ? `/console/admin/settlement${tenantQuery}` : "/console/invoices"}">All invoices</a> · <a href="/console/invoices/${invoice.id}/pdf${tenantQuery}" download>Download as PDF</a>${
+      otherTenant && CREDITABLE_STATUSES.includes(invoice.status)
+        ? html` · <a href="/console/admin/settlement/${invoice.id}/credit-note${tenantQuery}">Issue a credit note</a>`
+        : ""
+    }</p>
 <div class="panel"><dl class="facts">
   <dt>Status</dt><dd>${badge(invoice.status)}</dd>
   <dt>Kind</dt><dd>${invoice.kind}</dd>
@@ -94,52 +117,22 @@ ${table(
   ),
   "This invoice has no lines.",
 )}
-<div class="panel"><dl class="facts">
-  <dt>Subtotal</dt><dd>${money(invoice.subtotal, invoice.currency)}</dd>
-  ${invoice.discount ? html`<dt>Discount</dt><dd>${money(-invoice.discount, invoice.currency)}</dd>` : ""}
-  ${invoice.tax || invoice.taxRate !== null ? html`<dt>Tax${invoice.taxRate !== null ? ` (${invoice.taxRate}%)` : ""}</dt><dd>${money(invoice.tax, invoice.currency)}</dd>` : ""}
-  ${credits ? html`<dt>Credit applied</dt><dd>${money(credits, invoice.currency)}</dd>` : ""}
-  <dt><strong>Total</strong></dt><dd><strong data-testid="invoice-total">${money(invoice.total, invoice.currency)}</strong></dd>
-</dl></div>`,
+${totalsPanel(invoice)}
+${await invoiceCreditNotes(view, invoice, otherTenant)}`,
   });
 };
 
-async function invoicePdf(c: Context<ConsoleEnv>, view: ConsoleView) {
-  const id = c.req.param("id") as string;
-  // Operators download any tenant's invoice from settlement.
-  const response = await view.api.raw(`/invoices/${encodeURIComponent(id)}/pdf`, {
-    tenantId: operatorTenant(c, view),
+const invoicePdf: PageHandler = (c, view) =>
+  pdfDownload(c, view, `/invoices/${encodeURIComponent(c.req.param("id") ?? "")}/pdf`, {
+    title: "Invoice PDF",
+    href: "/console/invoices",
+    back: "All invoices",
   });
-  if (!response.ok) {
-    const body = (await response.json().catch(() => ({}))) as { message?: string };
-    return render(c, view, {
-      title: "Invoice PDF",
-      current: "/console/invoices",
-      status: response.status,
-      error: `The PDF could not be made: ${body.message ?? `HTTP ${response.status}`}`,
-      body: html`<p><a href="/console/invoices">All invoices</a></p>`,
-    });
-  }
-  return new Response(response.body, {
-    status: 200,
-    headers: {
-      "content-type": "application/pdf",
-      "content-disposition": response.headers.get("content-disposition") ?? "attachment",
-      "cache-control": "private, no-store",
-    },
-  });
-}
-
-/** Operators open any tenant's invoice from settlement; members their own tenant's, by role. */
-function memberOrOperator(handler: PageHandler): PageHandler {
-  return async (c, view) =>
-    operatorTenant(c, view)
-      ? handler(c, view)
-      : tenantPage("/console/invoices", "Invoices", handler)(c, view);
-}
 
 export function registerInvoicePages(app: Hono<ConsoleEnv>, fetchApi: ApiFetch) {
   app.get("/invoices", tenantRoute(fetchApi)("/console/invoices", "Invoices", invoices));
-  app.get("/invoices/:id", signedIn(fetchApi, memberOrOperator(invoiceDetail)));
-  app.get("/invoices/:id/pdf", signedIn(fetchApi, memberOrOperator(invoicePdf)));
+  const memberOrOperatorPage = (handler: PageHandler) =>
+    signedIn(fetchApi, memberOrOperator("/console/invoices", "Invoices", handler));
+  app.get("/invoices/:id", memberOrOperatorPage(invoiceDetail));
+  app.get("/invoices/:id/pdf", memberOrOperatorPage(invoicePdf));
 }

@@ -4,6 +4,7 @@ import type { ConsoleEnv } from "../session.ts";
 import { registerAlertPages } from "./alerts.ts";
 import { registerApiKeyPages } from "./api-keys.ts";
 import { registerAuditPages } from "./audit.ts";
+import { registerCreditNotePages } from "./credit-notes.ts";
 import { registerInvoicePages } from "./invoices.ts";
 import { registerMemberPages } from "./members.ts";
 import { registerOverviewPages } from "./overview.ts";
@@ -15,6 +16,7 @@ export function registerTenantPages(app: Hono<ConsoleEnv>, fetchApi: ApiFetch) {
   registerOverviewPages(app, fetchApi);
   registerUsagePages(app, fetchApi);
   registerInvoicePages(app, fetchApi);
+  registerCreditNotePages(app, fetchApi);
   registerApiKeyPages(app, fetchApi);
   registerMemberPages(app, fetchApi);
   registerAlertPages(app, fetchApi);

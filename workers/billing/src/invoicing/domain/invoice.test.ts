@@ -480,3 +480,72 @@ describe("discount, tax and credit at finalize", () => {
     expect(withTax(draft, 0)).toEqual({ ...draft, taxRatePpm: 0 });
   });
 });
+
+describe("a period billed in part on progressive invoices", () => {
+  const period = {
+    start: new Date("2031-01-01T00:00:00Z"),
+    end: new Date("2031-02-01T00:00:00Z"),
+  };
+  const metered: SnapshotTerms = {
+    ...none,
+    featureLookupKey: "calls",
+    featureType: "METERED",
+    includedAmount: 0,
+    overagePrice: 1000,
+    resetPeriod: "MONTHLY",
+  };
+  const draftWith = (amount: number, used: number, progressiveBilled: number) =>
+    buildInvoiceDraft({
+      kind: "PERIOD",
+      planName: "Growth",
+      price: { interval: "MONTHLY", amount, currency: "usd" },
+      period,
+      snapshots: [metered],
+      usage: [reading("calls", used, 0, period.start)],
+      progressiveBilled,
+    });
+  const quarterOff = {
+    invoicesDiscounted: 0,
+    coupon: {
+      code: "SAVE25",
+      label: "SAVE25 (25% off)",
+      percentOff: 25,
+      amountOff: null,
+      currency: null,
+      duration: "once" as const,
+      durationInPeriods: null,
+    },
+  };
+
+  it("discounts the whole period's charges less what the progressive invoices took", () => {
+    // 1,000 + 142 x 10 = 2,420, of which 610 billed progressively and discounted 153.
+    const discounted = withDiscount(draftWith(1000, 142, 610), quarterOff, 153);
+    expect(discounted).toMatchObject({ subtotal: 1810, discount: 452, total: 1358 });
+    expect(discounted.lines.at(-1)?.description).toBe(
+      "Discount: SAVE25 (25% off) on the whole period, less what its progressive invoices were discounted",
+    );
+  });
+
+  it("floors the subtotal at 0 with a line for what was billed beyond the period's charges", () => {
+    // 75 units at 10 cents = 750, after 800 billed progressively.
+    const draft = draftWith(0, 75, 800);
+    expect(draft.lines.map((line) => [line.kind, line.amount])).toEqual([
+      ["BASE", 0],
+      ["USAGE", 750],
+      ["PROGRESSIVE_BILLED", -800],
+      ["PROGRESSIVE_BILLED", 50],
+    ]);
+    expect(draft).toMatchObject({ subtotal: 0, total: 0 });
+    // Nothing left to discount or tax, however much the progressive invoices took.
+    expect(withTax(withDiscount(draft, quarterOff, 200), 100_000)).toMatchObject({
+      discount: 0,
+      tax: 0,
+      total: 0,
+    });
+    expect(draftWith(0, 80, 800).lines.map((line) => line.kind)).toEqual([
+      "BASE",
+      "USAGE",
+      "PROGRESSIVE_BILLED",
+    ]);
+  });
+});

@@ -11,8 +11,8 @@ import { centsToMicroCents, prorateCents, sumCents } from "../../platform/index.
 import {
   type CouponTerms,
   describeCharge,
-  discountCents,
   discountLineDescription,
+  periodDiscountCents,
   taxCents,
   taxLineDescription,
   type UsagePricing,
@@ -36,9 +36,17 @@ import {
 //                        priced by the feature's charge model
 //                        (charge-models.ts), tiered lines listing the tiers
 //                        they billed
+//      CREDITS           prepaid credit drawn for that usage, negative
+//      PROGRESSIVE_BILLED what the period's PROGRESSIVE invoices billed,
+//                        negative; when the period costs less than that
+//                        (volume pricing), a second, positive one floors
+//                        the subtotal at 0 and finalize moves the excess to
+//                        the credit balance
 // and, added when the invoice is finalized (withDiscount, withTax,
 // withCreditBalance preview them):
-//      DISCOUNT          the tenant's active coupon on the subtotal
+//      DISCOUNT          the tenant's active coupon: its discount on the
+//                        whole period's charges, less what the period's
+//                        PROGRESSIVE invoices were discounted
 //      TAX               the tenant's rate on subtotal - discount
 //      CREDIT_APPLIED    the tenant's credit balance, up to the total
 // Amounts follow the single rounding rule in money.ts. Both proration
@@ -255,7 +263,11 @@ export function buildInvoiceDraft(input: InvoiceDraftInput): InvoiceDraft {
   lines.push(...usageLines(input, billedUntil, lines.length));
   lines.push(...creditLines(input.credits ?? [], lines));
   const progressive = input.progressiveBilled ?? 0;
-  if (progressive > 0) lines.push(progressiveBilledLine(progressive, lines.length));
+  if (progressive > 0) {
+    lines.push(progressiveBilledLine(progressive, lines.length));
+    const below = sumCents(lines.map((line) => line.amount));
+    if (below < 0) lines.push(progressiveExcessLine(-below, lines.length));
+  }
   const subtotal = sumCents(lines.map((line) => line.amount));
   return {
     kind: input.kind,
@@ -421,6 +433,27 @@ function progressiveBilledLine(cents: number, sortOrder: number): InvoiceLineDra
 }
 
 /**
+ * The period cost less than its PROGRESSIVE invoices billed (a volume tier
+ * the whole period reached is cheaper than the one they billed at): the
+ * difference, so that no subtotal goes below zero. Finalize moves it to the
+ * tenant's credit balance (discount-storage.ts excessCreditStatements).
+ */
+function progressiveExcessLine(cents: number, sortOrder: number): InvoiceLineDraft {
+  return {
+    kind: "PROGRESSIVE_BILLED",
+    description:
+      "Billed on this period's progressive invoices beyond its charges: to the credit balance",
+    featureLookupKey: null,
+    usageWindowKey: null,
+    quantity: 1,
+    unitPriceMicroCents: centsToMicroCents(cents),
+    amount: cents,
+    sortOrder,
+    pricing: null,
+  };
+}
+
+/**
  * One negative CREDITS line per grant that paid for usage billed here: the
  * cents it drew not yet credited on another invoice, after the usage lines
  * and inside the subtotal (usage paid with credit is not billed, discounted
@@ -456,20 +489,32 @@ const nextSortOrder = (draft: InvoiceDraft) =>
   Math.max(0, ...draft.lines.map((line) => line.sortOrder)) + 1;
 
 /**
- * The coupon discount a draft takes when it is finalized while the tenant
- * has an active redemption: a DISCOUNT line of -discountCents (coupons.ts)
- * after the charges, `discount` set and the total lowered. The coupon's
- * currency or used-up periods can leave it without one.
- * `finalizeStatements` applies this rule in SQL in the finalize batch
- * (where the redemption's period is counted); the upcoming invoice
+ * The coupon discount a period's own invoice takes when it is finalized
+ * while the tenant has an active redemption: a DISCOUNT line of
+ * -periodDiscountCents (coupons.ts) after the charges, `discount` set and
+ * the total lowered. The discount is the period's: on its charges before
+ * PROGRESSIVE_BILLED, less the `discountedEarlier` cents the period's
+ * PROGRESSIVE invoices took. The coupon's currency or used-up periods can
+ * leave it without one. `discountStatements` (discount-storage.ts) applies
+ * this rule in SQL in the finalize batch, where the redemption's period is
+ * counted and PROGRESSIVE invoices take their part; the upcoming invoice
  * previews it here.
  */
 export function withDiscount(
   draft: InvoiceDraft,
   redemption: { coupon: CouponTerms & { label: string }; invoicesDiscounted: number } | null,
+  discountedEarlier = 0,
 ): InvoiceDraft {
   if (!redemption) return draft;
-  const discount = discountCents(redemption.coupon, redemption.invoicesDiscounted, draft);
+  const progressiveBilled = sumCents(
+    draft.lines.filter((line) => line.kind === "PROGRESSIVE_BILLED").map((line) => line.amount),
+  );
+  const discount = periodDiscountCents(redemption.coupon, redemption.invoicesDiscounted, {
+    subtotal: draft.subtotal,
+    currency: draft.currency,
+    charges: draft.subtotal - progressiveBilled,
+    discountedEarlier,
+  });
   if (discount === null) return draft;
   return {
     ...draft,
@@ -479,7 +524,7 @@ export function withDiscount(
       ...draft.lines,
       {
         kind: "DISCOUNT",
-        description: discountLineDescription(redemption.coupon.label),
+        description: discountLineDescription(redemption.coupon.label, discountedEarlier > 0),
         featureLookupKey: null,
         usageWindowKey: null,
         quantity: 1,

@@ -19,6 +19,9 @@ export const TENANT_EVENT_TYPES = [
   "credits.balance_low",
   "credits.top_up_failed",
   "invoice.progressive_issued",
+  "credit_note.created",
+  "refund.succeeded",
+  "refund.failed",
 ] as const;
 
 export type TenantEventType = (typeof TENANT_EVENT_TYPES)[number];

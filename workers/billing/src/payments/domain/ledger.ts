@@ -8,7 +8,10 @@ import type { LedgerEntryType } from "@edge-platform/shared/db/schema/billing";
 //   CHARGE      debit   an invoice was finalized (its total)
 //   PAYMENT     credit  an invoice was paid (its total)
 //   CREDIT      credit  a finalized invoice was voided (the charge reversed)
-//   REFUND      debit   money went back to the tenant (a paid amount is owed again)
+//   REFUND      debit   money went back to the tenant (a paid amount is owed again,
+//                       unless a credit note credited it first)
+//   CREDIT_NOTE credit  a credit note on a finalized invoice (its total): the
+//                       charge lowered, whatever the note's settlement
 //   ADJUSTMENT  either  a manual correction
 //   CREDIT_WRITE_OFF    the remainder of a credit grant that expired or was
 //                       voided (its amount in `debit`); prepaid credit is not
@@ -21,6 +24,7 @@ export const LEDGER_SIDE: Record<LedgerEntryType, "debit" | "credit" | "either">
   REFUND: "debit",
   ADJUSTMENT: "either",
   CREDIT_WRITE_OFF: "debit",
+  CREDIT_NOTE: "credit",
 };
 
 /** Entry types that record prepaid credit, not money owed: never in a balance. */

@@ -4,6 +4,9 @@ import type {
   PaymentProvider,
   PaymentRequest,
   PaymentResult,
+  ProviderRefundStatus,
+  RefundRequest,
+  RefundResult,
 } from "./payment-provider.ts";
 import { ProviderUnavailableError } from "./payment-provider.ts";
 
@@ -19,19 +22,24 @@ export type DevelopmentOutcome =
  * `unavailable` throws as an unreachable provider would). Ids derive from
  * the idempotency key, so a repeated call answers with the same payment,
  * as a real provider does. `retrievePayment` answers what `settle` says
- * the payment became (default: its outcome when it was made).
+ * the payment became (default: its outcome when it was made). A refund gets
+ * the outcome `decideRefund` returns (default: `succeeded`).
  */
 export class DevelopmentPaymentProvider implements PaymentProvider {
   readonly name = "development";
   readonly requests: PaymentRequest[] = [];
   readonly customers: CustomerRequest[] = [];
   readonly retrieved: string[] = [];
+  readonly refunds: RefundRequest[] = [];
   private readonly payments = new Map<string, PaymentResult>();
 
   constructor(
     private readonly decide: (request: PaymentRequest) => DevelopmentOutcome = () => "pending",
     private readonly settle: (providerPaymentId: string) => DevelopmentOutcome | undefined = () =>
       undefined,
+    private readonly decideRefund: (
+      request: RefundRequest,
+    ) => ProviderRefundStatus | "unavailable" = () => "succeeded",
   ) {}
 
   async createCustomer(request: CustomerRequest) {
@@ -45,6 +53,31 @@ export class DevelopmentPaymentProvider implements PaymentProvider {
     const result = resultOf(providerPaymentId, this.decide(request), request);
     this.payments.set(providerPaymentId, result);
     return result;
+  }
+
+  async createRefund(request: RefundRequest): Promise<RefundResult> {
+    this.refunds.push(request);
+    const status = this.decideRefund(request);
+    if (status === "unavailable") {
+      throw new ProviderUnavailableError("development provider set to be unavailable");
+    }
+    const providerRefundId = `dev_re_${request.idempotencyKey.replaceAll("-", "")}`;
+    const failureReason = status === "failed" ? "Refund declined by the card issuer" : null;
+    return {
+      providerRefundId,
+      status,
+      failureReason,
+      raw: {
+        id: providerRefundId,
+        object: "refund",
+        amount: request.amount,
+        currency: request.currency,
+        payment_intent: request.providerPaymentId,
+        status,
+        failure_reason: failureReason,
+        metadata: request.metadata,
+      },
+    };
   }
 
   async retrievePayment(providerPaymentId: string): Promise<PaymentResult> {
@@ -83,6 +116,15 @@ function resultOf(
       metadata: request?.metadata ?? {},
     },
   };
+}
+
+/** Steering from configuration (`DEV_REFUND_OUTCOME`): one fixed outcome for every refund. */
+export function fixedRefundOutcome(
+  value: string | undefined,
+): () => ProviderRefundStatus | "unavailable" {
+  const allowed = ["succeeded", "pending", "failed", "unavailable"] as const;
+  const outcome = allowed.find((status) => status === value) ?? "succeeded";
+  return () => outcome;
 }
 
 /** Steering from configuration (`DEV_PAYMENT_OUTCOME`): one fixed outcome for every payment. */

@@ -23,6 +23,27 @@ export interface PaymentResult {
   raw: unknown;
 }
 
+/** Money back on a payment the provider took. */
+export interface RefundRequest {
+  /** The provider's id of the payment refunded. */
+  providerPaymentId: string;
+  /** Cents; positive, at most what the payment took less its earlier refunds. */
+  amount: number;
+  currency: string;
+  /** The credit note's id: a repeated call with the same key must not refund twice. */
+  idempotencyKey: string;
+  metadata: Record<string, string>;
+}
+
+export type ProviderRefundStatus = "succeeded" | "pending" | "failed";
+
+export interface RefundResult {
+  providerRefundId: string;
+  status: ProviderRefundStatus;
+  failureReason: string | null;
+  raw: unknown;
+}
+
 export interface CustomerRequest {
   tenantId: string;
   /** The same key for the same tenant: a repeated call returns the same customer. */
@@ -39,6 +60,8 @@ export interface PaymentProvider {
   createPayment(request: PaymentRequest): Promise<PaymentResult>;
   /** The payment as the provider sees it now (reconciling an attempt no webhook settled). */
   retrievePayment(providerPaymentId: string): Promise<PaymentResult>;
+  /** Returns part or all of a payment to the customer (idempotent on the key). */
+  createRefund(request: RefundRequest): Promise<RefundResult>;
 }
 
 /** A provider failure worth retrying later (network, 5xx, rate limit): nothing was decided. */

@@ -4,7 +4,10 @@ import {
   type PaymentProvider,
   type PaymentRequest,
   type PaymentResult,
+  type ProviderRefundStatus,
   ProviderUnavailableError,
+  type RefundRequest,
+  type RefundResult,
 } from "./payment-provider.ts";
 
 export interface PayProviderOptions {
@@ -47,6 +50,20 @@ interface IntentBody {
   status?: string;
   last_payment_error?: { message?: string } | null;
   error?: { message?: string; payment_intent?: IntentBody };
+}
+
+interface RefundBody {
+  id?: string;
+  status?: string;
+  failure_reason?: string | null;
+  error?: { message?: string };
+}
+
+/** Stripe's Refund statuses, as ours. */
+function refundStatusOf(status: string | undefined): ProviderRefundStatus {
+  if (status === "succeeded") return "succeeded";
+  if (status === "failed" || status === "canceled") return "failed";
+  return "pending";
 }
 
 interface CustomerBody {
@@ -119,6 +136,38 @@ export class PayProviderPaymentProvider implements PaymentProvider {
         providerPaymentId: intent.id,
         status: "failed",
         failureReason: body.error?.message ?? "Declined",
+        raw: body,
+      };
+    }
+    throw this.unavailable(response, body);
+  }
+
+  /** A Refund on the PaymentIntent; a refund the provider declines at once is `failed`, not an outage. */
+  async createRefund(request: RefundRequest): Promise<RefundResult> {
+    const form = new URLSearchParams();
+    form.set("payment_intent", request.providerPaymentId);
+    form.set("amount", String(request.amount));
+    for (const [key, value] of Object.entries(request.metadata)) {
+      form.set(`metadata[${key}]`, value);
+    }
+    const { response, body } = await this.call<RefundBody>("POST", "/v1/refunds", {
+      form,
+      idempotencyKey: request.idempotencyKey,
+    });
+    if (response.ok && body.id) {
+      const status = refundStatusOf(body.status);
+      return {
+        providerRefundId: body.id,
+        status,
+        failureReason: status === "failed" ? (body.failure_reason ?? "Refund failed") : null,
+        raw: body,
+      };
+    }
+    if (response.status === 400 || response.status === 402) {
+      return {
+        providerRefundId: `refused_${request.idempotencyKey}`,
+        status: "failed",
+        failureReason: body.error?.message ?? `refused (${response.status})`,
         raw: body,
       };
     }

@@ -1,4 +1,8 @@
-import { DevelopmentPaymentProvider, fixedOutcome } from "./development-provider.ts";
+import {
+  DevelopmentPaymentProvider,
+  fixedOutcome,
+  fixedRefundOutcome,
+} from "./development-provider.ts";
 import type { PaymentProvider } from "./payment-provider.ts";
 import { PayProviderPaymentProvider } from "./payprovider.ts";
 
@@ -13,6 +17,8 @@ export interface PaymentProviderSettings {
   PAYMENT_PENDING_RECONCILE_MINUTES?: string;
   /** Development provider only: the outcome of every payment (default `pending`). */
   DEV_PAYMENT_OUTCOME?: string;
+  /** Development provider only: the outcome of every refund (default `succeeded`). */
+  DEV_REFUND_OUTCOME?: string;
 }
 
 export function isDevelopmentEnvironment(environment: string | undefined): boolean {
@@ -37,7 +43,11 @@ export function paymentProviderFromEnv(env: PaymentProviderSettings): PaymentPro
         "PAYMENT_PROVIDER=development is only allowed when ENVIRONMENT is development or test",
       );
     }
-    return new DevelopmentPaymentProvider(fixedOutcome(env.DEV_PAYMENT_OUTCOME));
+    return new DevelopmentPaymentProvider(
+      fixedOutcome(env.DEV_PAYMENT_OUTCOME),
+      undefined,
+      fixedRefundOutcome(env.DEV_REFUND_OUTCOME),
+    );
   }
   if (kind === "payprovider") {
     if (!env.PAYPROVIDER_API_KEY) {

@@ -3,6 +3,7 @@ import {
   type CouponTerms,
   couponLabel,
   discountCents,
+  periodDiscountCents,
   periodsLeft,
   redemptionProblem,
 } from "./coupons.ts";
@@ -57,6 +58,39 @@ describe("discountCents", () => {
     ]);
     expect(periodsLeft(twice, 1)).toBe(1);
     expect(periodsLeft(percent(20), 99)).toBeNull();
+  });
+});
+
+describe("periodDiscountCents: one discount per billing period, spread over its invoices", () => {
+  /** An invoice of the period: its subtotal, the period's charges so far, what earlier ones took. */
+  const part = (subtotal: number, charges: number, discountedEarlier: number) => ({
+    subtotal,
+    currency: "usd",
+    charges,
+    discountedEarlier,
+  });
+
+  it("rounds percentOff once over the period, not once per invoice", () => {
+    // 610 then 1,810 more: 25% of 610 = 152.5 -> 153; of 2,420 = 605, so 452 are left.
+    expect(periodDiscountCents(percent(25), 0, part(610, 610, 0))).toBe(153);
+    expect(periodDiscountCents(percent(25), 0, part(1810, 2420, 153))).toBe(452);
+    // Each invoice on its own would take 153 + 453 = 606.
+    expect(discountCents(percent(25), 0, usd(1810))).toBe(453);
+  });
+
+  it("spends amountOff across the period's invoices, never more in total", () => {
+    expect(periodDiscountCents(amount(2000), 0, part(610, 610, 0))).toBe(610);
+    expect(periodDiscountCents(amount(2000), 0, part(1810, 2420, 610))).toBe(1390);
+    expect(periodDiscountCents(amount(500), 0, part(1810, 2420, 500))).toBe(0);
+  });
+
+  it("never takes more than the invoice's subtotal, never gives back, and keeps discountCents' null", () => {
+    // Redeemed after a progressive invoice billed 800 undiscounted: 20% of 900 is 180, 100 to take it from.
+    expect(periodDiscountCents(percent(20), 0, part(100, 900, 0))).toBe(100);
+    // A period that cost less than its progressive invoices billed: nothing to take.
+    expect(periodDiscountCents(percent(20), 0, part(0, 750, 160))).toBe(0);
+    expect(periodDiscountCents(amount(500, "eur"), 0, part(100, 100, 0))).toBeNull();
+    expect(periodDiscountCents(percent(20, { duration: "once" }), 1, part(100, 100, 0))).toBeNull();
   });
 });
 

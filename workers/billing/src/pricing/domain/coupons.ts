@@ -7,10 +7,16 @@ import { divideRoundHalfUp, formatCents, toSafeInteger } from "../../platform/in
 // credit balance: percentOff rounds half up once, amountOff takes its
 // cents; either way never more than the subtotal, so a total never goes
 // below zero. An amountOff coupon only applies to invoices in its currency.
-// Each invoice finalized while the redemption is active counts as one of
-// its periods: `once` discounts one invoice, `repeating` durationInPeriods
-// of them, `forever` every one. invoicing/storage.ts applies the same rule in
-// SQL inside the finalize batch (so each period is used once).
+// Each period's own invoice finalized while the redemption is active counts
+// as one of its periods: `once` discounts one period, `repeating`
+// durationInPeriods of them, `forever` every one. The discount is for the
+// billing period as a whole, so usage costs the same whether it is billed on
+// a PROGRESSIVE invoice or at the period's end: each invoice of the period
+// takes the coupon's discount on the period's charges so far less what the
+// period's earlier invoices took (periodDiscountCents), and a PROGRESSIVE
+// invoice is discounted without counting as a period.
+// invoicing/discount-storage.ts applies the same rule in SQL inside the
+// finalize batch (so each period is used once).
 
 export interface CouponTerms {
   code: string;
@@ -30,7 +36,12 @@ export function couponLabel(coupon: Omit<CouponTerms, "duration" | "durationInPe
   return `${coupon.code} (${off})`;
 }
 
-export const discountLineDescription = (label: string) => `Discount: ${label}`;
+/** Ends the DISCOUNT line of a period's invoice whose progressive invoices took part of the discount. */
+export const LESS_PROGRESSIVE_DISCOUNTS =
+  " on the whole period, less what its progressive invoices were discounted";
+
+export const discountLineDescription = (label: string, lessProgressive = false) =>
+  `Discount: ${label}${lessProgressive ? LESS_PROGRESSIVE_DISCOUNTS : ""}`;
 
 /** Invoices a redemption may still discount (null: no end). */
 export function periodsLeft(coupon: CouponTerms, invoicesDiscounted: number): number | null {
@@ -55,6 +66,27 @@ export function discountCents(
   }
   if (coupon.currency !== invoice.currency) return null;
   return Math.min(coupon.amountOff ?? 0, subtotal);
+}
+
+/**
+ * Cents the coupon takes off one invoice of a billing period: its discount
+ * on the period's `charges` so far (this invoice's included, before what
+ * progressive invoices billed is subtracted), less the `discountedEarlier`
+ * cents the period's earlier invoices took, kept within 0 and the invoice's
+ * subtotal; null when the coupon does not apply. Rounded once over the
+ * period, so split invoices add up to what one invoice would have cost.
+ */
+export function periodDiscountCents(
+  coupon: CouponTerms,
+  invoicesDiscounted: number,
+  invoice: { subtotal: number; currency: string; charges: number; discountedEarlier: number },
+): number | null {
+  const whole = discountCents(coupon, invoicesDiscounted, {
+    subtotal: invoice.charges,
+    currency: invoice.currency,
+  });
+  if (whole === null) return null;
+  return Math.max(0, Math.min(whole - invoice.discountedEarlier, invoice.subtotal));
 }
 
 /** Why a coupon cannot be redeemed now, or undefined when it can. */
