@@ -487,6 +487,7 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
       "overview",
       "usage",
       "invoices",
+      "credit-notes",
       "keys",
       "members",
       "alerts",
@@ -602,6 +603,21 @@ describe.skipIf(skipBrowserTests)("billing console in Chromium", () => {
     await expect(page.getByTestId("invoice-total").textContent()).resolves.toBe("290.00 USD");
     await page.goBack();
     await page.waitForURL(/\/console\/admin\/settlement\?tenantId=/);
+
+    // A credit note on it: the form, its confirmation, the note on the invoice.
+    await row.getByRole("link", { name: /Credit note/ }).click();
+    await page.getByLabel("Settlement").selectOption("CREDIT");
+    await page
+      .getByLabel(/^Credit on /)
+      .first()
+      .fill("1000");
+    await checkScreen(page, "operator-credit-note", false);
+    await page.getByRole("button", { name: "Issue the credit note" }).click();
+    await page.getByText("The credit note is issued").waitFor();
+    await page
+      .getByText(/CN-\d{4}-\d{6}/)
+      .first()
+      .waitFor();
 
     // Dead letters: the pipeline has nothing stuck.
     await go(page, "Dead letters", "Dead letters");

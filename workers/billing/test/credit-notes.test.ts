@@ -485,6 +485,63 @@ describe("refunds", () => {
     expect(refunds.map((entry) => entry.debit).sort()).toEqual([1000, 1900]);
   });
 
+  it("a payment collected after a REDUCE note lowered what was due puts the difference on the credit balance", async () => {
+    const { api, invoice, attempt } = await openInvoice(growth);
+    await providerSays("payment_intent.payment_failed", attempt.providerPaymentId);
+    const reduce = await issue(api, invoice.id, {
+      reason: "ORDER_CHANGE",
+      settlement: "REDUCE",
+      lines: [{ lineItemId: lineOf(invoice, "BASE").id, amount: 899 }],
+    });
+    expect(reduce.status, JSON.stringify(reduce.body)).toBe(201);
+    // The declined attempt's payment goes through after all, for the old 2,900.
+    await providerSays("payment_intent.succeeded", attempt.providerPaymentId, {
+      amount: 2900,
+      currency: "usd",
+    });
+    expect((await api(`/api/v1/invoices/${invoice.id}`)).body.status).toBe("PAID");
+    const entries = await ledgerOf(api);
+    expect(entries.find((entry) => entry.type === "PAYMENT")?.credit).toBe(2001);
+    // 2,900 charged - 899 credited - 2,001 paid - 899 beyond what was due = -899, held as credit.
+    expect((await api("/api/v1/billing/balance")).body).toMatchObject({
+      balance: -899,
+      creditBalance: 899,
+    });
+    // Refunded in full: 2,001 of the invoice is owed again, the 899 comes out of the credit.
+    await deliver(chargeRefunded(attempt.providerPaymentId, 2900));
+    expect((await api("/api/v1/billing/balance")).body).toMatchObject({
+      balance: 2001,
+      creditBalance: 0,
+    });
+  });
+
+  it("a provider refund of a paid invoice first takes back what its CREDIT notes put on the credit balance", async () => {
+    const { api, invoice, attempt } = await paidInvoice(growth);
+    const credit = await issue(api, invoice.id, {
+      reason: "OTHER",
+      settlement: "CREDIT",
+      lines: [{ lineItemId: lineOf(invoice, "BASE").id, amount: 500 }],
+    });
+    expect(credit.status).toBe(201);
+    expect((await api("/api/v1/billing/balance")).body).toMatchObject({
+      balance: -500,
+      creditBalance: 500,
+    });
+    // All 2,900 back at the provider: the 500 of credit goes with it, 2,400 is owed again.
+    await deliver(chargeRefunded(attempt.providerPaymentId, 2900));
+    expect((await api("/api/v1/billing/balance")).body).toMatchObject({
+      balance: 2400,
+      creditBalance: 0,
+    });
+    await deliver(chargeRefunded(attempt.providerPaymentId, 2900));
+    expect((await api("/api/v1/billing/balance")).body).toMatchObject({
+      balance: 2400,
+      creditBalance: 0,
+    });
+    const refunds = (await ledgerOf(api)).filter((entry) => entry.type === "REFUND");
+    expect(refunds.map((entry) => entry.debit).sort((a, b) => a - b)).toEqual([500, 2400]);
+  });
+
   it("a REFUND note the provider settles later is completed by its refund webhook, once", async () => {
     const { owner, api, invoice, attempt } = await paidInvoice(growth);
     const { service } = serviceRefunding("pending");

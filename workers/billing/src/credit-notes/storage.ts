@@ -14,12 +14,24 @@ import type { CreditableInvoice, PlannedCreditNote } from "./domain/credit-note.
 export type CreditNoteRow = typeof creditNotes.$inferSelect;
 export type CreditNoteLineRow = typeof creditNoteLines.$inferSelect;
 
-/** Money refunded on an invoice so far, or promised by REFUND notes still waiting: SQL over `inv`. */
+/**
+ * Money refunded on the payment that paid an invoice so far, or promised by
+ * REFUND notes still waiting: SQL over `inv`. Refunds of what other
+ * payments put on the credit balance (`credit-refund:<payment>:`) are not
+ * the paying payment's.
+ */
 const REFUNDED_SQL = `(
   (SELECT coalesce(sum(debit), 0) FROM ledger_entries
-    WHERE invoice_id = inv.id AND type = 'REFUND' AND coalesce(external_reference, '') NOT LIKE 'credit-refund%')
+    WHERE invoice_id = inv.id AND type = 'REFUND'
+      AND (coalesce(external_reference, '') NOT LIKE 'credit-refund%'
+           OR external_reference LIKE 'credit-refund:note:%'
+           OR external_reference LIKE 'credit-refund-owed:note:%'))
   + (SELECT coalesce(sum(total), 0) FROM credit_notes
     WHERE invoice_id = inv.id AND settlement = 'REFUND' AND refund_status = 'PENDING'))`;
+/** Refunds the provider made on an invoice outside its credit notes, owed again: SQL over `inv`. */
+const REFUNDED_OUTSIDE_NOTES_SQL = `(SELECT coalesce(sum(debit), 0) FROM ledger_entries
+  WHERE invoice_id = inv.id AND type = 'REFUND'
+    AND (coalesce(external_reference, '') NOT LIKE 'credit-%' OR external_reference LIKE 'credit-refund-owed:note:%'))`;
 const PAID_SQL = `(SELECT coalesce(sum(credit), 0) FROM ledger_entries WHERE invoice_id = inv.id AND type = 'PAYMENT')`;
 const IN_FLIGHT_SQL = `EXISTS (SELECT 1 FROM payment_attempts
   WHERE invoice_id = inv.id AND status IN ('PENDING', 'REQUIRES_ACTION'))`;
@@ -41,6 +53,7 @@ interface InvoiceReadRow {
   paid: number;
   payment_reference: string | null;
   refunded: number;
+  refunded_outside_notes: number;
   in_flight: number;
 }
 
@@ -59,6 +72,7 @@ export async function readCreditableInvoice(
                 ${PAID_SQL} AS paid,
                 (SELECT external_reference FROM ledger_entries WHERE invoice_id = inv.id AND type = 'PAYMENT') AS payment_reference,
                 ${REFUNDED_SQL} AS refunded,
+                ${REFUNDED_OUTSIDE_NOTES_SQL} AS refunded_outside_notes,
                 ${IN_FLIGHT_SQL} AS in_flight
          FROM invoices inv WHERE inv.id = ?1 AND inv.tenant_id = ?2`,
       )
@@ -91,6 +105,7 @@ export async function readCreditableInvoice(
     paid: Number(row.paid),
     paymentReference: row.payment_reference,
     refunded: Number(row.refunded),
+    refundedOutsideNotes: Number(row.refunded_outside_notes),
     paymentInFlight: Number(row.in_flight) === 1,
     lines: (
       (lineRows?.results ?? []) as {
@@ -127,7 +142,7 @@ function insertConditions(note: NewCreditNote) {
   const conditions = [
     "inv.id = ? AND inv.tenant_id = ?",
     SETTLEMENT_STATUS_SQL[note.settlement],
-    "inv.credited_total + ? <= inv.total",
+    `inv.credited_total + ? + ${REFUNDED_OUTSIDE_NOTES_SQL} <= inv.total`,
     "? + (SELECT coalesce(sum(tax), 0) FROM credit_notes WHERE invoice_id = inv.id) <= inv.tax",
   ];
   const params: unknown[] = [note.invoiceId, note.tenantId, note.note.total, note.note.tax];

@@ -3,11 +3,14 @@ import { tenantEventFromRowStatement } from "../notifications/index.ts";
 
 // Refunds in the ledger. A REFUND entry is money that went back to the
 // tenant; its reference says what it refunded: `credit-note:<id>` a REFUND
-// credit note, `credit-refund:<payment>:<cumulative>` money that was the
-// tenant's credit balance (a payment no invoice needed) and
-// `credit-refund-owed:<payment>:<cumulative>` the part of it the balance no
-// longer held, anything else a refund the provider reported on the payment
-// that paid the invoice.
+// credit note; `credit-refund:<payment>:<cumulative>` money a payment put
+// on the credit balance (no invoice needed it, or it was more than was
+// due) and `credit-refund-owed:<payment>:<cumulative>` the part of it the
+// balance no longer held; `credit-refund:note:<invoice>:<cumulative>` a
+// refund of the paying payment that took back what the invoice's credit
+// notes put on the balance, and `credit-refund-owed:note:...` the part of
+// that credit already spent; anything else a refund the provider reported
+// on the payment that paid the invoice, owed again.
 
 export interface RefundState {
   /** What the payment paid of the invoice (its PAYMENT), null when it did not pay it. */
@@ -18,6 +21,10 @@ export interface RefundState {
   refunded: number;
   /** Refunds out of the credit balance this payment created. */
   creditRefunded: number;
+  /** What the invoice's credit notes put on the credit balance (CREDIT notes, failed refunds). */
+  notesCredited: number;
+  /** Refunds of the paying payment that took that back. */
+  noteCreditRefunded: number;
   /** REFUND credit notes of the invoice waiting for the provider, oldest first. */
   pendingNotes: { id: string; total: number }[];
 }
@@ -37,7 +44,13 @@ export async function refundStateOf(
              WHERE invoice_id = ?1 AND type = 'REFUND' AND coalesce(external_reference, '') NOT LIKE 'credit-refund%') AS refunded,
            (SELECT coalesce(sum(debit), 0) FROM ledger_entries
              WHERE type = 'REFUND' AND (instr(external_reference, 'credit-refund:' || ?2 || ':') = 1
-                                        OR instr(external_reference, 'credit-refund-owed:' || ?2 || ':') = 1)) AS credit_refunded`,
+                                        OR instr(external_reference, 'credit-refund-owed:' || ?2 || ':') = 1)) AS credit_refunded,
+           (SELECT coalesce(sum(total), 0) FROM credit_notes
+             WHERE invoice_id = ?1 AND (settlement = 'CREDIT' OR (settlement = 'REFUND' AND refund_status = 'FAILED'))) AS notes_credited,
+           (SELECT coalesce(sum(debit), 0) FROM ledger_entries
+             WHERE invoice_id = ?1 AND type = 'REFUND'
+               AND (instr(external_reference, 'credit-refund:note:' || ?1 || ':') = 1
+                    OR instr(external_reference, 'credit-refund-owed:note:' || ?1 || ':') = 1)) AS note_credit_refunded`,
       )
       .bind(invoiceId, providerPaymentId),
     d1
@@ -49,13 +62,22 @@ export async function refundStateOf(
       .bind(invoiceId),
   ]);
   const row = state?.results[0] as
-    | { paid: number | null; credited: number | null; refunded: number; credit_refunded: number }
+    | {
+        paid: number | null;
+        credited: number | null;
+        refunded: number;
+        credit_refunded: number;
+        notes_credited: number;
+        note_credit_refunded: number;
+      }
     | undefined;
   return {
     paid: row?.paid ?? null,
     credited: row?.credited ?? null,
     refunded: Number(row?.refunded ?? 0),
     creditRefunded: Number(row?.credit_refunded ?? 0),
+    notesCredited: Number(row?.notes_credited ?? 0),
+    noteCreditRefunded: Number(row?.note_credit_refunded ?? 0),
     pendingNotes: ((notes?.results ?? []) as { id: string; total: number }[]).map((note) => ({
       id: note.id,
       total: Number(note.total),

@@ -413,12 +413,31 @@ export class PaymentService {
     if (invoice.status === "DRAFT") {
       return { changed: false, note: "invoice is a DRAFT; payment recorded only" };
     }
+    // An attempt made before a REDUCE credit note lowered what is due can
+    // still collect the old amount: what it took beyond that is credit.
+    const excess = (event.amount ?? attempt.amount) - (invoice.total - invoice.reducedTotal);
     const results = await this.d1.batch([
       ...payStatements(this.d1, invoice.id, now, {
         attemptId: attempt.id,
         externalReference: event.providerPaymentId,
         providerResponse: raw,
       }),
+      ...(excess > 0
+        ? receivedCreditStatements(
+            this.d1,
+            {
+              tenantId: invoice.tenantId,
+              invoiceId: invoice.id,
+              attemptId: attempt.id,
+              amount: excess,
+              currency: attempt.currency,
+              reference: event.providerPaymentId,
+              description: `Payment for invoice ${invoice.invoiceNumber} beyond the amount due: credit balance`,
+              providerResponse: raw,
+            },
+            now,
+          )
+        : []),
       this.paymentAudit(
         "payment.succeeded",
         attempt,

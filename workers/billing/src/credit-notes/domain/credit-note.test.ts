@@ -28,6 +28,7 @@ function paidInvoice(overrides: Partial<CreditableInvoice> = {}): CreditableInvo
     paid: 2970,
     paymentReference: "pi_1",
     refunded: 0,
+    refundedOutsideNotes: 0,
     paymentInFlight: false,
     lines: [
       { id: BASE, kind: "BASE", description: "Growth", amount: 2000, credited: 0 },
@@ -115,6 +116,19 @@ describe("planCreditNote", () => {
     expect(
       planCreditNote(paidInvoice({ kind: "TOP_UP", status: "OPEN" }), request(line, "CREDIT")),
     ).toMatchObject({ ok: false, status: 409 });
+  });
+
+  it("refunds the provider made outside notes use up what is left to credit", () => {
+    const invoice = paidInvoice({ refunded: 2500, refundedOutsideNotes: 2500 });
+    const plan = planCreditNote(invoice, request([{ lineItemId: BASE, amount: 500 }], "CREDIT"));
+    expect(plan).toMatchObject({
+      ok: false,
+      status: 409,
+      message: expect.stringContaining("470 cents left"),
+    });
+    expect(planCreditNote(invoice, request([{ lineItemId: BASE, amount: 400 }], "CREDIT")).ok).toBe(
+      true,
+    );
   });
 
   it("a refund never exceeds what the payment left to refund", () => {

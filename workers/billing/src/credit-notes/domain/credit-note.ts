@@ -37,6 +37,8 @@ export interface CreditableInvoice {
   paymentReference: string | null;
   /** Everything refunded on it so far: REFUND entries and REFUND notes still pending. */
   refunded: number;
+  /** Refunds the provider made outside its credit notes, owed again: they use up what is left to credit. */
+  refundedOutsideNotes: number;
   /** A payment attempt is waiting at the provider for the amount due as it was. */
   paymentInFlight: boolean;
   lines: {
@@ -164,11 +166,14 @@ export function planCreditNote(
   const subtotal = lines.reduce((sum, line) => sum + line.amount, 0);
   const tax = creditedTax(invoice, subtotal);
   const total = subtotal + tax;
-  const creditable = invoice.total - invoice.creditedTotal;
+  const creditable = invoice.total - invoice.creditedTotal - invoice.refundedOutsideNotes;
   if (total > creditable) {
+    const refunded = invoice.refundedOutsideNotes
+      ? `, refunded at the provider ${invoice.refundedOutsideNotes}`
+      : "";
     return refuse(
       409,
-      `The invoice has ${creditable} cents left to credit (total ${invoice.total}, credited ${invoice.creditedTotal}); this note is ${total}`,
+      `The invoice has ${creditable} cents left to credit (total ${invoice.total}, credited ${invoice.creditedTotal}${refunded}); this note is ${total}`,
     );
   }
   if (request.settlement === "REFUND" && total > invoice.paid - invoice.refunded) {
