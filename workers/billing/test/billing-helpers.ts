@@ -141,6 +141,24 @@ export function paymentIntentEvent(
   };
 }
 
+/** The provider's report of a payment's refunds: `amountRefunded` is cumulative, as Stripe's charge.refunded. */
+export function chargeRefunded(providerPaymentId: string, amountRefunded: number) {
+  return {
+    id: `evt_${crypto.randomUUID().replaceAll("-", "")}`,
+    object: "event",
+    type: "charge.refunded",
+    data: {
+      object: {
+        id: `ch_${providerPaymentId}`,
+        object: "charge",
+        payment_intent: providerPaymentId,
+        amount_refunded: amountRefunded,
+        currency: "usd",
+      },
+    },
+  };
+}
+
 /** Waits until the queue consumer has processed the stored webhook event. */
 export async function waitForWebhook(providerEventId: string, provider = "payprovider") {
   return vi.waitFor(

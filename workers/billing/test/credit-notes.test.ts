@@ -9,6 +9,7 @@ import { auditRowsFor } from "./audit-helpers.ts";
 import {
   asTenant,
   buildMoneyPlan,
+  chargeRefunded,
   type MoneyPlan,
   paymentIntentEvent,
   runCycle,
@@ -417,23 +418,6 @@ describe("POST /invoices/{id}/credit-notes", () => {
     );
   });
 });
-
-function chargeRefunded(providerPaymentId: string, amountRefunded: number) {
-  return {
-    id: `evt_${crypto.randomUUID().replaceAll("-", "")}`,
-    object: "event",
-    type: "charge.refunded",
-    data: {
-      object: {
-        id: `ch_${providerPaymentId}`,
-        object: "charge",
-        payment_intent: providerPaymentId,
-        amount_refunded: amountRefunded,
-        currency: "usd",
-      },
-    },
-  };
-}
 
 async function deliver(event: Json) {
   expect((await signedWebhook(event)).status).toBe(200);

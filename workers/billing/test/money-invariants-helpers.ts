@@ -4,6 +4,7 @@ import { expect } from "vitest";
 import type { DevelopmentOutcome } from "../src/payments/providers/development-provider.ts";
 import {
   asTenant,
+  chargeRefunded,
   consumeAt,
   paymentIntentEvent,
   runCycle,
@@ -221,23 +222,6 @@ async function deliver(event: Json, what: string) {
   expect(sent.status, `${what}: ${JSON.stringify(sent.body)}`).toBe(200);
   const processed = await waitForWebhook(event.id);
   expect(processed.status, `${what}: ${JSON.stringify(processed)}`).toBe("PROCESSED");
-}
-
-function chargeRefunded(providerPaymentId: string, amountRefunded: number) {
-  return {
-    id: `evt_${crypto.randomUUID().replaceAll("-", "")}`,
-    object: "event",
-    type: "charge.refunded",
-    data: {
-      object: {
-        id: `ch_${providerPaymentId}`,
-        object: "charge",
-        payment_intent: providerPaymentId,
-        amount_refunded: amountRefunded,
-        currency: "usd",
-      },
-    },
-  };
 }
 
 /** Does one operation and moves the model as the money outside the platform moved. */

@@ -173,7 +173,9 @@ describe("quickPredictionRequest and quickBatchPredictionRequest", () => {
       }),
       { numRuns: 500 },
     );
-    expect(seen.quick).toBeGreaterThan(50);
+    // About 60 of the 500 random requests are plainly valid (sd about 7): a bound far below that
+    // checks both paths ran without failing on an unlucky draw.
+    expect(seen.quick).toBeGreaterThan(25);
     expect(seen.schema).toBeGreaterThan(50);
   });
 

@@ -9,6 +9,7 @@ import {
   json,
   jsonBody,
   moneyReaders,
+  pdfAttachment,
   requireSettlementActor,
   TenantHeaderSchema,
   UuidParam,
@@ -119,17 +120,15 @@ export const creditNoteRoutes = ({ creditNoteService }: CreditNoteRouteServices)
     .openapi(getOne, async (c) =>
       c.json(await creditNoteService(c).get(c.var.billingContext, c.req.valid("param").id), 200),
     )
-    .openapi(pdf, async (c) => {
-      const { bytes, fileName } = await creditNotePdf(
-        database(c.env.DB),
-        creditNoteService(c),
-        c.env,
-        c.var.billingContext,
-        c.req.valid("param").id,
-      );
-      return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
-        "content-type": "application/pdf",
-        "content-disposition": `attachment; filename="${fileName}"`,
-        "cache-control": "private, no-store",
-      });
-    });
+    .openapi(pdf, async (c) =>
+      pdfAttachment(
+        c,
+        await creditNotePdf(
+          database(c.env.DB),
+          creditNoteService(c),
+          c.env,
+          c.var.billingContext,
+          c.req.valid("param").id,
+        ),
+      ),
+    );

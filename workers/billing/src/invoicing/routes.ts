@@ -10,6 +10,7 @@ import {
   json,
   jsonBody,
   moneyReaders,
+  pdfAttachment,
   rateLimited,
   requireSettlementActor,
   TenantHeaderSchema,
@@ -193,20 +194,18 @@ export const invoiceRoutes = ({ invoiceService }: InvoicingRouteServices) =>
     .openapi(lineItems, async (c) =>
       c.json(await invoiceService(c).lineItems(c.var.billingContext, c.req.valid("param").id), 200),
     )
-    .openapi(pdf, async (c) => {
-      const { bytes, fileName } = await invoicePdf(
-        database(c.env.DB),
-        invoiceService(c),
-        configuredSeller(c.env),
-        c.var.billingContext,
-        c.req.valid("param").id,
-      );
-      return c.body(bytes as Uint8Array<ArrayBuffer>, 200, {
-        "content-type": "application/pdf",
-        "content-disposition": `attachment; filename="${fileName}"`,
-        "cache-control": "private, no-store",
-      });
-    })
+    .openapi(pdf, async (c) =>
+      pdfAttachment(
+        c,
+        await invoicePdf(
+          database(c.env.DB),
+          invoiceService(c),
+          configuredSeller(c.env),
+          c.var.billingContext,
+          c.req.valid("param").id,
+        ),
+      ),
+    )
     .openapi(finalize, async (c) =>
       c.json(await invoiceService(c).finalize(c.var.billingContext, c.req.valid("param").id), 201),
     )

@@ -1,5 +1,6 @@
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { OpenAPIHono, type z } from "@hono/zod-openapi";
+import type { Context } from "hono";
 import type { AppEnv } from "./app-env.ts";
 
 type Issue = z.core.$ZodIssue;
@@ -66,4 +67,16 @@ export async function optionalJsonBody<T extends z.ZodType>(
   const result = schema.safeParse(parsed);
   validationHook(result as { success: boolean; error?: { issues: Issue[] } });
   return result.data as z.infer<T>;
+}
+
+/** A rendered document (invoice, credit note) as a private PDF download named after its number. */
+export function pdfAttachment(
+  c: Context<AppEnv>,
+  document: { bytes: Uint8Array; fileName: string },
+) {
+  return c.body(document.bytes as Uint8Array<ArrayBuffer>, 200, {
+    "content-type": "application/pdf",
+    "content-disposition": `attachment; filename="${document.fileName}"`,
+    "cache-control": "private, no-store",
+  });
 }
