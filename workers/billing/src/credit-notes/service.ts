@@ -11,6 +11,7 @@ import {
   creditNoteEventRow,
   type PaymentProvider,
   ProviderUnavailableError,
+  paymentReferenceOf,
   payStatements,
   refundOutcomeStatements,
 } from "../payments/index.ts";
@@ -272,7 +273,7 @@ export class CreditNoteService {
     for (const pending of await unsentRefunds(this.d1, REFUND_RETRY_BATCH)) {
       const note = await findCreditNoteById(this.db, pending.id);
       if (!note) continue;
-      const reference = await this.paymentReferenceOf(note.invoiceId);
+      const reference = await paymentReferenceOf(this.db, note.invoiceId);
       if (reference && (await this.refund(pending.id, reference, now))) sent++;
     }
     return sent;
@@ -394,15 +395,5 @@ export class CreditNoteService {
     const plan = now ? planCreditNote(now, request) : null;
     if (plan && !plan.ok) return new ApiError(plan.status, plan.message);
     return new ApiError(409, "The invoice changed while the credit note was written; try again");
-  }
-
-  private async paymentReferenceOf(invoiceId: string): Promise<string | null> {
-    const row = await this.d1
-      .prepare(
-        "SELECT external_reference FROM ledger_entries WHERE invoice_id = ? AND type = 'PAYMENT'",
-      )
-      .bind(invoiceId)
-      .first<{ external_reference: string | null }>();
-    return row?.external_reference ?? null;
   }
 }

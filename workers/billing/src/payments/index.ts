@@ -5,7 +5,12 @@ export {
   PENDING_RECONCILE_AFTER_MINUTES,
   pendingReconcileMinutes,
 } from "./domain/payment.ts";
-export { findInvoiceById, type InvoiceRow, payStatements } from "./invoice-settlement-storage.ts";
+export {
+  findInvoiceById,
+  type InvoiceRow,
+  paymentReferenceOf,
+  payStatements,
+} from "./invoice-settlement-storage.ts";
 export { LedgerService } from "./ledger-service.ts";
 export {
   AVAILABLE_CREDIT_SQL,
