@@ -1,10 +1,13 @@
 import type { CatalogStatus, FeatureType } from "../db/schema/catalog.ts";
 import { type EntitlementTerms, resolveEntitlementTerms } from "./entitlement-rules.ts";
+import type { Meter } from "./meter.ts";
 
-/** An entitlement as a subscription keeps it: the terms plus the feature's key and type. */
+/** An entitlement as a subscription keeps it: the terms plus the feature's key, type and meter. */
 export interface SnapshotTerms extends EntitlementTerms {
   featureLookupKey: string;
   featureType: FeatureType;
+  /** How the feature's usage is measured; null or absent: SUM of `amount` (DEFAULT_METER). */
+  meter?: Meter | null;
 }
 
 export interface PlanEntitlementSource {
