@@ -1,9 +1,14 @@
 import { describe, expect, it } from "vitest";
 import {
+  DECIMAL_PRICE_PATTERN,
+  dimensionsMeterProblem,
   featureUnitProblem,
   ENTITLEMENT_RULE_MESSAGES as M,
+  MAX_DIMENSIONS,
+  resolveDimensions,
   resolveEntitlementTerms,
 } from "./entitlement-rules.ts";
+import { DEFAULT_METER } from "./meter.ts";
 
 const terms = (result: ReturnType<typeof resolveEntitlementTerms>) => {
   if (!result.ok) throw new Error(`expected ok, got: ${result.message}`);
@@ -22,6 +27,8 @@ describe("BOOLEAN entitlements", () => {
       includedAmount: null,
       resetPeriod: null,
       pricing: null,
+      overagePriceDecimal: null,
+      dimensions: null,
     });
     expect(terms(resolveEntitlementTerms("BOOLEAN", { value: false })).value).toBe(false);
   });
@@ -174,6 +181,155 @@ describe("charge-model pricing", () => {
   });
 });
 
+describe("decimal prices", () => {
+  it("price METERED and SOFT quota units like overagePrice, and only one price is taken", () => {
+    expect(
+      terms(
+        resolveEntitlementTerms("METERED", { overagePriceDecimal: "0.15", resetPeriod: "MONTHLY" }),
+      ),
+    ).toMatchObject({ overagePriceDecimal: "0.15", overagePrice: null, includedAmount: 0 });
+    expect(
+      terms(
+        resolveEntitlementTerms("QUOTA", {
+          limit: 5,
+          limitBehavior: "SOFT",
+          overagePriceDecimal: "0.01",
+          resetPeriod: "MONTHLY",
+        }),
+      ).overagePriceDecimal,
+    ).toBe("0.01");
+    const both = { overagePrice: 1, overagePriceDecimal: "0.5", resetPeriod: "MONTHLY" as const };
+    expect(message(resolveEntitlementTerms("METERED", both))).toBe(M.priceTwice);
+    expect(M.priceTwice).toMatch(/overagePriceDecimal/);
+    expect(
+      message(
+        resolveEntitlementTerms("QUOTA", {
+          limit: 5,
+          overagePriceDecimal: "0.5",
+          resetPeriod: "MONTHLY",
+        }),
+      ),
+    ).toBe(M.hardQuotaForbidsPrice);
+    expect(
+      message(resolveEntitlementTerms("BOOLEAN", { value: true, overagePriceDecimal: "1" })),
+    ).toBe(M.booleanForbidden);
+  });
+
+  it("have up to 15 digits before the point and 10 after, never negative", () => {
+    for (const ok of ["0", "12", "0.01", "0.0000000001", "999999999999999.9999999999"]) {
+      expect(DECIMAL_PRICE_PATTERN.test(ok), ok).toBe(true);
+    }
+    for (const bad of ["-1", "1.", ".5", "0.00000000001", "1000000000000000", "1e-5", "01", " 1"]) {
+      expect(DECIMAL_PRICE_PATTERN.test(bad), bad).toBe(false);
+    }
+  });
+});
+
+describe("dimensions", () => {
+  const metered = { overagePrice: 10, resetPeriod: "MONTHLY" as const };
+
+  it("default each entry's includedAmount to 0 and make its unset prices null", () => {
+    const resolved = terms(
+      resolveEntitlementTerms("METERED", {
+        ...metered,
+        dimensions: [
+          { match: { model: "large" }, overagePriceDecimal: "0.3" },
+          { match: { model: "small", direction: "input" }, includedAmount: 100, overagePrice: 1 },
+        ],
+      }),
+    );
+    expect(resolved.dimensions).toEqual([
+      {
+        match: { model: "large" },
+        includedAmount: 0,
+        overagePrice: null,
+        overagePriceDecimal: "0.3",
+        pricing: null,
+      },
+      {
+        match: { model: "small", direction: "input" },
+        includedAmount: 100,
+        overagePrice: 1,
+        overagePriceDecimal: null,
+        pricing: null,
+      },
+    ]);
+  });
+
+  it("want exactly one price per entry and no two entries with the same match", () => {
+    expect(
+      message(
+        resolveEntitlementTerms("METERED", { ...metered, dimensions: [{ match: { a: 1 } }] }),
+      ),
+    ).toBe(
+      'dimensions[0] needs exactly one of "overagePrice", "overagePriceDecimal" and "pricing"',
+    );
+    expect(
+      message(
+        resolveEntitlementTerms("METERED", {
+          ...metered,
+          dimensions: [{ match: { a: 1 }, overagePrice: 1, overagePriceDecimal: "1" }],
+        }),
+      ),
+    ).toMatch(/needs exactly one/);
+    // 1 and "1" are the same value: groups compare as strings; key order does not matter.
+    expect(
+      message(
+        resolveEntitlementTerms("METERED", {
+          ...metered,
+          dimensions: [
+            { match: { a: 1, b: "x" }, overagePrice: 1 },
+            { match: { b: "x", a: "1" }, overagePrice: 2 },
+          ],
+        }),
+      ),
+    ).toBe("dimensions[1].match repeats an earlier entry's match");
+    expect(resolveDimensions([{ match: {}, overagePrice: 1 }])).toMatchObject({ ok: false });
+    expect(
+      resolveDimensions([{ match: { a: 1, b: 2, c: 3, d: 4 }, overagePrice: 1 }]),
+    ).toMatchObject({ ok: false, message: "dimensions[0].match must name 1 to 3 properties" });
+    const many = Array.from({ length: MAX_DIMENSIONS + 1 }, (_, index) => ({
+      match: { a: index },
+      overagePrice: 1,
+    }));
+    expect(resolveDimensions(many)).toMatchObject({ ok: false });
+    expect(resolveDimensions(many.slice(1))).toMatchObject({ ok: true });
+  });
+
+  it("are only for METERED and SOFT quota features", () => {
+    const dimensions = [{ match: { a: 1 }, overagePrice: 1 }];
+    expect(message(resolveEntitlementTerms("BOOLEAN", { value: true, dimensions }))).toBe(
+      M.booleanForbidden,
+    );
+    expect(
+      message(resolveEntitlementTerms("QUOTA", { limit: 5, resetPeriod: "MONTHLY", dimensions })),
+    ).toBe(M.hardQuotaForbidsPrice);
+    expect(
+      terms(
+        resolveEntitlementTerms("QUOTA", {
+          limit: 5,
+          limitBehavior: "SOFT",
+          overagePrice: 3,
+          resetPeriod: "MONTHLY",
+          dimensions,
+        }),
+      ).dimensions,
+    ).toHaveLength(1);
+  });
+
+  it("name only properties the feature's meter groups by", () => {
+    const meter = { ...DEFAULT_METER, groupBy: ["model", "direction"] };
+    expect(dimensionsMeterProblem([{ match: { model: "x", direction: "in" } }], meter)).toBe(
+      undefined,
+    );
+    expect(dimensionsMeterProblem([{ match: { region: "eu" } }], meter)).toBe(
+      "dimensions[0].match.region is not in the feature's meter groupBy (model, direction)",
+    );
+    expect(dimensionsMeterProblem([{ match: { model: "x" } }], null)).toMatch(/has no groupBy/);
+    expect(dimensionsMeterProblem(null, null)).toBeUndefined();
+  });
+});
+
 describe("updates", () => {
   const hardQuota = terms(resolveEntitlementTerms("QUOTA", { limit: 10, resetPeriod: "MONTHLY" }));
 
@@ -216,10 +372,12 @@ describe("updates", () => {
   it("keep only the term fields of a whole stored row", () => {
     const row = { ...hardQuota, id: "row-id", planId: "plan-id", createdAt: "then" };
     expect(Object.keys(terms(resolveEntitlementTerms("QUOTA", {}, row))).sort()).toEqual([
+      "dimensions",
       "includedAmount",
       "limit",
       "limitBehavior",
       "overagePrice",
+      "overagePriceDecimal",
       "pricing",
       "resetPeriod",
       "value",

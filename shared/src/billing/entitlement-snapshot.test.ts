@@ -9,6 +9,8 @@ const terms = {
   includedAmount: null,
   resetPeriod: null,
   pricing: null,
+  overagePriceDecimal: null,
+  dimensions: null,
 };
 
 describe("buildEntitlementSnapshots", () => {
@@ -36,6 +38,7 @@ describe("buildEntitlementSnapshots", () => {
         overagePrice: 10,
         includedAmount: 0,
         resetPeriod: "MONTHLY",
+        meter: null,
       },
       {
         featureLookupKey: "projects",
@@ -44,8 +47,9 @@ describe("buildEntitlementSnapshots", () => {
         limit: 5,
         limitBehavior: "HARD",
         resetPeriod: "MONTHLY",
+        meter: null,
       },
-      { featureLookupKey: "sso", featureType: "BOOLEAN", ...terms, value: true },
+      { featureLookupKey: "sso", featureType: "BOOLEAN", ...terms, value: true, meter: null },
     ]);
   });
 
@@ -59,7 +63,56 @@ describe("buildEntitlementSnapshots", () => {
       featureType: "BOOLEAN",
       ...terms,
       value: true,
+      meter: null,
     });
+  });
+
+  it("copies the feature's meter and the decimal and per-group prices", () => {
+    const meter = {
+      aggregation: "SUM" as const,
+      property: "tokens",
+      filters: { region: ["eu"] },
+      groupBy: ["model"],
+    };
+    const source = {
+      feature: { lookupKey: "tokens", type: "METERED" as const, status: "ACTIVE" as const, meter },
+      terms: {
+        ...terms,
+        overagePriceDecimal: "0.15",
+        resetPeriod: "MONTHLY" as const,
+        dimensions: [
+          {
+            match: { model: "large" },
+            includedAmount: 0,
+            overagePrice: 2,
+            overagePriceDecimal: null,
+            pricing: null,
+          },
+        ],
+      },
+    };
+    const [snapshot] = buildEntitlementSnapshots([source]);
+    expect(snapshot).toEqual({
+      featureLookupKey: "tokens",
+      featureType: "METERED",
+      ...terms,
+      includedAmount: 0,
+      overagePriceDecimal: "0.15",
+      resetPeriod: "MONTHLY",
+      dimensions: [
+        {
+          match: { model: "large" },
+          includedAmount: 0,
+          overagePrice: 2,
+          overagePriceDecimal: null,
+          pricing: null,
+        },
+      ],
+      meter,
+    });
+    // A copy: a later change of the feature's meter does not reach the snapshot.
+    meter.groupBy.push("direction");
+    expect(snapshot?.meter?.groupBy).toEqual(["model"]);
   });
 
   it("leaves out archived features", () => {

@@ -11,7 +11,13 @@ export interface SnapshotTerms extends EntitlementTerms {
 }
 
 export interface PlanEntitlementSource {
-  feature: { lookupKey: string; type: FeatureType; status: CatalogStatus };
+  feature: {
+    lookupKey: string;
+    type: FeatureType;
+    status: CatalogStatus;
+    /** The feature's meter now; null or absent: DEFAULT_METER. */
+    meter?: Meter | null;
+  };
   terms: EntitlementTerms;
 }
 
@@ -20,7 +26,9 @@ export interface PlanEntitlementSource {
  * they are now: one per feature lookup key, ordered by key. Entitlements of
  * archived features are left out (archiving retires a feature for new
  * subscribers; existing ones keep their snapshots). Terms go through the
- * type rules once more so defaults are explicit in the snapshot.
+ * type rules once more so defaults are explicit in the snapshot. The
+ * feature's meter is copied too: a later change of its filters or groupBy
+ * applies to new subscribers only.
  */
 export function buildEntitlementSnapshots(sources: PlanEntitlementSource[]): SnapshotTerms[] {
   const byKey = new Map<string, SnapshotTerms>();
@@ -37,6 +45,7 @@ export function buildEntitlementSnapshots(sources: PlanEntitlementSource[]): Sna
       featureLookupKey: feature.lookupKey,
       featureType: feature.type,
       ...resolved.terms,
+      meter: feature.meter ? structuredClone(feature.meter) : null,
     });
   }
   return [...byKey.values()].sort((a, b) =>

@@ -120,6 +120,8 @@ export function meterProblem(meter: Meter): string | undefined {
   if (aggregation === "COUNT" && property !== null) {
     return "meter.property is not used by COUNT: leave it out";
   }
+  const named = [...(property ? [property] : []), ...groupBy, ...Object.keys(filters)];
+  if (named.includes("__proto__")) return 'meter: property "__proto__" is reserved';
   if (groupBy.length > MAX_GROUP_BY)
     return `meter.groupBy takes at most ${MAX_GROUP_BY} properties`;
   if (new Set(groupBy).size !== groupBy.length) return "meter.groupBy lists a property twice";
@@ -172,6 +174,9 @@ export function propertiesProblem(
     if (!PROPERTY_KEY_PATTERN.test(key)) {
       return { key, message: `property key "${key.slice(0, 80)}" must match [a-z0-9_]{1,64}` };
     }
+    if (key === "__proto__") {
+      return { key, message: 'property key "__proto__" is reserved' };
+    }
     if (typeof item === "string") {
       if (item.length > MAX_PROPERTY_TEXT) {
         return {
@@ -200,6 +205,11 @@ export function dimensionsOfGroupKey(groupKey: string): Record<string, PropertyV
   return Object.fromEntries(pairs);
 }
 
+/** A property's own value (never one inherited from Object.prototype, like `constructor`). */
+function own(properties: EventProperties, key: string): PropertyValue | undefined {
+  return Object.hasOwn(properties, key) ? properties[key] : undefined;
+}
+
 function sameValue(a: PropertyValue | undefined, b: PropertyValue): boolean {
   return a !== undefined && String(a) === String(b);
 }
@@ -225,12 +235,12 @@ export function readEvent(
 ): MeterReading {
   const { properties } = event;
   for (const [key, allowed] of Object.entries(meter.filters)) {
-    if (!allowed.some((value) => sameValue(properties[key], value))) {
+    if (!allowed.some((value) => sameValue(own(properties, key), value))) {
       return { counts: false, reason: "FILTERED" };
     }
   }
   const dimensions: Record<string, PropertyValue | null> = {};
-  for (const key of meter.groupBy) dimensions[key] = properties[key] ?? null;
+  for (const key of meter.groupBy) dimensions[key] = own(properties, key) ?? null;
   const groupKey = groupKeyOf(dimensions);
   const property = meter.property;
   if (meter.aggregation === "COUNT") {
@@ -239,7 +249,7 @@ export function readEvent(
   if (property === null) {
     return { counts: true, groupKey, dimensions, value: event.amount, distinct: null };
   }
-  const raw = properties[property];
+  const raw = own(properties, property);
   if (raw === undefined) {
     return {
       counts: false,
@@ -380,4 +390,85 @@ export function meterQuantity(
       return length <= 0 ? carriedLevel + state.sum : carriedLevel + state.weightedMs / length;
     }
   }
+}
+
+/**
+ * What the usage pipeline hands the counter with an event of a feature
+ * that has a meter: the event's reading (readEvent), before the counter
+ * decides its group against the combination bound and whether its
+ * distinct value is new.
+ */
+export interface EventMeterReading {
+  groupKey: string;
+  dimensions: Record<string, PropertyValue | null>;
+  value: number;
+  distinct: string | null;
+}
+
+/** A counted event's share of its group, as the counter's flush carries it to D1. */
+export interface MeterContribution {
+  groupKey: string;
+  dimensions: Record<string, PropertyValue | null>;
+  value: number;
+  /** Whether the event brought its group a distinct value not seen before in the window. */
+  newDistinct: boolean;
+}
+
+/**
+ * The units an event adds to the counter's window total (what HARD limits,
+ * alerts and credits count): for a plain meter its `amount`; COUNT and
+ * UNIQUE_COUNT 1 (the counter keeps only a new distinct value's); SUM its
+ * value when that is a whole number; the other aggregations, whose total
+ * does not only grow, none. A filtered event adds nothing.
+ */
+/** The largest value one event adds to a counter (its MAX_USAGE_AMOUNT). */
+const MAX_COUNTED_VALUE = 1_000_000_000;
+
+export function counterUnits(meter: Meter, amount: number, reading: MeterReading): number {
+  if (isPlainMeter(meter)) return amount;
+  if (!reading.counts) return 0;
+  switch (meter.aggregation) {
+    case "COUNT":
+    case "UNIQUE_COUNT":
+      return 1;
+    case "SUM":
+      return Number.isSafeInteger(reading.value) &&
+        reading.value >= 0 &&
+        reading.value <= MAX_COUNTED_VALUE
+        ? reading.value
+        : 0;
+    default:
+      return 0;
+  }
+}
+
+/**
+ * The summary columns of a stored group row (usage_meter_groups,
+ * usage_meter_hourly), as D1 answers them: read back into a MeterState by
+ * stateOfRow, so billing and the usage reads agree on what a row holds.
+ */
+export interface MeterStateColumns {
+  events: number;
+  value_sum: number;
+  value_min: number | null;
+  value_max: number | null;
+  latest_value: number | null;
+  latest_at: string | null;
+  latest_id: string | null;
+  weighted_ms: number;
+  distinct_values: number;
+}
+
+export function stateOfRow(row: MeterStateColumns): MeterState {
+  return {
+    events: row.events,
+    sum: row.value_sum,
+    min: row.value_min,
+    max: row.value_max,
+    latestValue: row.latest_value,
+    latestAt: row.latest_at,
+    latestId: row.latest_id,
+    weightedMs: row.weighted_ms,
+    distinct: row.distinct_values,
+  };
 }

@@ -65,6 +65,9 @@ export async function loadTenantEntitlementState(
         includedAmount: entitlementSnapshots.includedAmount,
         resetPeriod: entitlementSnapshots.resetPeriod,
         pricing: entitlementSnapshots.pricing,
+        overagePriceDecimal: entitlementSnapshots.overagePriceDecimal,
+        dimensions: entitlementSnapshots.dimensions,
+        meter: entitlementSnapshots.meter,
       },
     })
     .from(subscriptions)

@@ -74,6 +74,9 @@ describe("POST /subscriptions", () => {
       includedAmount: null,
       resetPeriod: "MONTHLY",
       pricing: null,
+      overagePriceDecimal: null,
+      dimensions: null,
+      meter: { aggregation: "SUM", property: null, filters: {}, groupBy: [] },
     });
   });
 

@@ -1,10 +1,12 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { Meter, PropertyValue } from "../../billing/meter.ts";
 
 // The global catalog: plans with their prices, features, and what each plan
 // grants of each feature. Same conventions as identity.ts: UUID text ids,
 // ISO-8601 UTC text times. Money is integers only: prices in cents (minor
-// units), overage prices in micro-cents (1 cent = 100 micro-cents).
+// units), overage prices in micro-cents (1 cent = 100 micro-cents), as
+// integers or, below one micro-cent, as decimal strings ("0.15").
 
 const now = sql`(strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`;
 const timestamps = {
@@ -29,13 +31,15 @@ export type ChargeModel = (typeof chargeModels)[number];
 
 /**
  * One price tier: `upTo` counts billed units cumulatively (null: the open
- * last tier); `unitPrice` in micro-cents like overagePrice; `flatFee` in
- * cents, charged once when any unit falls in the tier (graduated) or when
- * the total reaches it (volume).
+ * last tier); `unitPrice` in micro-cents like overagePrice, or
+ * `unitPriceDecimal` (exactly one of the two) for a price in decimal
+ * micro-cents; `flatFee` in cents, charged once when any unit falls in the
+ * tier (graduated) or when the total reaches it (volume).
  */
 export interface PricingTier {
   upTo: number | null;
-  unitPrice: number;
+  unitPrice?: number;
+  unitPriceDecimal?: string;
   flatFee?: number;
 }
 
@@ -47,6 +51,21 @@ export interface PricingTier {
 export type ChargePricing =
   | { model: "graduated" | "volume"; tiers: PricingTier[] }
   | { model: "package"; packageSize: number; packagePrice: number };
+
+/**
+ * The price of one group of a feature's usage (its meter's groupBy values):
+ * the first entry whose every `match` pair equals the group's value applies
+ * (values compared as strings); a group no entry matches is priced by the
+ * entitlement's own terms. Exactly one of the three prices is set.
+ */
+export interface EntitlementDimension {
+  match: Record<string, PropertyValue>;
+  /** Units of the group included before its price applies. */
+  includedAmount: number;
+  overagePrice: number | null;
+  overagePriceDecimal: string | null;
+  pricing: ChargePricing | null;
+}
 
 export const plans = sqliteTable(
   "plans",
@@ -126,6 +145,11 @@ export const features = sqliteTable("features", {
   type: text("type", { enum: featureTypes }).notNull(),
   /** What a QUOTA or METERED feature counts ("api_call", "GB"); null for BOOLEAN. */
   unit: text("unit"),
+  /**
+   * How usage is measured from events (shared/src/billing/meter.ts); null:
+   * DEFAULT_METER. Its aggregation is fixed once the feature has usage.
+   */
+  meter: text("meter", { mode: "json" }).$type<Meter>(),
   description: text("description"),
   status: text("status", { enum: catalogStatuses }).notNull().default("ACTIVE"),
   metadata: text("metadata", { mode: "json" })
@@ -140,7 +164,8 @@ export const features = sqliteTable("features", {
  * feature's type (domain/entitlement-rules.ts): BOOLEAN `value`; QUOTA
  * `limit`, `limitBehavior`, `resetPeriod` (+ `overagePrice` when SOFT);
  * METERED `includedAmount`, `overagePrice`, `resetPeriod`. A SOFT quota or a
- * METERED feature is priced by `overagePrice` or by `pricing`, never both.
+ * METERED feature is priced by one of `overagePrice`, `overagePriceDecimal`
+ * or `pricing`, and may price groups of its usage apart (`dimensions`).
  * Editing these rows
  * never reaches existing subscribers: they hold snapshots.
  */
@@ -163,6 +188,10 @@ export const planEntitlements = sqliteTable(
     resetPeriod: text("reset_period", { enum: resetPeriods }),
     /** Tiered or package pricing of the billed units, instead of `overagePrice`. */
     pricing: text("pricing", { mode: "json" }).$type<ChargePricing>(),
+    /** Micro-cents per unit as a decimal string ("0.15"), instead of `overagePrice`. */
+    overagePriceDecimal: text("overage_price_decimal"),
+    /** Prices per group of the feature's meter (groupBy values). */
+    dimensions: text("dimensions", { mode: "json" }).$type<EntitlementDimension[]>(),
     ...timestamps,
   },
   (table) => [

@@ -1,7 +1,9 @@
 import { sql } from "drizzle-orm";
 import { check, index, integer, sqliteTable, text, uniqueIndex } from "drizzle-orm/sqlite-core";
+import type { Meter } from "../../billing/meter.ts";
 import {
   type ChargePricing,
+  type EntitlementDimension,
   featureTypes,
   limitBehaviors,
   planPrices,
@@ -111,6 +113,12 @@ export const entitlementSnapshots = sqliteTable(
     resetPeriod: text("reset_period", { enum: resetPeriods }),
     /** Tiered or package pricing, instead of `overagePrice`. */
     pricing: text("pricing", { mode: "json" }).$type<ChargePricing>(),
+    /** Decimal micro-cents per unit, instead of `overagePrice`. */
+    overagePriceDecimal: text("overage_price_decimal"),
+    /** Prices per group of the meter's groupBy values. */
+    dimensions: text("dimensions", { mode: "json" }).$type<EntitlementDimension[]>(),
+    /** The feature's meter when the subscription started; null: DEFAULT_METER. */
+    meter: text("meter", { mode: "json" }).$type<Meter>(),
     createdAt: text("created_at").notNull().default(now),
   },
   (table) => [

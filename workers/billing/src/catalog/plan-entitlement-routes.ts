@@ -14,11 +14,12 @@ import type { CatalogRouteServices } from "./route-services.ts";
 import { CreateEntitlementBody, EntitlementSchema, UpdateEntitlementBody } from "./schemas.ts";
 
 const admin = [authenticate(), requirePlatformAdmin()];
+const NOT_GROUPED = "`dimensions` name a property the feature's meter does not group by";
 const PlanParams = z.object({ planId: UuidParam("planId") });
 const EntitlementParams = z.object({ planId: UuidParam("planId"), id: UuidParam("id") });
 
 const TYPE_RULES =
-  "BOOLEAN takes only `value`; QUOTA takes `limit`, `limitBehavior` (default HARD), `resetPeriod`, and `overagePrice` when SOFT; METERED takes `includedAmount` (default 0), `overagePrice` and `resetPeriod`. `overagePrice` is in micro-cents (1 cent = 100). A SOFT quota or METERED feature may be priced by `pricing` (graduated or volume tiers, or packages) instead of `overagePrice`; the two are refused together.";
+  "BOOLEAN takes only `value`; QUOTA takes `limit`, `limitBehavior` (default HARD), `resetPeriod`, and a price when SOFT; METERED takes `includedAmount` (default 0), a price and `resetPeriod`. The price is one of `overagePrice` (whole micro-cents per unit; 1 cent = 100), `overagePriceDecimal` (the same as a decimal string, for prices below one micro-cent) or `pricing` (graduated or volume tiers, or packages); two are refused together. A SOFT quota or METERED feature whose meter has `groupBy` may price groups apart with `dimensions` (a match naming a property outside groupBy is a 422).";
 
 const createEntitlement = createRoute({
   method: "post",
@@ -34,6 +35,10 @@ const createEntitlement = createRoute({
     400: errors[400],
     404: errors[404],
     409: errors[409],
+    422: {
+      ...errors[422],
+      description: `${NOT_GROUPED}; or the Idempotency-Key was used with other parameters`,
+    },
   }),
 });
 
@@ -77,6 +82,7 @@ const updateEntitlement = createRoute({
     400: errors[400],
     404: errors[404],
     409: errors[409],
+    422: { ...errors[422], description: NOT_GROUPED },
   }),
 });
 

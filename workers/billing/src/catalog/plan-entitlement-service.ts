@@ -1,9 +1,12 @@
 import {
+  dimensionsMeterProblem,
   type EntitlementTerms,
   type EntitlementTermsInput,
   resolveEntitlementTerms,
 } from "@edge-platform/shared/billing/entitlement-rules";
+import type { Meter } from "@edge-platform/shared/billing/meter";
 import { type Database, nowIso, uniqueViolation } from "@edge-platform/shared/db/client";
+import type { FeatureType } from "@edge-platform/shared/db/schema/catalog";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { type AuditContext, fieldChanges, ROW_CHANGED, SYSTEM_AUDIT } from "../audit/index.ts";
 import { FeatureService } from "./feature-service.ts";
@@ -29,7 +32,26 @@ function termsOf(row: EntitlementTerms): EntitlementTerms {
     includedAmount: row.includedAmount,
     resetPeriod: row.resetPeriod,
     pricing: row.pricing,
+    overagePriceDecimal: row.overagePriceDecimal ?? null,
+    dimensions: row.dimensions ?? null,
   };
+}
+
+/**
+ * The terms for the feature, or the refusal: a type rule broken is a 400;
+ * dimensions that name a property the feature's meter does not group by
+ * are well-formed but do not fit the feature, a 422.
+ */
+function termsFor(
+  feature: { type: FeatureType; meter: Meter | null },
+  input: EntitlementTermsInput,
+  current?: EntitlementTerms,
+): EntitlementTerms {
+  const resolved = resolveEntitlementTerms(feature.type, input, current);
+  if (!resolved.ok) throw new ApiError(400, resolved.message);
+  const problem = dimensionsMeterProblem(resolved.terms.dimensions, feature.meter);
+  if (problem) throw new ApiError(422, problem, { code: "dimensions_not_grouped" });
+  return resolved.terms;
 }
 
 /**
@@ -65,14 +87,13 @@ export class PlanEntitlementService {
       );
     }
     const { featureId, ...sent } = input;
-    const resolved = resolveEntitlementTerms(feature.type, sent);
-    if (!resolved.ok) throw new ApiError(400, resolved.message);
+    const terms = termsFor(feature, sent);
     const now = nowIso();
     const values = {
       id: crypto.randomUUID(),
       planId,
       featureId,
-      ...resolved.terms,
+      ...terms,
       createdAt: now,
       updatedAt: now,
     };
@@ -119,15 +140,14 @@ export class PlanEntitlementService {
     const found = await findPlanEntitlement(this.db, planId, id);
     if (!found) throw entitlementNotFound();
     const current = termsOf(found.entitlement);
-    const resolved = resolveEntitlementTerms(found.feature.type, input, current);
-    if (!resolved.ok) throw new ApiError(400, resolved.message);
+    const terms = termsFor(found.feature, input, current);
     const [[updated]] = await this.db.batch([
-      updatePlanEntitlement(this.db, planId, id, current, resolved.terms),
+      updatePlanEntitlement(this.db, planId, id, current, terms),
       this.plans.catalogEntry(
         "entitlement.updated",
         "entitlement",
         id,
-        fieldChanges(current, resolved.terms),
+        fieldChanges(current, terms),
         ROW_CHANGED,
       ),
     ]);

@@ -10,12 +10,16 @@ import {
 import { subscriptionStatuses } from "@edge-platform/shared/db/schema/subscriptions";
 import { z } from "@hono/zod-openapi";
 import { integer } from "../platform/index.ts";
+import { CouponCodeSchema, usageThresholdsProblem } from "../pricing/index.ts";
+import { MeterBody, MeterSchema } from "./meter-schemas.ts";
 import {
-  CouponCodeSchema,
-  MAX_PRICING_TIERS,
-  pricingProblem,
-  usageThresholdsProblem,
-} from "../pricing/index.ts";
+  count,
+  DimensionSchema,
+  DimensionsBody,
+  OveragePriceDecimalBody,
+  PricingBody,
+  PricingSchema,
+} from "./price-schemas.ts";
 
 // Request and response schemas of the catalog, subscription and
 // entitlement routes.
@@ -41,10 +45,6 @@ export const immutable = (field: string) =>
       message: `${field} is immutable and cannot be changed`,
     })
     .openapi({ description: `Not accepted: ${field} cannot change` });
-
-/** A whole number from 0 to the largest exact integer. */
-export const count = (field: string, what = "a whole number") =>
-  integer(field, what, 0, Number.MAX_SAFE_INTEGER, `${field} must not be negative`);
 
 export const CatalogMetadataSchema = z
   .record(z.string(), z.unknown(), { message: "metadata must be an object" })
@@ -171,6 +171,7 @@ export const CreateFeatureBody = z
     unit: optionalText("unit", 50),
     description: optionalText("description", 1000),
     metadata: CatalogMetadataSchema.optional(),
+    meter: MeterBody.nullable().optional(),
   })
   .strict();
 
@@ -183,65 +184,12 @@ export const UpdateFeatureBody = z
     description: optionalText("description", 1000),
     status: z.enum(catalogStatuses, { message: "status must be ACTIVE or ARCHIVED" }).optional(),
     metadata: CatalogMetadataSchema.optional(),
+    meter: MeterBody.nullable().optional().openapi({
+      description:
+        "A new meter (replaces the whole meter); null: back to the default. The aggregation cannot change once the feature has usage (409).",
+    }),
   })
   .strict();
-
-const TierBody = z
-  .object({
-    upTo: count("upTo", "a whole number of billed units, or null for the last tier").nullable(),
-    unitPrice: count("unitPrice", "a whole number of micro-cents (1 cent = 100 micro-cents)"),
-    flatFee: count("flatFee", "a whole number of cents").optional(),
-  })
-  .strict();
-
-/**
- * Tiered or package pricing. The shape is checked here; the tier rules
- * (strictly increasing, one open last tier, at most 20) by the charge-model
- * domain, so the API and the billing code agree on one definition.
- */
-export const PricingBody = z
-  .discriminatedUnion(
-    "model",
-    [
-      z
-        .object({
-          model: z.enum(["graduated", "volume"]),
-          tiers: z
-            .array(TierBody, { message: "pricing.tiers must be an array of tiers" })
-            .max(MAX_PRICING_TIERS, `pricing.tiers must have at most ${MAX_PRICING_TIERS} tiers`),
-        })
-        .strict(),
-      z
-        .object({
-          model: z.literal("package"),
-          packageSize: integer(
-            "packageSize",
-            "a whole number of units, at least 1",
-            1,
-            Number.MAX_SAFE_INTEGER,
-          ),
-          packagePrice: count("packagePrice", "a whole number of cents"),
-        })
-        .strict(),
-    ],
-    { message: "pricing.model must be graduated, volume or package" },
-  )
-  .superRefine((pricing, context) => {
-    const problem = pricingProblem(pricing);
-    if (problem) context.addIssue({ code: "custom", message: problem });
-  })
-  .openapi("ChargePricing", {
-    description:
-      "How billed units are priced instead of `overagePrice`. graduated: each unit at the price of the tier it falls in; volume: every unit at the price of the tier the total reaches; `upTo` counts billed units cumulatively, the last tier has `upTo: null`; `unitPrice` in micro-cents, optional `flatFee` in cents. package: each started package of `packageSize` units costs `packagePrice` cents.",
-    example: {
-      model: "graduated",
-      tiers: [
-        { upTo: 1000, unitPrice: 200 },
-        { upTo: 5000, unitPrice: 100 },
-        { upTo: null, unitPrice: 50 },
-      ],
-    },
-  });
 
 const termFields = {
   value: z.boolean({ message: "value must be a boolean" }).nullable().optional(),
@@ -259,6 +207,8 @@ const termFields = {
     .nullable()
     .optional(),
   pricing: PricingBody.nullable().optional(),
+  overagePriceDecimal: OveragePriceDecimalBody.nullable().optional(),
+  dimensions: DimensionsBody.nullable().optional(),
 };
 
 export const CreateEntitlementBody = z
@@ -304,6 +254,14 @@ export const ConsumeBody = z
     )
       .optional()
       .default(1),
+    properties: z
+      .record(z.string(), z.unknown(), { message: "properties must be an object" })
+      .optional()
+      .openapi({
+        description:
+          "The usage's properties, for the feature's meter (at most 20 keys [a-z0-9_]{1,64}; strings of at most 256 characters or finite numbers). A UNIQUE_COUNT quota counts distinct values of its property: a value already counted in the window is admitted with no change (`consumed: 0`), a new one takes one unit. A bad key or value, or a property the meter needs and does not find: 422.",
+        example: { user_id: "u-7" },
+      }),
   })
   .strict();
 
@@ -369,6 +327,7 @@ export const FeatureSchema = z
     description: z.string().nullable(),
     status: z.enum(catalogStatuses),
     metadata: z.record(z.string(), z.unknown()),
+    meter: MeterSchema,
     createdAt: z.string(),
     updatedAt: z.string(),
   })
@@ -381,26 +340,16 @@ const termsSchema = {
   overagePrice: z.number().int().nullable().openapi({ description: "Micro-cents per unit" }),
   includedAmount: z.number().int().nullable(),
   resetPeriod: z.enum(resetPeriods).nullable(),
-  pricing: z
-    .union([
-      z.object({
-        model: z.enum(["graduated", "volume"]),
-        tiers: z.array(
-          z.object({
-            upTo: z.number().int().nullable(),
-            unitPrice: z.number().int().openapi({ description: "Micro-cents per unit" }),
-            flatFee: z.number().int().optional().openapi({ description: "Cents" }),
-          }),
-        ),
-      }),
-      z.object({
-        model: z.literal("package"),
-        packageSize: z.number().int(),
-        packagePrice: z.number().int().openapi({ description: "Cents" }),
-      }),
-    ])
-    .nullable()
-    .openapi({ description: "Tiered or package pricing; null: per unit at overagePrice" }),
+  pricing: PricingSchema.openapi({
+    description: "Tiered or package pricing; null: per unit at overagePrice",
+  }),
+  overagePriceDecimal: z.string().nullable().openapi({
+    description: "Decimal micro-cents per unit, instead of overagePrice",
+    example: "0.15",
+  }),
+  dimensions: z.array(DimensionSchema).nullable().openapi({
+    description: "Prices per group of the feature's meter (groupBy values); null: none",
+  }),
 };
 
 export const EntitlementSchema = z
@@ -445,7 +394,14 @@ export const SubscriptionSchema = z
       currency: z.string(),
     }),
     entitlementSnapshots: z.array(
-      z.object({ featureLookupKey: z.string(), featureType: z.enum(featureTypes), ...termsSchema }),
+      z.object({
+        featureLookupKey: z.string(),
+        featureType: z.enum(featureTypes),
+        ...termsSchema,
+        meter: MeterSchema.openapi({
+          description: "The feature's meter when the subscription started",
+        }),
+      }),
     ),
   })
   .openapi("Subscription");

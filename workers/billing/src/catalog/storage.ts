@@ -8,7 +8,8 @@ import {
   planPrices,
   plans,
 } from "@edge-platform/shared/db/schema/catalog";
-import { and, asc, eq, inArray, isNull, sql } from "drizzle-orm";
+import { usageAggregates } from "@edge-platform/shared/db/schema/usage-aggregates";
+import { and, asc, eq, gt, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 
 export type PlanRow = typeof plans.$inferSelect;
@@ -134,7 +135,9 @@ export function listFeatures(db: Database, statuses: CatalogStatus[]) {
 export function updateFeature(
   db: Database,
   id: string,
-  changes: Partial<Pick<FeatureRow, "name" | "unit" | "description" | "status" | "metadata">>,
+  changes: Partial<
+    Pick<FeatureRow, "name" | "unit" | "description" | "status" | "metadata" | "meter">
+  >,
 ) {
   return db
     .update(features)
@@ -142,6 +145,51 @@ export function updateFeature(
     .where(eq(features.id, id))
     .returning()
     .get();
+}
+
+/** Whether `error` (or one it wraps) says that `table` does not exist. */
+function missingTable(error: unknown, table: string): boolean {
+  for (let current: unknown = error, depth = 0; current && depth < 5; depth++) {
+    const message = current instanceof Error ? current.message : String(current);
+    if (message.includes(`no such table: ${table}`)) return true;
+    current = current instanceof Error ? current.cause : undefined;
+  }
+  return false;
+}
+
+/**
+ * Whether any subscription has usage of the feature: a usage window with
+ * units, or a group of a meter's usage. The groups' table may not exist in
+ * a database whose migrations stop before it: then there are none.
+ */
+export async function featureHasUsage(db: Database, lookupKey: string): Promise<boolean> {
+  const counted = await db
+    .select({ id: usageAggregates.id })
+    .from(usageAggregates)
+    .where(and(eq(usageAggregates.featureLookupKey, lookupKey), gt(usageAggregates.amount, 0)))
+    .limit(1)
+    .get();
+  if (counted) return true;
+  try {
+    const grouped = await db.get<{ found: number }>(
+      sql`SELECT 1 AS found FROM usage_meter_groups WHERE feature_lookup_key = ${lookupKey} LIMIT 1`,
+    );
+    return grouped !== undefined;
+  } catch (error) {
+    if (missingTable(error, "usage_meter_groups")) return false;
+    throw error;
+  }
+}
+
+/** The plans' entitlements of a feature that price groups of its usage (dimensions set). */
+export function listFeatureDimensions(db: Database, featureId: string) {
+  return db
+    .select({ planSlug: plans.slug, dimensions: planEntitlements.dimensions })
+    .from(planEntitlements)
+    .innerJoin(plans, eq(plans.id, planEntitlements.planId))
+    .where(and(eq(planEntitlements.featureId, featureId), isNotNull(planEntitlements.dimensions)))
+    .orderBy(asc(plans.slug))
+    .all();
 }
 
 // --- plan entitlements ---------------------------------------------------
@@ -159,6 +207,7 @@ const entitlementWithFeature = {
     type: features.type,
     unit: features.unit,
     status: features.status,
+    meter: features.meter,
   },
 };
 
@@ -207,6 +256,10 @@ export function updatePlanEntitlement(
         expected.pricing === null
           ? isNull(planEntitlements.pricing)
           : eq(planEntitlements.pricing, expected.pricing),
+        unchanged(planEntitlements.overagePriceDecimal, expected.overagePriceDecimal ?? null),
+        expected.dimensions === null || expected.dimensions === undefined
+          ? isNull(planEntitlements.dimensions)
+          : eq(planEntitlements.dimensions, expected.dimensions),
       ),
     )
     .returning();

@@ -1,4 +1,10 @@
+import { DEFAULT_METER, type Meter } from "@edge-platform/shared/billing/meter";
 import type { FeatureRow, PlanEntitlementRow, PlanPriceRow, PlanRow } from "./storage.ts";
+
+/** A meter as the API shows it: every field, the default for a feature given none. */
+export function meterView(meter: Meter | null | undefined): Meter {
+  return structuredClone(meter ?? DEFAULT_METER);
+}
 
 /** How a plan lists its prices: the active ones, MONTHLY before ANNUALLY. */
 export function priceSummary(price: PlanPriceRow) {
@@ -53,6 +59,7 @@ export function featureView(feature: FeatureRow) {
     description: feature.description,
     status: feature.status,
     metadata: feature.metadata,
+    meter: meterView(feature.meter),
     createdAt: feature.createdAt,
     updatedAt: feature.updatedAt,
   };
@@ -73,6 +80,8 @@ export function planEntitlementView(
     includedAmount: entitlement.includedAmount,
     resetPeriod: entitlement.resetPeriod,
     pricing: entitlement.pricing,
+    overagePriceDecimal: entitlement.overagePriceDecimal ?? null,
+    dimensions: entitlement.dimensions ?? null,
     createdAt: entitlement.createdAt,
     updatedAt: entitlement.updatedAt,
     feature: {

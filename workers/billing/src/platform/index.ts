@@ -76,7 +76,13 @@ export {
 export { isPlatformAdmin, optionalAuthentication, requirePlatformAdmin } from "./platform-admin.ts";
 export { enforceEmailLimit, enforceIpLimit, enforceLimit, LIMITS } from "./rate-limits.ts";
 export { D1_BOOKMARK_HEADER, replicaReads } from "./replica-reads.ts";
-export { createRouter, optionalJsonBody, pdfAttachment } from "./router.ts";
+export {
+  createRouter,
+  describeIssue,
+  optionalJsonBody,
+  pdfAttachment,
+  validationHook,
+} from "./router.ts";
 export {
   bearerSecurity,
   CentsSchema,

@@ -8,7 +8,9 @@ export { CouponService } from "./coupon-service.ts";
 export {
   describeCharge,
   MAX_PRICING_TIERS,
+  type PricedBilledTier,
   pricingProblem,
+  type UsageCharge,
   type UsagePricing,
   usageCharge,
 } from "./domain/charge-models.ts";
@@ -19,6 +21,21 @@ export {
   LESS_PROGRESSIVE_DISCOUNTS,
   periodDiscountCents,
 } from "./domain/coupons.ts";
+export {
+  ceilMicroCents,
+  decimalPriceProblem,
+  isDecimalPrice,
+  perUnitCents,
+  roundedMicroCents,
+} from "./domain/fixed-point.ts";
+export {
+  dimensionMatches,
+  type GroupTerms,
+  type GroupTermsSource,
+  groupTerms,
+  type PriceTerms,
+  usagePricingOfTerms,
+} from "./domain/group-terms.ts";
 export {
   type ProgressiveRequest,
   thresholdsReached,

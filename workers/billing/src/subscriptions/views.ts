@@ -1,3 +1,4 @@
+import { DEFAULT_METER } from "@edge-platform/shared/billing/meter";
 import type { EntitlementSnapshotRow, SubscriptionWithPlan } from "./storage.ts";
 
 export function snapshotView(snapshot: EntitlementSnapshotRow) {
@@ -11,6 +12,10 @@ export function snapshotView(snapshot: EntitlementSnapshotRow) {
     includedAmount: snapshot.includedAmount,
     resetPeriod: snapshot.resetPeriod,
     pricing: snapshot.pricing,
+    overagePriceDecimal: snapshot.overagePriceDecimal ?? null,
+    dimensions: snapshot.dimensions ?? null,
+    // The meter the subscription started with (null is the default meter).
+    meter: snapshot.meter ?? DEFAULT_METER,
   };
 }
 

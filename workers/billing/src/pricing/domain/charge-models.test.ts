@@ -283,3 +283,94 @@ describe("formatUnitPrice", () => {
     expect(formatUnitPrice(1_234_567, "usd")).toBe("123.4567 USD");
   });
 });
+
+describe("decimal prices and fractional quantities", () => {
+  const perUnit = (price: string) =>
+    ({ model: "per_unit", unitPrice: 1, unitPriceDecimal: price }) as const;
+
+  it("prices a per-unit decimal price exactly, rounded half up to cents once per line", () => {
+    // 333,333 x 0.15 micro-cents = 499.9995 cents
+    expect(usageCharge(perUnit("0.15"), fresh, 333_333)).toEqual({
+      amount: 500,
+      unitPriceMicroCents: 0,
+      billed: null,
+    });
+    expect(usageCharge(perUnit("0.03"), fresh, 2_000_000).amount).toBe(600);
+    expect(usageCharge(perUnit("0.01"), fresh, 3_000_000).amount).toBe(300);
+    expect(usageCharge(perUnit("12"), fresh, 10)).toMatchObject({
+      amount: 1,
+      unitPriceMicroCents: 12,
+    });
+  });
+
+  it("prices fractional quantities per unit and by tiers", () => {
+    expect(usageCharge({ model: "per_unit", unitPrice: 100 }, fresh, 2.5).amount).toBe(3);
+    // graduated: 1,000 x 200 + 0.5 x 100 = 200,050 micro-cents = 2,000.5 -> 2,001 cents
+    const line = usageCharge(graduated, fresh, 1000.5);
+    expect(line.amount).toBe(2001);
+    expect(line.billed?.tiers).toEqual([
+      { from: 1, upTo: 1000, units: 1000, unitPrice: 200, flatFee: 0 },
+      { from: 1001, upTo: 5000, units: 0.5, unitPrice: 100, flatFee: 0 },
+    ]);
+    expect(chargeCents(volume, 1000.5)).toBe(1001); // every unit at the 100 tier: 1,000.5 cents
+    expect(chargeCents(packaged, 1000.5)).toBe(1400); // two started packages
+    // The window so far: 0.25 then 0.25 more of a 100 micro-cent unit, rounded once each time.
+    const fine: ChargePricing = { model: "graduated", tiers: [{ upTo: null, unitPrice: 100 }] };
+    const first = usageCharge(fine, fresh, 0.25); // 0.25 cent -> 0
+    const second = usageCharge(fine, { alreadyBilled: 0.25, alreadyCharged: first.amount }, 0.25);
+    expect(first.amount + second.amount).toBe(chargeCents(fine, 0.5)); // 0.5 -> 1
+  });
+
+  it("prices tiers with unitPriceDecimal exactly and shows their decimal price", () => {
+    const decimalTiers: ChargePricing = {
+      model: "graduated",
+      tiers: [
+        { upTo: 1_000_000, unitPriceDecimal: "0.15" },
+        { upTo: null, unitPrice: 1 },
+      ],
+    };
+    // 1,000,000 x 0.15 + 1,000,000 x 1 = 1,150,000 micro-cents = 11,500 cents
+    const line = usageCharge(decimalTiers, fresh, 2_000_000);
+    expect(line.amount).toBe(11_500);
+    expect(line.billed?.tiers?.[0]).toEqual({
+      from: 1,
+      upTo: 1_000_000,
+      units: 1_000_000,
+      unitPrice: 0,
+      unitPriceDecimal: "0.15",
+      flatFee: 0,
+    });
+    expect(describeCharge(line.billed as NonNullable<typeof line.billed>, "usd")).toBe(
+      "graduated: 1,000,000 x 0.000015 USD (tier 1-1,000,000) + 1,000,000 x 0.0001 USD (tier 1,000,001+)",
+    );
+    expect(
+      chargeCents(
+        { model: "volume", tiers: [{ upTo: null, unitPriceDecimal: "0.01" }] },
+        3_000_000,
+      ),
+    ).toBe(300);
+  });
+
+  it("wants exactly one of unitPrice and unitPriceDecimal per tier, in the decimal format", () => {
+    const tiered = (tier: object) =>
+      pricingProblem({ model: "volume", tiers: [{ upTo: null, ...tier }] } as ChargePricing);
+    expect(tiered({ unitPriceDecimal: "0.0000000001" })).toBeUndefined();
+    expect(tiered({ unitPrice: 1, unitPriceDecimal: "1" })).toBe(
+      "pricing.tiers[0] takes one of unitPrice and unitPriceDecimal, not both",
+    );
+    expect(tiered({})).toBe(
+      "pricing.tiers[0] needs unitPrice (whole micro-cents) or unitPriceDecimal (decimal micro-cents)",
+    );
+    expect(tiered({ unitPriceDecimal: "-0.5" })).toMatch(
+      /^pricing\.tiers\[0\]\.unitPriceDecimal must be a non-negative decimal string/,
+    );
+    expect(tiered({ unitPriceDecimal: "0.00000000001" })).toMatch(/unitPriceDecimal must be/);
+  });
+
+  it("formats decimal micro-cents as currency", () => {
+    expect(formatUnitPrice("0.15", "usd")).toBe("0.000015 USD");
+    expect(formatUnitPrice("200", "usd")).toBe(formatUnitPrice(200, "usd"));
+    expect(formatUnitPrice("0.0000000001", "usd")).toBe("0.00000000000001 USD");
+    expect(formatUnitPrice(-50, "usd")).toBe("-0.005 USD");
+  });
+});

@@ -1,11 +1,17 @@
 import type { BilledCharge, BilledTier } from "@edge-platform/shared/db/schema/billing";
 import type { ChargePricing, PricingTier } from "@edge-platform/shared/db/schema/catalog";
+import { divideRoundHalfUp, MICRO_CENTS_PER_CENT, toSafeInteger } from "../../platform/index.ts";
 import {
-  divideRoundHalfUp,
-  MICRO_CENTS_PER_CENT,
-  toSafeInteger,
-  usageAmountCents,
-} from "../../platform/index.ts";
+  centsToExact,
+  decimalPriceProblem,
+  exactToCents,
+  PRICE_SCALE,
+  QUANTITY_SCALE,
+  roundedMicroCents,
+  scalePrice,
+  scaleQuantity,
+  unscaleQuantity,
+} from "./fixed-point.ts";
 
 // The charge models: how the units a feature bills (beyond its included
 // amount or SOFT limit) become money. Pure functions, no I/O.
@@ -18,11 +24,14 @@ import {
 //   package    each started package of `packageSize` units costs
 //              `packagePrice` cents.
 //
-// Unit prices are micro-cents (1/100 cent), fees and package prices cents.
-// Rounding: a charge is summed exactly in micro-cents (units x unit price,
-// plus fees x 100) and rounded half up to cents ONCE, by the rule in
-// money.ts. Per-unit lines keep that rule as it always was: each line is
-// quantity x price rounded. A tiered or package window billed across
+// Unit prices are micro-cents (1/100 cent), whole (`unitPrice`,
+// `overagePrice`) or decimal strings (`unitPriceDecimal`,
+// `overagePriceDecimal`); fees and package prices cents. Quantities may be
+// fractions (AVG and WEIGHTED_SUM meters). Rounding: a charge is summed
+// exactly (units x unit price, plus fees, in fixed point: fixed-point.ts)
+// and rounded half up to cents ONCE, by the rule in money.ts. Per-unit
+// lines keep that rule as it always was: each line is quantity x price
+// rounded. A tiered or package window billed across
 // several invoices (a window longer than the billing period, or an invoice
 // finalized early) is priced as a whole each time, and each invoice bills
 // the window's charge so far less what earlier invoices charged of it, so
@@ -33,11 +42,40 @@ import {
 
 export const MAX_PRICING_TIERS = 20;
 
-/** How a billable feature prices its units: the per-unit shorthand or a charge model. */
-export type UsagePricing = { model: "per_unit"; unitPrice: number } | ChargePricing;
+/**
+ * How a billable feature prices its units: the per-unit shorthand or a
+ * charge model. A per-unit price given as a decimal (`unitPriceDecimal`)
+ * is the price; `unitPrice` is then that price rounded up to whole
+ * micro-cents, so a positive price never reads as free.
+ */
+export type UsagePricing =
+  | { model: "per_unit"; unitPrice: number; unitPriceDecimal?: string | undefined }
+  | ChargePricing;
 
 const isCount = (value: unknown): value is number =>
   typeof value === "number" && Number.isSafeInteger(value) && value >= 0;
+
+const isSet = (value: unknown) => value !== undefined && value !== null;
+
+/** Why a tier's unit price cannot be stored: exactly one of unitPrice and unitPriceDecimal. */
+function tierPriceProblem(tier: PricingTier, at: string): string | undefined {
+  const whole = isSet(tier.unitPrice);
+  const decimal = isSet(tier.unitPriceDecimal);
+  if (whole && decimal) {
+    return `${at} takes one of unitPrice and unitPriceDecimal, not both`;
+  }
+  if (decimal) return decimalPriceProblem(`${at}.unitPriceDecimal`, tier.unitPriceDecimal);
+  if (!whole) {
+    return `${at} needs unitPrice (whole micro-cents) or unitPriceDecimal (decimal micro-cents)`;
+  }
+  if (!isCount(tier.unitPrice)) {
+    return `${at}.unitPrice must be a non-negative whole number of micro-cents (1 cent = 100)`;
+  }
+  return undefined;
+}
+
+/** A tier's unit price as the exact arithmetic takes it. */
+const tierPrice = (tier: PricingTier) => scalePrice(tier.unitPriceDecimal ?? tier.unitPrice ?? 0);
 
 /** Why `pricing` cannot be stored (the first problem found), or undefined when it is valid. */
 export function pricingProblem(pricing: ChargePricing): string | undefined {
@@ -61,9 +99,8 @@ export function pricingProblem(pricing: ChargePricing): string | undefined {
   for (const [index, tier] of tiers.entries()) {
     const at = `pricing.tiers[${index}]`;
     const last = index === tiers.length - 1;
-    if (!isCount(tier.unitPrice)) {
-      return `${at}.unitPrice must be a non-negative whole number of micro-cents (1 cent = 100)`;
-    }
+    const priceProblem = tierPriceProblem(tier, at);
+    if (priceProblem) return priceProblem;
     if (tier.flatFee !== undefined && !isCount(tier.flatFee)) {
       return `${at}.flatFee must be a non-negative whole number of cents`;
     }
@@ -83,122 +120,154 @@ export function pricingProblem(pricing: ChargePricing): string | undefined {
   return undefined;
 }
 
-/** A charge for billed units 1..units: exact micro-cents and what it billed. */
+/**
+ * A charge for billed units 0..units (units scaled by QUANTITY_SCALE): the
+ * exact amount in units of 1e-19 micro-cent (fixed-point.ts) and what it
+ * billed.
+ */
 interface Charge {
-  microCents: bigint;
-  /** Graduated: units per tier (same order as the tiers); volume: the reached tier's index. */
-  unitsPerTier: number[];
+  exact: bigint;
+  /** Graduated: scaled units per tier (same order as the tiers). */
+  unitsPerTier: bigint[];
+  /** Volume: the reached tier's index. */
   reachedTier: number | null;
   packages: number;
 }
 
-const fee = (tier: PricingTier) => BigInt(tier.flatFee ?? 0) * MICRO_CENTS_PER_CENT;
+const fee = (tier: PricingTier) => centsToExact(tier.flatFee ?? 0);
+const scaledBound = (upTo: number) => BigInt(upTo) * QUANTITY_SCALE;
 
-function charge(pricing: ChargePricing, units: number): Charge {
-  const none: Charge = { microCents: 0n, unitsPerTier: [], reachedTier: null, packages: 0 };
-  if (units <= 0) return none;
+function charge(pricing: ChargePricing, units: bigint): Charge {
+  const none: Charge = { exact: 0n, unitsPerTier: [], reachedTier: null, packages: 0 };
+  if (units <= 0n) return none;
   if (pricing.model === "package") {
-    const packages = Math.ceil(units / pricing.packageSize);
-    return {
-      ...none,
-      packages,
-      microCents: BigInt(packages) * BigInt(pricing.packagePrice) * MICRO_CENTS_PER_CENT,
-    };
+    const size = scaledBound(pricing.packageSize);
+    const packages = toSafeInteger((units + size - 1n) / size, "packages");
+    return { ...none, packages, exact: BigInt(packages) * centsToExact(pricing.packagePrice) };
   }
   if (pricing.model === "volume") {
-    const index = pricing.tiers.findIndex((tier) => tier.upTo === null || units <= tier.upTo);
+    const index = pricing.tiers.findIndex(
+      (tier) => tier.upTo === null || units <= scaledBound(tier.upTo),
+    );
     const tier = pricing.tiers[index];
     if (!tier) throw new RangeError("volume tiers have no open last tier");
-    return {
-      ...none,
-      reachedTier: index,
-      microCents: BigInt(units) * BigInt(tier.unitPrice) + fee(tier),
-    };
+    return { ...none, reachedTier: index, exact: units * tierPrice(tier) + fee(tier) };
   }
-  let microCents = 0n;
-  let below = 0;
+  let exact = 0n;
+  let below = 0n;
   const unitsPerTier = pricing.tiers.map((tier) => {
-    const top = tier.upTo === null ? units : Math.min(units, tier.upTo);
-    const inTier = Math.max(0, top - below);
-    below = tier.upTo ?? below;
-    if (inTier > 0) microCents += BigInt(inTier) * BigInt(tier.unitPrice) + fee(tier);
+    const top =
+      tier.upTo === null || units < scaledBound(tier.upTo) ? units : scaledBound(tier.upTo);
+    const inTier = top > below ? top - below : 0n;
+    if (tier.upTo !== null) below = scaledBound(tier.upTo);
+    if (inTier > 0n) exact += inTier * tierPrice(tier) + fee(tier);
     return inTier;
   });
-  return { ...none, microCents, unitsPerTier };
+  return { ...none, exact, unitsPerTier };
 }
 
-const toCents = (microCents: bigint) =>
-  toSafeInteger(divideRoundHalfUp(microCents, MICRO_CENTS_PER_CENT));
-
-/** Cents for billed units 1..units of a window, rounded half up once. */
+/** Cents for billed units 0..units of a window (a fraction allowed), rounded half up once. */
 export function chargeCents(pricing: ChargePricing, units: number): number {
-  if (!Number.isSafeInteger(units) || units < 0) throw new RangeError("units must be a count");
-  return toCents(charge(pricing, units).microCents);
+  if (!Number.isFinite(units) || units < 0) throw new RangeError("units must not be negative");
+  return exactToCents(charge(pricing, scaleQuantity(units)).exact);
 }
 
 export interface UsageCharge {
   /** Cents this line bills. */
   amount: number;
   /**
-   * The line's unit price in micro-cents: the price itself for per-unit
-   * pricing; otherwise the average, amount x 100 / quantity rounded half up.
+   * The line's unit price in whole micro-cents: the price itself for a
+   * whole per-unit price, a decimal one rounded half up; otherwise the
+   * average, amount x 100 / quantity rounded half up.
    */
   unitPriceMicroCents: number;
   /** What the tiers or packages billed; null for per-unit pricing. */
   billed: BilledCharge | null;
 }
 
+/** A billed tier; a tier priced in decimal micro-cents also says its exact price. */
+export type PricedBilledTier = BilledTier & { unitPriceDecimal?: string };
+
 function tierRows(
   tiers: PricingTier[],
-  units: (index: number) => number,
+  units: (index: number) => bigint,
   fees: (index: number) => number,
 ): BilledTier[] {
-  const rows: BilledTier[] = [];
+  const rows: PricedBilledTier[] = [];
   let below = 0;
   tiers.forEach((tier, index) => {
     const from = below + 1;
     below = tier.upTo ?? below;
     const count = units(index);
-    if (count > 0) {
+    if (count > 0n) {
       rows.push({
         from,
         upTo: tier.upTo,
-        units: count,
-        unitPrice: tier.unitPrice,
+        units: unscaleQuantity(count),
+        unitPrice:
+          tier.unitPriceDecimal !== undefined
+            ? roundedMicroCents(tier.unitPriceDecimal)
+            : (tier.unitPrice ?? 0),
         flatFee: fees(index),
+        ...(tier.unitPriceDecimal !== undefined ? { unitPriceDecimal: tier.unitPriceDecimal } : {}),
       });
     }
   });
   return rows;
 }
 
+/** The per-unit line: quantity x price, exact, rounded half up once. */
+function perUnitCharge(
+  pricing: Extract<UsagePricing, { model: "per_unit" }>,
+  quantity: bigint,
+): UsageCharge {
+  const price = pricing.unitPriceDecimal ?? pricing.unitPrice;
+  return {
+    amount: exactToCents(quantity * scalePrice(price)),
+    unitPriceMicroCents:
+      pricing.unitPriceDecimal !== undefined
+        ? roundedMicroCents(pricing.unitPriceDecimal)
+        : pricing.unitPrice,
+    billed: null,
+  };
+}
+
 /**
  * The line for `quantity` more billed units of a window of which
- * `alreadyBilled` units and `alreadyCharged` cents were on earlier invoices.
+ * `alreadyBilled` units and `alreadyCharged` cents were on earlier
+ * invoices. Quantities may be fractions (rounded to 9 decimals); prices
+ * whole or decimal micro-cents.
  */
 export function usageCharge(
   pricing: UsagePricing,
   window: { alreadyBilled: number; alreadyCharged: number },
   quantity: number,
 ): UsageCharge {
-  if (pricing.model === "per_unit") {
-    return {
-      amount: usageAmountCents(quantity, pricing.unitPrice),
-      unitPriceMicroCents: pricing.unitPrice,
-      billed: null,
-    };
-  }
-  const before = charge(pricing, window.alreadyBilled);
-  const total = window.alreadyBilled + quantity;
+  const units = scaleQuantity(quantity);
+  if (pricing.model === "per_unit") return perUnitCharge(pricing, units);
+  const earlier = scaleQuantity(window.alreadyBilled);
+  const before = charge(pricing, earlier);
+  const total = earlier + units;
   const after = charge(pricing, total);
-  const amount = Math.max(0, toCents(after.microCents) - window.alreadyCharged);
+  const amount = Math.max(0, exactToCents(after.exact) - window.alreadyCharged);
   const unitPriceMicroCents =
-    quantity > 0
-      ? toSafeInteger(divideRoundHalfUp(BigInt(amount) * MICRO_CENTS_PER_CENT, BigInt(quantity)))
+    units > 0n
+      ? toSafeInteger(
+          divideRoundHalfUp(BigInt(amount) * MICRO_CENTS_PER_CENT * QUANTITY_SCALE, units),
+        )
       : 0;
-  let billed: BilledCharge;
+  return { amount, unitPriceMicroCents, billed: billedOf(pricing, before, after, total) };
+}
+
+/** What a line of tiered or package pricing billed: the packages or tiers its units fell in. */
+function billedOf(
+  pricing: ChargePricing,
+  before: Charge,
+  after: Charge,
+  total: bigint,
+): BilledCharge {
   if (pricing.model === "package") {
-    billed = {
+    return {
       model: "package",
       packages: {
         count: after.packages - before.packages,
@@ -206,45 +275,50 @@ export function usageCharge(
         packagePrice: pricing.packagePrice,
       },
     };
-  } else if (pricing.model === "volume") {
+  }
+  if (pricing.model === "volume") {
     const reached = after.reachedTier;
-    billed = {
+    return {
       model: "volume",
       tiers: tierRows(
         pricing.tiers,
-        (index) => (index === reached ? total : 0),
+        (index) => (index === reached ? total : 0n),
         (index) => (index === reached ? (pricing.tiers[index]?.flatFee ?? 0) : 0),
       ),
     };
-  } else {
-    billed = {
-      model: "graduated",
-      tiers: tierRows(
-        pricing.tiers,
-        (index) => (after.unitsPerTier[index] ?? 0) - (before.unitsPerTier[index] ?? 0),
-        // A tier's fee goes on the line where its first unit is billed.
-        (index) =>
-          (before.unitsPerTier[index] ?? 0) === 0 && (after.unitsPerTier[index] ?? 0) > 0
-            ? (pricing.tiers[index]?.flatFee ?? 0)
-            : 0,
-      ),
-    };
   }
-  return { amount, unitPriceMicroCents, billed };
+  return {
+    model: "graduated",
+    tiers: tierRows(
+      pricing.tiers,
+      (index) => (after.unitsPerTier[index] ?? 0n) - (before.unitsPerTier[index] ?? 0n),
+      // A tier's fee goes on the line where its first unit is billed.
+      (index) =>
+        (before.unitsPerTier[index] ?? 0n) === 0n && (after.unitsPerTier[index] ?? 0n) > 0n
+          ? (pricing.tiers[index]?.flatFee ?? 0)
+          : 0,
+    ),
+  };
 }
 
 const count = (value: number) => value.toLocaleString("en-US");
 
-/** Micro-cents as a currency amount with at least two decimals ("0.005 USD"). */
-export function formatUnitPrice(microCents: number, currency: string): string {
-  const negative = microCents < 0;
-  const absolute = BigInt(Math.abs(microCents));
-  const major = (absolute / 10_000n).toLocaleString("en-US");
-  const minor = (absolute % 10_000n)
+/**
+ * Micro-cents (whole, or a decimal string) as a currency amount with at
+ * least two decimals ("0.005 USD", "0.000015 USD" for "0.15").
+ */
+export function formatUnitPrice(microCents: number | string, currency: string): string {
+  const scaled = scalePrice(typeof microCents === "number" ? Math.abs(microCents) : microCents);
+  const negative = typeof microCents === "number" && microCents < 0;
+  // 1 currency unit = 10,000 micro-cents.
+  const perMajor = 10_000n * PRICE_SCALE;
+  const major = (scaled / perMajor).toLocaleString("en-US");
+  const minor = (scaled % perMajor)
     .toString()
-    .padStart(4, "0")
-    .replace(/0{1,2}$/, "");
-  return `${negative ? "-" : ""}${major}.${minor.length < 2 ? minor.padEnd(2, "0") : minor} ${currency.toUpperCase()}`;
+    .padStart(perMajor.toString().length - 1, "0")
+    .replace(/0+$/, "")
+    .padEnd(2, "0");
+  return `${negative ? "-" : ""}${major}.${minor} ${currency.toUpperCase()}`;
 }
 
 /** The part of a line's description that says how the units were priced. */
@@ -258,7 +332,8 @@ export function describeCharge(billed: BilledCharge, currency: string): string {
     const range =
       tier.upTo === null ? `${count(tier.from)}+` : `${count(tier.from)}-${count(tier.upTo)}`;
     const flat = tier.flatFee > 0 ? ` + ${cents(tier.flatFee)} flat` : "";
-    return `${count(tier.units)} x ${formatUnitPrice(tier.unitPrice, currency)} (tier ${range})${flat}`;
+    const price = (tier as PricedBilledTier).unitPriceDecimal ?? tier.unitPrice;
+    return `${count(tier.units)} x ${formatUnitPrice(price, currency)} (tier ${range})${flat}`;
   });
   return `${billed.model}: ${parts.join(" + ")}`;
 }
