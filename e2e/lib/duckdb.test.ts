@@ -1,6 +1,8 @@
 import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import type { EventProperties } from "@edge-platform/shared/billing/meter";
+import { parquetWriteBuffer } from "hyparquet-writer";
 import { afterAll, describe, expect, it } from "vitest";
 import {
   type ArchivedUsageEvent,
@@ -39,7 +41,31 @@ function randomEvents(tenantId: string, count: number, dayStart: number): Archiv
       validatedAt: counted ? timestamp : null,
       aggregatedAt: status === "AGGREGATED" ? timestamp : null,
       metadata: { index },
+      properties: (index % 3 === 0
+        ? {}
+        : { region: pick(["eu", "us"]), tokens: index * 1.5 }) as EventProperties,
     };
+  });
+}
+
+/** A file as a release before the properties column wrote it. */
+function earlierReleaseFile(events: ArchivedUsageEvent[]): ArrayBuffer {
+  const kinds = { STRING: "STRING", INT64: "INT64", TIMESTAMP: "TIMESTAMP", JSON: "JSON" } as const;
+  return parquetWriteBuffer({
+    columnData: USAGE_EVENTS_PARQUET_SCHEMA.filter((column) => column.column !== "properties").map(
+      (column) => ({
+        name: column.column,
+        type: kinds[column.type],
+        nullable: column.nullable,
+        data: events.map((event) => {
+          const value = event[column.field];
+          if (value === null) return null;
+          if (column.type === "TIMESTAMP") return new Date(value as string);
+          if (column.type === "INT64") return BigInt(value as number);
+          return value;
+        }),
+      }),
+    ),
   });
 }
 
@@ -119,17 +145,53 @@ describe("DuckDB read-back of the usage archive", () => {
       timestamp: "TIMESTAMP WITH TIME ZONE",
       received_at: "TIMESTAMP WITH TIME ZONE",
       metadata: "JSON",
+      properties: "JSON",
     });
     const [row] = await queryParquet(
       [file],
-      "select event_id, amount, timestamp, metadata from usage_events",
+      "select event_id, amount, timestamp, metadata, properties from usage_events",
     );
     expect(row).toEqual({
       event_id: event?.eventId,
       amount: event?.amount,
       timestamp: new Date(event?.timestamp as string),
       metadata: JSON.stringify(event?.metadata),
+      properties: JSON.stringify(event?.properties),
     });
+  });
+
+  it("reads properties across files with and without the column (union_by_name)", async () => {
+    const day = Date.parse("2026-11-20T00:00:00.000Z");
+    const older = randomEvents(TENANT, 50, day).map(
+      (event): ArchivedUsageEvent => ({ ...event, properties: {} }),
+    );
+    const newer = randomEvents(TENANT, 60, day + 86_400_000);
+    const files = [
+      {
+        key: `usage/tenant=${TENANT}/date=2026-11-20/shard-0-a.parquet`,
+        bytes: earlierReleaseFile(older),
+      },
+      {
+        key: `usage/tenant=${TENANT}/date=2026-11-21/shard-0-b.parquet`,
+        bytes: encodeUsageEventsParquet(newer),
+      },
+    ];
+    const rows = await queryParquet(
+      files,
+      `select coalesce(properties ->> 'region', '-') as region, count(*) as events
+         from read_parquet('usage/tenant=${TENANT}/*/*.parquet', union_by_name = true)
+        group by 1 order by 1`,
+    );
+    const regions = new Map<string, number>();
+    for (const event of [...older, ...newer]) {
+      const region = String(event.properties.region ?? "-");
+      regions.set(region, (regions.get(region) ?? 0) + 1);
+    }
+    expect(rows).toEqual(
+      [...regions]
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([region, events]) => ({ region, events })),
+    );
   });
 
   it("gets a tenant's files out of a local R2 bucket's persisted state, and only that tenant's", async () => {

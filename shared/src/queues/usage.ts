@@ -1,4 +1,5 @@
 import { z } from "zod";
+import type { EventProperties } from "../billing/meter.ts";
 
 // Wire contracts of the usage pipeline's queues, shared by the producer
 // (the billing worker: the usage logs' outboxes and re-drive, and
@@ -57,6 +58,20 @@ export const QUEUE_SEND_BATCH_MAX = 100;
 const isoInstant = z.iso.datetime({ offset: true });
 
 /**
+ * An event's properties (what meters read: shared/src/billing/meter.ts),
+ * checked in full at ingestion. Absent stands for none: messages of
+ * earlier releases carry none, and senders leave out an empty object.
+ */
+const eventProperties = z.record(z.string(), z.union([z.string(), z.number()]));
+
+/** `properties` as a message carries them: absent when there are none (messages stay small). */
+export function propertiesField(properties: EventProperties | undefined): {
+  properties?: EventProperties;
+} {
+  return properties && Object.keys(properties).length > 0 ? { properties } : {};
+}
+
+/**
  * usage-raw: an accepted event, as its tenant's usage log stores it. `retryOf`
  * names the dead letter an administrator retried, so the stage can mark it
  * RESOLVED once the event gets through.
@@ -70,6 +85,7 @@ export const rawUsageMessage = z.object({
   amount: z.number(),
   timestamp: z.string().min(1).max(64),
   receivedAt: isoInstant,
+  properties: eventProperties.optional(),
   retryOf: z.uuid().optional(),
 });
 export type RawUsageMessage = z.infer<typeof rawUsageMessage>;
@@ -94,6 +110,7 @@ export const validatedUsageMessage = z.object({
   receivedAt: isoInstant,
   window: usageWindow,
   validatedAt: isoInstant,
+  properties: eventProperties.optional(),
   retryOf: z.uuid().optional(),
 });
 export type ValidatedUsageMessage = z.infer<typeof validatedUsageMessage>;
@@ -139,8 +156,15 @@ export function retryDelaySeconds(attempts: number): number {
  * administrators' dead-letter retries send those).
  */
 export const USAGE_ENVELOPE_KIND = "usage-events";
-/** 100 validated events are about 45 KB, well under the 128 KB message limit. */
+/** 100 validated events without properties are about 45 KB. */
 export const USAGE_ENVELOPE_MAX_EVENTS = 100;
+/**
+ * A queue message takes at most 128 KB. Events with many long properties
+ * reach that long before 100 of them (20 properties of 256 characters make
+ * an event of 6 KB or more), so an envelope is also cut at this many bytes
+ * of JSON; one event alone stays far below it (about 33 KB at worst).
+ */
+export const USAGE_ENVELOPE_MAX_BYTES = 100_000;
 /** sendBatch takes at most 256 KB in all; stay under it with room for overhead. */
 export const QUEUE_SEND_BATCH_MAX_BYTES = 200_000;
 
@@ -163,23 +187,42 @@ export function envelopeItems(body: unknown): unknown[] {
   return isUsageEnvelope(body) ? body.events : [body];
 }
 
-/** Groups bodies by tenant (order kept) into envelopes of at most `max` events. */
+const utf8 = new TextEncoder();
+
+/** The size of a body as the queue counts it: UTF-8 bytes of its JSON. */
+export function jsonBytes(body: unknown): number {
+  return utf8.encode(JSON.stringify(body)).byteLength;
+}
+
+/** An envelope's JSON around its events. */
+const ENVELOPE_OVERHEAD = jsonBytes({ kind: USAGE_ENVELOPE_KIND, events: [] });
+
+/**
+ * Groups bodies by tenant (order kept) into envelopes of at most `max`
+ * events and `maxBytes` of JSON (a body larger than that alone gets an
+ * envelope of its own).
+ */
 export function packEnvelopes<T extends { tenantId: string }>(
   bodies: T[],
   max: number = USAGE_ENVELOPE_MAX_EVENTS,
+  maxBytes: number = USAGE_ENVELOPE_MAX_BYTES,
 ): T[][] {
-  const byTenant = new Map<string, T[][]>();
+  const byTenant = new Map<string, { groups: T[][]; bytes: number }>();
   for (const body of bodies) {
-    const groups = byTenant.get(body.tenantId) ?? [];
-    let last = groups.at(-1);
-    if (!last || last.length >= max) {
+    // The body and the comma after it.
+    const size = jsonBytes(body) + 1;
+    const tenant = byTenant.get(body.tenantId) ?? { groups: [], bytes: 0 };
+    let last = tenant.groups.at(-1);
+    if (!last || last.length >= max || (last.length > 0 && tenant.bytes + size > maxBytes)) {
       last = [];
-      groups.push(last);
+      tenant.groups.push(last);
+      tenant.bytes = ENVELOPE_OVERHEAD;
     }
     last.push(body);
-    byTenant.set(body.tenantId, groups);
+    tenant.bytes += size;
+    byTenant.set(body.tenantId, tenant);
   }
-  return [...byTenant.values()].flat();
+  return [...byTenant.values()].flatMap((tenant) => tenant.groups);
 }
 
 /** Splits envelopes into sendBatch calls within the message-count and byte limits. */
@@ -188,7 +231,7 @@ export function sendBatches<T>(envelopes: UsageEnvelope<T>[]): UsageEnvelope<T>[
   let current: UsageEnvelope<T>[] = [];
   let bytes = 0;
   for (const envelope of envelopes) {
-    const size = JSON.stringify(envelope).length;
+    const size = jsonBytes(envelope);
     if (
       current.length > 0 &&
       (current.length >= QUEUE_SEND_BATCH_MAX || bytes + size > QUEUE_SEND_BATCH_MAX_BYTES)

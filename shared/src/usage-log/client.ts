@@ -13,6 +13,8 @@
  * knowing the shard count, even after the count changed.
  */
 
+import type { EventProperties } from "../billing/meter.ts";
+
 export type UsageLogStatus = "PENDING" | "VALIDATED" | "AGGREGATED" | "REJECTED";
 
 /** Shards per tenant are at most this many (the id keeps four hex digits for them). */
@@ -65,6 +67,8 @@ export interface UsageLogRow {
   periodStart: string | null;
   periodEnd: string | null;
   validatedAt: string | null;
+  /** What meters read; absent (a log of an earlier release) stands for none. */
+  properties?: EventProperties;
 }
 
 export interface ValidatedUpdate {

@@ -104,7 +104,7 @@ describe("POST /usage/events: per-event outcomes, outbox and duplicates", () => 
       token: key,
       body: [
         good[0],
-        { eventId: crypto.randomUUID(), feature: "api_calls", timestamp: new Date().toISOString() },
+        { eventId: crypto.randomUUID(), amount: 1, timestamp: new Date().toISOString() },
         event({ amount: 0 }),
         event({ amount: -2 }),
         event({ amount: 1.5 }),
@@ -138,7 +138,7 @@ describe("POST /usage/events: per-event outcomes, outbox and duplicates", () => 
       "INVALID_EVENT",
       "accepted",
     ]);
-    expect(result.body.events[1].message).toBe("missing required field: amount");
+    expect(result.body.events[1].message).toBe("missing required field: feature");
     await vi.waitFor(
       async () =>
         expect(await stored(tenantId)).toEqual(

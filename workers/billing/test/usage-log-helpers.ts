@@ -1,7 +1,14 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { usageLogName } from "@edge-platform/shared/usage-log/client";
+import { expect } from "vitest";
 import type { UsageLog } from "../src/usage/log/usage-log.ts";
+import { createApiKey } from "./catalog-helpers.ts";
+import { insertSubscription, snapshot } from "./entitlement-fixtures.ts";
+import { register } from "./helpers.ts";
+
+export const EVENTS = "/api/v1/usage/events";
+export const HOUR = 3_600_000;
 
 /** A tenant shard's UsageLog object. */
 export function usageLogObject(tenantId: string, shard = 0): DurableObjectStub<UsageLog> {
@@ -39,4 +46,99 @@ export async function inUsageLog<T>(
   return runInDurableObject(usageLogObject(tenantId, shard), (instance: UsageLog, state) =>
     run(state.storage.sql, instance),
   );
+}
+
+export const incoming = (
+  overrides: Partial<{
+    eventId: string;
+    feature: string;
+    amount: number;
+    properties: Record<string, string | number>;
+    timestamp: string;
+  }> = {},
+) => ({
+  eventId: crypto.randomUUID(),
+  feature: "api_calls",
+  amount: 1,
+  timestamp: new Date().toISOString(),
+  metadata: { source: "test" },
+  ...overrides,
+});
+
+/** The env with a shard count for one tenant (USAGE_LOG_TENANT_SHARDS). */
+export function withShards(
+  tenantId: string,
+  config: number | { shards: number; previous: number },
+) {
+  return { ...env, USAGE_LOG_TENANT_SHARDS: JSON.stringify({ [tenantId]: config }) };
+}
+
+/**
+ * Finishes every hot event of a shard as the pipeline would: the counter's
+ * flush claims them (in the window it counted them in) and marks them
+ * AGGREGATED once the units are in D1.
+ */
+export async function aggregateAll(tenantId: string, shard: number) {
+  const log = usageLogObject(tenantId, shard);
+  const ids = await inUsageLog(tenantId, shard, (sql) =>
+    sql
+      .exec<{ id: string; feature: string }>(
+        "SELECT id, feature FROM events WHERE status = 'PENDING'",
+      )
+      .toArray(),
+  );
+  if (ids.length === 0) return;
+  const flushId = crypto.randomUUID();
+  const subscriptionId = crypto.randomUUID();
+  const claims = ids.map((row) => ({
+    id: row.id,
+    subscriptionId,
+    featureLookupKey: row.feature,
+    periodKey: "2026-11",
+    periodStart: "2026-11-01T00:00:00.000Z",
+    periodEnd: "2026-12-01T00:00:00.000Z",
+  }));
+  const outcome = await log.claim(flushId, claims);
+  expect(outcome.claimed).toHaveLength(ids.length);
+  await log.finishClaim(
+    flushId,
+    ids.map((row) => row.id),
+    new Date().toISOString(),
+  );
+}
+
+/** Moves a shard's hot events back in time (received `hoursAgo` earlier), as if stored then. */
+export async function age(tenantId: string, shard: number, hoursAgo: number) {
+  await inUsageLog(tenantId, shard, (sql) => {
+    const shift = hoursAgo * HOUR;
+    for (const row of sql
+      .exec<{ id: string; received_at: string }>("SELECT id, received_at FROM events")
+      .toArray()) {
+      sql.exec(
+        "UPDATE events SET received_at = ? WHERE id = ?",
+        new Date(Date.parse(row.received_at) - shift).toISOString(),
+        row.id,
+      );
+    }
+  });
+}
+
+/** When the tests archive: a moment past the settle time of everything finished now. */
+export const ARCHIVE_AT = () => Date.now() + 120_000;
+
+/** Archives whatever a shard may archive, as its alarm would. */
+export function archive(tenantId: string, shard: number, crashAfter?: "intent" | "put") {
+  return runInDurableObject(usageLogObject(tenantId, shard), (instance: UsageLog) =>
+    instance.archiveDue({ nowMs: ARCHIVE_AT(), ...(crashAfter ? { crashAfter } : {}) }),
+  );
+}
+
+/** A tenant with a subscription counting api_calls and storage, and its API key. */
+export async function customer() {
+  const owner = await register();
+  await insertSubscription({
+    tenantId: owner.tenant.id,
+    snapshots: [snapshot.metered("api_calls", 100), snapshot.metered("storage", 100)],
+  });
+  return { owner, key: await createApiKey(owner), tenantId: owner.tenant.id };
 }

@@ -29,11 +29,14 @@ describe("usage pipeline, end to end over the real queues", () => {
     const booleanFeature = usageEvent({ feature: "sso" });
     const tooOld = usageEvent({ timestamp: new Date(now - 8 * DAY).toISOString() });
     const future = usageEvent({ timestamp: new Date(now + 10 * 60_000).toISOString() });
+    // No amount: one use.
     const noAmount = {
       eventId: crypto.randomUUID(),
       feature: "api_calls",
       timestamp: new Date().toISOString(),
+      properties: { region: "eu", tokens: 1200 },
     };
+    const noFeature = { eventId: crypto.randomUUID(), timestamp: new Date().toISOString() };
     const batch = [
       ...valid,
       valid[0],
@@ -43,11 +46,12 @@ describe("usage pipeline, end to end over the real queues", () => {
       tooOld,
       future,
       noAmount,
+      noFeature,
       { ...usageEvent(), amount: 2.5 },
     ];
     const first = await billing("/usage/events", { token: tenant.apiKey, body: { events: batch } });
     expect(first.status, JSON.stringify(first.body)).toBe(202);
-    expect(first.body).toMatchObject({ accepted: 46, rejected: 2, duplicates: 1 });
+    expect(first.body).toMatchObject({ accepted: 47, rejected: 2, duplicates: 1 });
     expect(first.body.events[40]).toEqual({ eventId: valid[0]?.eventId, status: "duplicate" });
     expect(first.body.events.at(-2)).toMatchObject({
       status: "rejected",
@@ -61,7 +65,7 @@ describe("usage pipeline, end to end over the real queues", () => {
     // The same batch again: nothing new is stored.
     const again = await billing("/usage/events", { token: tenant.apiKey, body: batch });
     expect(again.status).toBe(202);
-    expect(again.body).toMatchObject({ accepted: 46, rejected: 2, duplicates: 46 });
+    expect(again.body).toMatchObject({ accepted: 47, rejected: 2, duplicates: 47 });
 
     await waitForFinalStatuses(tenant.tenantId);
     const expectRejected = async (eventId: string, reason: string) => {
@@ -80,12 +84,18 @@ describe("usage pipeline, end to end over the real queues", () => {
       token: tenant.apiKey,
     });
     expect(aggregatedEvent.body).toMatchObject({ status: "AGGREGATED", reason: null });
+    const defaulted = await billing(`/usage/events/${noAmount.eventId}`, { token: tenant.apiKey });
+    expect(defaulted.body).toMatchObject({
+      status: "AGGREGATED",
+      amount: 1,
+      properties: noAmount.properties,
+    });
 
     const { counts, aggregated } = await expectPipelineInvariant(tenant.tenantId);
-    expect(counts).toEqual({ AGGREGATED: 40, REJECTED: 5 });
-    const expectedApi = valid
-      .filter((e) => e.feature === "api_calls")
-      .reduce((s, e) => s + (e.amount as number), 0);
+    expect(counts).toEqual({ AGGREGATED: 41, REJECTED: 5 });
+    const expectedApi =
+      valid.filter((e) => e.feature === "api_calls").reduce((s, e) => s + (e.amount as number), 0) +
+      1;
     const expectedProjects = valid
       .filter((e) => e.feature === "projects")
       .reduce((s, e) => s + (e.amount as number), 0);
@@ -154,9 +164,13 @@ describe("usage pipeline, end to end over the real queues", () => {
       .bind(admin.tenantId)
       .run();
     // The feature is not in the plan when the events are validated...
+    const sentProperties = [
+      { format: "csv", rows: 120 },
+      { format: "pdf", rows: 9 },
+    ];
     const events = [
-      usageEvent({ feature: "exports", amount: 3 }),
-      usageEvent({ feature: "exports", amount: 4 }),
+      usageEvent({ feature: "exports", amount: 3, properties: sentProperties[0] }),
+      usageEvent({ feature: "exports", amount: 4, properties: sentProperties[1] }),
     ];
     expect((await billing("/usage/events", { token: tenant.apiKey, body: events })).status).toBe(
       202,
@@ -170,8 +184,16 @@ describe("usage pipeline, end to end over the real queues", () => {
     );
     expect(list.status, JSON.stringify(list.body)).toBe(200);
     expect(list.body.meta).toMatchObject({ total: 2, page: 1, limit: 50 });
-    const [first, second] = list.body.data as { id: string; sourceEventId: string }[];
+    const [first, second] = list.body.data as {
+      id: string;
+      sourceEventId: string;
+      originalPayload: { properties?: unknown };
+    }[];
     if (!first || !second) throw new Error("expected two dead letters");
+    // The raw messages carried the events' properties.
+    const sent = sentProperties[events.findIndex((e) => e.eventId === first.sourceEventId)];
+    expect(sent).toBeDefined();
+    expect(first.originalPayload.properties).toEqual(sent);
 
     expect(
       (
@@ -221,7 +243,7 @@ describe("usage pipeline, end to end over the real queues", () => {
     const retriedEvent = await billing(`/usage/events/${first.sourceEventId}`, {
       token: tenant.apiKey,
     });
-    expect(retriedEvent.body.status).toBe("AGGREGATED");
+    expect(retriedEvent.body).toMatchObject({ status: "AGGREGATED", properties: sent });
     const { counts } = await expectPipelineInvariant(tenant.tenantId);
     expect(counts).toEqual({ AGGREGATED: 1, REJECTED: 1 });
     expect((await counterFor(tenant.tenantId).check("exports")).used).toBe(

@@ -2,6 +2,7 @@ import type { Database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import {
   isRawUsageQueue,
+  propertiesField,
   rawUsageMessage,
   USAGE_QUEUES,
   validatedUsageMessage,
@@ -104,6 +105,7 @@ export class UsageDeadLetterService {
         amount: event.amount,
         timestamp: event.timestamp,
         receivedAt: event.receivedAt,
+        ...propertiesField(event.properties),
         retryOf: row.id,
       };
       try {

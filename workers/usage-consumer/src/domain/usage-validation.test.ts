@@ -1,3 +1,4 @@
+import type { Meter } from "@edge-platform/shared/billing/meter";
 import type { TenantEntitlementState } from "@edge-platform/shared/db/entitlement-state";
 import { describe, expect, it } from "vitest";
 import { judgeRawMessage, type ValidationLookups } from "./usage-validation.ts";
@@ -61,7 +62,7 @@ const codeOf = (body: unknown, overrides: Partial<ValidationLookups> = {}) => {
   return verdict.kind === "rejected" ? verdict.code : verdict.kind;
 };
 
-describe("the eight validation checks", () => {
+describe("the nine validation checks", () => {
   it("passes a good event into the subscription's own monthly window (UTC)", () => {
     const verdict = judgeRawMessage(message, lookups());
     expect(verdict).toMatchObject({
@@ -98,6 +99,57 @@ describe("the eight validation checks", () => {
     expect(codeOf({ ...message, feature: "nope", amount: 0 })).toBe("FEATURE_NOT_ENTITLED");
     expect(codeOf({ ...message, feature: "sso", amount: 0 })).toBe("BOOLEAN_FEATURE");
     expect(codeOf({ ...message, amount: 1.5 })).toBe("INVALID_AMOUNT");
+  });
+
+  it("rejects an event its feature's meter cannot read, and passes one its filters leave out", () => {
+    const metered = (meter: Meter | null) => ({
+      entitlements: {
+        ...entitlements,
+        snapshots: new Map([
+          [
+            "api_calls",
+            {
+              ...terms,
+              featureLookupKey: "api_calls",
+              featureType: "METERED" as const,
+              resetPeriod: "MONTHLY" as const,
+              meter,
+            },
+          ],
+        ]),
+      },
+    });
+    const maxTokens = metered({ aggregation: "MAX", property: "tokens", filters: {}, groupBy: [] });
+    const missing = judgeRawMessage(
+      { ...message, properties: { region: "eu" } },
+      lookups(maxTokens),
+    );
+    expect(missing).toMatchObject({
+      kind: "rejected",
+      code: "PROPERTY_MISSING",
+      reason:
+        'Feature "api_calls": the MAX meter reads property "tokens", which the event does not have',
+      hasRow: true,
+    });
+    expect(codeOf(message, maxTokens)).toBe("PROPERTY_MISSING");
+    expect(codeOf({ ...message, properties: { tokens: "many" } }, maxTokens)).toBe(
+      "PROPERTY_NOT_NUMERIC",
+    );
+    expect(codeOf({ ...message, properties: { tokens: "12.5" } }, maxTokens)).toBe("valid");
+    expect(codeOf({ ...message, properties: { tokens: 3 } }, maxTokens)).toBe("valid");
+    // Earlier checks come first.
+    expect(codeOf({ ...message, amount: 0 }, maxTokens)).toBe("INVALID_AMOUNT");
+    const euOnly = metered({
+      aggregation: "MAX",
+      property: "tokens",
+      filters: { region: ["eu"] },
+      groupBy: [],
+    });
+    expect(codeOf({ ...message, properties: { region: "us" } }, euOnly)).toBe("valid");
+    expect(codeOf({ ...message, properties: { region: "eu" } }, euOnly)).toBe("PROPERTY_MISSING");
+    // No meter, or the plain one: amount alone, whatever the properties.
+    expect(codeOf(message, metered(null))).toBe("valid");
+    expect(codeOf({ ...message, properties: { x: 1 } })).toBe("valid");
   });
 
   it("treats an event that was already judged as a duplicate, before any check", () => {

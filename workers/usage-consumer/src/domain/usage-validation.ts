@@ -1,6 +1,8 @@
 import { type ResetWindow, resetWindowAt } from "@edge-platform/shared/billing/billing-period";
 import { MAX_USAGE_AMOUNT } from "@edge-platform/shared/billing/entitlement-counter-protocol";
 import { subscriptionAccess } from "@edge-platform/shared/billing/entitlement-decision";
+import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
+import { DEFAULT_METER, readEvent } from "@edge-platform/shared/billing/meter";
 import type { TenantEntitlementState } from "@edge-platform/shared/db/entitlement-state";
 import type { tenantStatuses } from "@edge-platform/shared/db/schema/identity";
 import type { UsageEventStatus } from "@edge-platform/shared/db/schema/usage-events";
@@ -10,7 +12,7 @@ import {
   type UsageWindow,
 } from "@edge-platform/shared/queues/usage";
 
-// The validation stage's rules: the eight checks, in order, each failure
+// The validation stage's rules: the nine checks, in order, each failure
 // with a stable code (clients read it from GET /usage/events/:eventId) and
 // a sentence for people. Pure: the stage loads the rows and hands them in.
 //
@@ -45,6 +47,10 @@ export const REJECTION_CODES = {
   booleanFeature: "BOOLEAN_FEATURE",
   /** 8. the amount is a positive integer (at most MAX_USAGE_AMOUNT). */
   invalidAmount: "INVALID_AMOUNT",
+  /** 9. the feature's meter can read the event: the property it aggregates is there... */
+  propertyMissing: "PROPERTY_MISSING",
+  /** ...and is a number where the aggregation needs one. */
+  propertyNotNumeric: "PROPERTY_NOT_NUMERIC",
   /** The message names an event row that does not exist (any more). */
   eventNotFound: "EVENT_NOT_FOUND",
 } as const;
@@ -194,6 +200,31 @@ export function judgeRawMessage(
       `Invalid amount ${message.amount} for ${snapshot.featureType} feature - must be a positive integer of at most ${MAX_USAGE_AMOUNT}`,
     );
   }
+  // 9. Readable by the feature's meter.
+  const unreadable = meterRejection(snapshot, message);
+  if (unreadable) return reject(unreadable.code, unreadable.reason);
   const window = resetWindowAt(subscription, snapshot.resetPeriod ?? "NEVER", new Date(occurred));
   return { kind: "valid", message, subscriptionId: subscription.id, window: windowOf(window) };
+}
+
+/**
+ * Why the feature's meter cannot read the event (the property it
+ * aggregates is missing, or not a number where it must be one), or
+ * undefined. An event the meter's filters leave out is not refused: it is
+ * valid and counts as nothing.
+ */
+function meterRejection(
+  snapshot: SnapshotTerms,
+  message: RawUsageMessage,
+): { code: RejectionCode; reason: string } | undefined {
+  const reading = readEvent(snapshot.meter ?? DEFAULT_METER, {
+    amount: message.amount,
+    properties: message.properties ?? {},
+  });
+  if (reading.counts || reading.reason === "FILTERED") return undefined;
+  const code =
+    reading.reason === "PROPERTY_MISSING"
+      ? REJECTION_CODES.propertyMissing
+      : REJECTION_CODES.propertyNotNumeric;
+  return { code, reason: `Feature "${message.feature}": ${reading.message}` };
 }

@@ -7,6 +7,7 @@ import {
   type DuplicateUsageMessage,
   deadLetterIdFor,
   envelopeItems,
+  propertiesField,
   QUEUE_SEND_BATCH_MAX,
   USAGE_QUEUES,
   type ValidatedUsageMessage,
@@ -36,6 +37,7 @@ export function entryOf(message: ValidatedUsageMessage): UsageEntry {
     periodEnd: message.window.end,
     amount: message.amount,
     occurredAt: message.timestamp,
+    ...propertiesField(message.properties),
   };
 }
 

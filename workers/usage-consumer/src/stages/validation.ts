@@ -9,6 +9,7 @@ import {
   deadLetterIdFor,
   envelopeItems,
   envelopesOf,
+  propertiesField,
   QUEUE_SEND_BATCH_MAX,
   type RawUsageMessage,
   sendBatches,
@@ -62,6 +63,7 @@ function forwardFromRow(
     receivedAt: row.receivedAt,
     window: { key: row.periodKey, start: row.periodStart, end: row.periodEnd },
     validatedAt: row.validatedAt,
+    ...propertiesField(row.properties),
     ...(retryOf ? { retryOf } : {}),
   };
 }
@@ -375,6 +377,7 @@ function validatedBody(
     receivedAt: message.receivedAt,
     window,
     validatedAt,
+    ...propertiesField(message.properties),
     ...(message.retryOf ? { retryOf: message.retryOf } : {}),
   };
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { judgeEvent, planBatch, summarise } from "./usage-events.ts";
+import { batchRefusal, judgeEvent, planBatch, summarise } from "./usage-events.ts";
 
 const good = {
   eventId: "e-1",
@@ -12,12 +12,22 @@ describe("usage event ingestion rules", () => {
   it("normalises a good event (timestamp to UTC, metadata defaulted)", () => {
     expect(judgeEvent(good)).toEqual({
       ok: true,
-      event: { ...good, timestamp: "2026-11-01T10:00:00.000Z", metadata: {} },
+      event: { ...good, timestamp: "2026-11-01T10:00:00.000Z", metadata: {}, properties: {} },
+    });
+  });
+
+  it("takes an absent amount as 1, and keeps the properties", () => {
+    const { amount: _amount, ...noAmount } = good;
+    const properties = { region: "eu", tokens: 12.5, model: "" };
+    expect(judgeEvent({ ...noAmount, properties })).toMatchObject({
+      ok: true,
+      event: { amount: 1, properties },
     });
   });
 
   it.each([
-    [{ ...good, amount: undefined }, "MISSING_REQUIRED_FIELDS"],
+    [{ ...good, feature: undefined }, "MISSING_REQUIRED_FIELDS"],
+    [{ ...good, amount: null }, "INVALID_AMOUNT"],
     [{ ...good, eventId: "" }, "INVALID_EVENT_ID"],
     [{ ...good, feature: "" }, "INVALID_FEATURE"],
     [{ ...good, amount: 0 }, "INVALID_AMOUNT"],
@@ -31,6 +41,21 @@ describe("usage event ingestion rules", () => {
     const judged = judgeEvent(item);
     expect(judged.ok).toBe(false);
     if (!judged.ok) expect(judged.code).toBe(code);
+  });
+
+  it("refuses the whole batch for the first event with bad properties, naming it and the key", () => {
+    const refusal = (items: unknown[]) => batchRefusal(planBatch(items).outcomes);
+    expect(refusal([good, { ...good, eventId: "e-2", properties: { a: 1 } }])).toBeUndefined();
+    expect(refusal([good, { ...good, eventId: "e-2", properties: { "Bad-Key": 1 } }])).toBe(
+      'Invalid properties in event "e-2" (index 1): property key "Bad-Key" must match [a-z0-9_]{1,64}',
+    );
+    // Checked before any other rule, and by index when the eventId is unusable.
+    expect(refusal([{ eventId: 7, amount: -1, properties: { note: "x".repeat(257) } }, good])).toBe(
+      'Invalid properties in event at index 0: property "note" must be at most 256 characters',
+    );
+    expect(refusal([{ ...good, properties: [] }])).toMatch(
+      /event "e-1" \(index 0\): properties must be an object/,
+    );
   });
 
   it("marks repeats of an eventId inside a batch as duplicates of the first", () => {

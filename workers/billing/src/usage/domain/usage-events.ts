@@ -1,4 +1,5 @@
 import { MAX_USAGE_AMOUNT } from "@edge-platform/shared/billing/entitlement-counter-protocol";
+import { type EventProperties, propertiesProblem } from "@edge-platform/shared/billing/meter";
 import { z } from "zod";
 
 // Ingestion rules for one batch of usage events. The batch as a whole must
@@ -8,6 +9,11 @@ import { z } from "zod";
 // feature is in the plan, its tenant is active and its timestamp is inside
 // the accepted window is decided later, by the validation stage (the usage
 // consumer), against the time the event was received.
+//
+// `properties` are the exception: a meter reads them to decide what an
+// event counts for, so a batch with any malformed `properties` is refused
+// as a whole (batchRefusal) rather than stored with some of its events
+// missing the values the client meant them to be billed by.
 
 export const MAX_EVENTS_PER_BATCH = 1000;
 export const MAX_BATCH_BYTES = 1024 * 1024;
@@ -26,10 +32,15 @@ export const INGESTION_REJECTIONS = {
   invalidMetadata: "INVALID_METADATA",
   metadataTooLarge: "METADATA_TOO_LARGE",
   unknownField: "UNKNOWN_FIELD",
+  /** Never answered per event: the whole batch is refused (batchRefusal). */
+  invalidProperties: "INVALID_PROPERTIES",
 } as const;
 
 export type IngestionRejectionCode =
   (typeof INGESTION_REJECTIONS)[keyof typeof INGESTION_REJECTIONS];
+
+/** The amount of an event that does not say: one use. */
+export const DEFAULT_USAGE_AMOUNT = 1;
 
 /** An event that passed the ingestion rules, normalised. */
 export interface IncomingUsageEvent {
@@ -39,14 +50,23 @@ export interface IncomingUsageEvent {
   /** ISO-8601 in UTC (`toISOString`). */
   timestamp: string;
   metadata: Record<string, unknown>;
+  /** What meters read (shared/src/billing/meter.ts); {} when the event has none. */
+  properties: EventProperties;
 }
 
 export type EventJudgement =
   | { ok: true; event: IncomingUsageEvent }
   | { ok: false; eventId: string | null; code: IngestionRejectionCode; message: string };
 
-const KNOWN_FIELDS = new Set(["eventId", "feature", "amount", "timestamp", "metadata"]);
-const REQUIRED_FIELDS = ["eventId", "feature", "amount", "timestamp"] as const;
+const KNOWN_FIELDS = new Set([
+  "eventId",
+  "feature",
+  "amount",
+  "timestamp",
+  "metadata",
+  "properties",
+]);
+const REQUIRED_FIELDS = ["eventId", "feature", "timestamp"] as const;
 
 /** ISO-8601 date-time with an offset or Z (what `timestamp` must be). */
 const isoDateTime = z.iso.datetime({ offset: true, local: false });
@@ -74,6 +94,9 @@ export function judgeEvent(item: unknown): EventJudgement {
   const record = item as Record<string, unknown>;
   // Kept when usable even if the event is rejected, so the caller can tell which one failed.
   const eventId = usableEventId(record.eventId);
+  // First, so that an event failing another rule still has its properties checked.
+  const properties = judgeProperties(eventId, record.properties);
+  if (!properties.ok) return properties;
   const fieldSet = fieldSetRejection(record, eventId);
   if (fieldSet) return fieldSet;
   if (eventId === null) {
@@ -83,7 +106,9 @@ export function judgeEvent(item: unknown): EventJudgement {
       `eventId must be a string of 1 to ${MAX_EVENT_ID_LENGTH} characters`,
     );
   }
-  const { feature, amount } = record;
+  const { feature } = record;
+  // Absent only: a null amount is a bad one, not one use.
+  const amount = record.amount === undefined ? DEFAULT_USAGE_AMOUNT : record.amount;
   if (!isFeature(feature)) {
     return reject(
       eventId,
@@ -110,6 +135,7 @@ export function judgeEvent(item: unknown): EventJudgement {
       amount,
       timestamp: instant.value.toISOString(),
       metadata: metadata.value,
+      properties: properties.value,
     },
   };
 }
@@ -176,6 +202,14 @@ function judgeTimestamp(eventId: string, value: unknown): FieldJudgement<Date> {
   return { ok: true, value: instant };
 }
 
+/** `properties` are optional: absent stands for none; null is not an object, so it is refused. */
+function judgeProperties(eventId: string | null, value: unknown): FieldJudgement<EventProperties> {
+  // The message names the key at fault (or `properties` itself).
+  const problem = propertiesProblem(value);
+  if (problem) return reject(eventId, INGESTION_REJECTIONS.invalidProperties, problem.message);
+  return { ok: true, value: (value ?? {}) as EventProperties };
+}
+
 /** `metadata` is optional: absent or null stands for an empty object. */
 function judgeMetadata(eventId: string, value: unknown): FieldJudgement<Record<string, unknown>> {
   const metadata = value ?? {};
@@ -190,6 +224,25 @@ function judgeMetadata(eventId: string, value: unknown): FieldJudgement<Record<s
     );
   }
   return { ok: true, value: metadata as Record<string, unknown> };
+}
+
+/**
+ * Why the batch cannot be taken at all: its first event with bad
+ * `properties`, named by its eventId (or its index when it has no usable
+ * one) with the key at fault; undefined when there is none.
+ */
+export function batchRefusal(outcomes: EventOutcome[]): string | undefined {
+  const index = outcomes.findIndex(
+    (outcome) =>
+      outcome.status === "rejected" && outcome.reason === INGESTION_REJECTIONS.invalidProperties,
+  );
+  const outcome = outcomes[index];
+  if (outcome?.status !== "rejected") return undefined;
+  const event =
+    outcome.eventId === null
+      ? `event at index ${index}`
+      : `event "${outcome.eventId.slice(0, 100)}" (index ${index})`;
+  return `Invalid properties in ${event}: ${outcome.message}`;
 }
 
 export type EventOutcome =

@@ -20,6 +20,7 @@ const pending: UnfinishedEventRow = {
   periodStart: null,
   periodEnd: null,
   validatedAt: null,
+  properties: {},
 };
 
 const validated: UnfinishedEventRow = {
@@ -68,6 +69,13 @@ describe("redriveOf", () => {
         validatedAt: validated.validatedAt,
       },
     });
+  });
+
+  it("carries the event's properties to either queue, and leaves out an empty set", () => {
+    const properties = { region: "eu", tokens: 1200 };
+    expect(redriveOf({ ...pending, properties }).message.properties).toEqual(properties);
+    expect(redriveOf({ ...validated, properties }).message.properties).toEqual(properties);
+    expect(redriveOf(pending).message).not.toHaveProperty("properties");
   });
 
   it("sends a VALIDATED row that lost its window back through validation", () => {

@@ -1,4 +1,9 @@
-import type { RawUsageMessage, ValidatedUsageMessage } from "@edge-platform/shared/queues/usage";
+import type { EventProperties } from "@edge-platform/shared/billing/meter";
+import {
+  propertiesField,
+  type RawUsageMessage,
+  type ValidatedUsageMessage,
+} from "@edge-platform/shared/queues/usage";
 
 /*
  * Re-driving stranded usage events. An accepted event is finished only when
@@ -29,6 +34,7 @@ export interface UnfinishedEventRow {
   periodStart: string | null;
   periodEnd: string | null;
   validatedAt: string | null;
+  properties: EventProperties;
 }
 
 export type Redrive =
@@ -62,6 +68,7 @@ export function redriveOf(row: UnfinishedEventRow): Redrive {
         receivedAt: row.receivedAt,
         window: { key: row.periodKey, start: row.periodStart, end: row.periodEnd },
         validatedAt: row.validatedAt,
+        ...propertiesField(row.properties),
       },
     };
   }
@@ -75,6 +82,7 @@ export function redriveOf(row: UnfinishedEventRow): Redrive {
       amount: row.amount,
       timestamp: row.timestamp,
       receivedAt: row.receivedAt,
+      ...propertiesField(row.properties),
     },
   };
 }

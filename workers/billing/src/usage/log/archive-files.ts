@@ -1,8 +1,11 @@
+import type { EventProperties } from "@edge-platform/shared/billing/meter";
 import type { EventIdIndex } from "./id-index.ts";
 import {
   FINISHED,
   type FileRecord,
+  type NewFile,
   parsedMetadata,
+  parsedProperties,
   STORED_EVENT_COLUMNS,
   type StoredEvent,
   type StoredEventRow,
@@ -60,7 +63,7 @@ export function hasArchivable(sql: SqlStorage): boolean {
  */
 export function startFile(
   sql: SqlStorage,
-  file: Omit<FileRecord, "id" | "status">,
+  file: NewFile,
   choice: { settledBefore: number; closedBefore: string; full: boolean },
   nowMs: number,
 ): number {
@@ -104,8 +107,8 @@ export function writingFiles(sql: SqlStorage): FileRecord[] {
 /**
  * A file's events hold ids from its first to its last: the range keeps
  * this a primary-key search. Only the columns a file holds are read, and
- * rows with the same metadata text share one parsed object (read-only
- * here), which the Parquet writer then serialises once.
+ * rows with the same metadata (or properties) text share one parsed object
+ * (read-only here), which the Parquet writer then serialises once.
  */
 export function fileEvents(
   sql: SqlStorage,
@@ -113,6 +116,7 @@ export function fileEvents(
   file: Pick<FileRecord, "id" | "first_id" | "last_id">,
 ): StoredEvent[] {
   const metadataOf = new Map<string, Record<string, unknown>>();
+  const propertiesOf = new Map<string, EventProperties>();
   return sql
     .exec<StoredEventRow>(
       `SELECT ${STORED_EVENT_COLUMNS} FROM events WHERE ${OF_FILE} ORDER BY id`,
@@ -127,14 +131,20 @@ export function fileEvents(
         metadata = parsedMetadata(row.metadata);
         metadataOf.set(row.metadata, metadata);
       }
-      return storedEvent(tenantId, row, metadata);
+      let properties = propertiesOf.get(row.properties);
+      if (!properties) {
+        properties = parsedProperties(row.properties);
+        propertiesOf.set(row.properties, properties);
+      }
+      return storedEvent(tenantId, row, metadata, properties);
     });
 }
 
 /**
  * Step 3: index the file's events in its day's table, delete them here,
- * mark the file DONE (caller's transaction). Returns how many events left
- * the hot log.
+ * mark the file DONE with the range of its events' times (which lets the
+ * listing skip it), in the caller's transaction. Returns how many events
+ * left the hot log.
  */
 export function finishFile(
   sql: SqlStorage,
@@ -148,22 +158,38 @@ export function finishFile(
       fileId,
     )
     .one();
-  const eventIds = sql
-    .exec<{ event_id: string }>(
-      `SELECT event_id FROM events WHERE ${OF_FILE}`,
+  const rows = sql
+    .exec<{ event_id: string; timestamp: string }>(
+      `SELECT event_id, timestamp FROM events WHERE ${OF_FILE}`,
       file.first_id,
       file.last_id,
       fileId,
     )
-    .toArray()
-    .map((row) => row.event_id);
-  index.addFile(fileId, file.day, eventIds);
+    .toArray();
+  index.addFile(
+    fileId,
+    file.day,
+    rows.map((row) => row.event_id),
+  );
+  let first: string | null = null;
+  let last: string | null = null;
+  for (const { timestamp } of rows) {
+    if (first === null || timestamp < first) first = timestamp;
+    if (last === null || timestamp > last) last = timestamp;
+  }
   const deleted = sql.exec(
     `DELETE FROM events WHERE ${OF_FILE}`,
     file.first_id,
     file.last_id,
     fileId,
   ).rowsWritten;
-  sql.exec("UPDATE files SET status = 'DONE', bytes = ? WHERE id = ?", bytes, fileId);
+  sql.exec(
+    `UPDATE files SET status = 'DONE', bytes = ?, first_timestamp = ?, last_timestamp = ?
+      WHERE id = ?`,
+    bytes,
+    first,
+    last,
+    fileId,
+  );
   return deleted;
 }

@@ -111,6 +111,8 @@ export async function drainD1UsageLog(
         validatedAt: row.validatedAt,
         aggregatedAt: row.aggregatedAt,
         metadata: JSON.parse(row.metadata || "{}") as Record<string, unknown>,
+        // The D1 log predates properties.
+        properties: {},
       });
       byShard.set(key, group);
     }

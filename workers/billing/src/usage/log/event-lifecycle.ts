@@ -6,7 +6,14 @@ import type {
   ValidatedUpdate,
 } from "@edge-platform/shared/usage-log/client";
 import type { EventIdIndex } from "./id-index.ts";
-import type { Decision, EventRecord, FilesRead, ImportedEvent, NewEvent } from "./stored-events.ts";
+import {
+  type Decision,
+  type EventRecord,
+  type FilesRead,
+  type ImportedEvent,
+  type NewEvent,
+  parsedProperties,
+} from "./stored-events.ts";
 
 /*
  * The hot log's events from ingestion to their end: stored with their
@@ -42,15 +49,21 @@ export function insertEvents(
   });
   if (stored.length === 0) return { done: [] };
   sql.exec(
-    `INSERT INTO events (id, event_id, feature, amount, timestamp, received_at, metadata, touched_at)
+    `INSERT INTO events (id, event_id, feature, amount, timestamp, received_at, metadata,
+                         properties, touched_at)
      SELECT json_extract(value, '$.id'), json_extract(value, '$.eventId'),
             json_extract(value, '$.feature'), json_extract(value, '$.amount'),
-            json_extract(value, '$.timestamp'), ?, json_extract(value, '$.metadata'), ?
+            json_extract(value, '$.timestamp'), ?, json_extract(value, '$.metadata'),
+            json_extract(value, '$.properties'), ?
        FROM json_each(?)`,
     at.receivedAt,
     at.nowMs,
     JSON.stringify(
-      stored.map((event) => ({ ...event, metadata: JSON.stringify(event.metadata ?? {}) })),
+      stored.map((event) => ({
+        ...event,
+        metadata: JSON.stringify(event.metadata ?? {}),
+        properties: JSON.stringify(event.properties ?? {}),
+      })),
     ),
   );
   sql.exec(
@@ -95,8 +108,9 @@ function insertImported(sql: SqlStorage, event: ImportedEvent, nowMs: number): v
   sql.exec(
     `INSERT INTO events (id, event_id, feature, amount, timestamp, received_at, status, reason,
                          message, subscription_id, period_key, period_start, period_end,
-                         validated_at, aggregated_at, metadata, touched_at, finished_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+                         validated_at, aggregated_at, metadata, properties, touched_at,
+                         finished_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (id) DO NOTHING`,
     event.id,
     event.eventId,
@@ -114,6 +128,7 @@ function insertImported(sql: SqlStorage, event: ImportedEvent, nowMs: number): v
     event.validatedAt,
     event.aggregatedAt,
     JSON.stringify(event.metadata ?? {}),
+    JSON.stringify(event.properties ?? {}),
     nowMs,
     finished ? nowMs : null,
   );
@@ -141,6 +156,7 @@ export function logRows(sql: SqlStorage, tenantId: string, ids: string[]): Usage
       periodStart: row.period_start,
       periodEnd: row.period_end,
       validatedAt: row.validated_at,
+      properties: parsedProperties(row.properties),
     }));
 }
 

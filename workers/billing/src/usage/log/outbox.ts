@@ -1,5 +1,10 @@
-import type { RawUsageMessage } from "@edge-platform/shared/queues/usage";
-import { type EventRecord, type StoredEvent, storedEvent } from "./stored-events.ts";
+import { propertiesField, type RawUsageMessage } from "@edge-platform/shared/queues/usage";
+import {
+  type EventRecord,
+  parsedProperties,
+  type StoredEvent,
+  storedEvent,
+} from "./stored-events.ts";
 
 /*
  * The outbox (events accepted but not yet on usage-raw) and the re-drive of
@@ -21,16 +26,21 @@ export function dueOutbox(
       amount: number;
       timestamp: string;
       receivedAt: string;
+      properties: string;
     }>(
       `SELECT e.id AS id, e.event_id AS eventId, e.feature AS feature, e.amount AS amount,
-              e.timestamp AS timestamp, e.received_at AS receivedAt
+              e.timestamp AS timestamp, e.received_at AS receivedAt, e.properties AS properties
          FROM outbox o JOIN events e ON e.id = o.id
         WHERE o.next_attempt_at <= ? ORDER BY o.next_attempt_at LIMIT ?`,
       nowMs,
       limit,
     )
     .toArray()
-    .map((row) => ({ ...row, tenantId }));
+    .map(({ properties, ...row }) => ({
+      ...row,
+      tenantId,
+      ...propertiesField(parsedProperties(properties)),
+    }));
 }
 
 /** Sent: the entries go (the event's own row stays, PENDING, until validation moves it). */

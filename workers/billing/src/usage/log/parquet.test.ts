@@ -1,4 +1,5 @@
 import { parquetMetadata } from "hyparquet";
+import { parquetWriteBuffer } from "hyparquet-writer";
 import { describe, expect, it } from "vitest";
 import {
   type ArchivedUsageEvent,
@@ -41,7 +42,35 @@ function makeEvent(index: number): ArchivedUsageEvent {
       index % 3 === 0
         ? {}
         : { region: "eu", attempt: index, nested: { ok: true, tags: ["a", "ü"] } },
+    properties:
+      index % 4 === 0
+        ? {}
+        : { region: index % 2 ? "eu" : "us", tokens: index * 1.5, model: "größe" },
   };
+}
+
+/**
+ * A file as an earlier release wrote it: the same columns, without those
+ * added since (properties).
+ */
+function earlierReleaseFile(events: ArchivedUsageEvent[]): ArrayBuffer {
+  const kinds = { STRING: "STRING", INT64: "INT64", TIMESTAMP: "TIMESTAMP", JSON: "JSON" } as const;
+  return parquetWriteBuffer({
+    columnData: USAGE_EVENTS_PARQUET_SCHEMA.filter((column) => column.column !== "properties").map(
+      (column) => ({
+        name: column.column,
+        type: kinds[column.type],
+        nullable: column.nullable,
+        data: events.map((event) => {
+          const value = event[column.field];
+          if (value === null) return null;
+          if (column.type === "TIMESTAMP") return new Date(value as string);
+          if (column.type === "INT64") return BigInt(value as number);
+          return value;
+        }),
+      }),
+    ),
+  });
 }
 
 const byTimeThenId = (a: ArchivedUsageEvent, b: ArchivedUsageEvent) =>
@@ -152,6 +181,19 @@ describe("usage events Parquet codec", () => {
     expect(() =>
       encodeUsageEventsParquet([{ ...makeEvent(1), aggregatedAt: "yesterday" }]),
     ).toThrow(UsageEventsParquetError);
+  });
+
+  it("reads a file of an earlier release, without the properties column, as events with none", async () => {
+    const events = Array.from({ length: 20 }, (_, index) => makeEvent(index));
+    const file = earlierReleaseFile(events);
+    expect(parquetMetadata(file).schema.map((element) => element.name)).not.toContain("properties");
+    const expected = [...events].sort(byTimeThenId).map((event) => ({ ...event, properties: {} }));
+    expect(await decodeUsageEventsParquet(file)).toEqual(expected);
+    const wanted = events[7] as ArchivedUsageEvent;
+    expect(await findUsageEventInParquet(file, wanted.eventId)).toEqual({
+      ...wanted,
+      properties: {},
+    });
   });
 
   it("refuses to decode a file that is not a usage events file", async () => {

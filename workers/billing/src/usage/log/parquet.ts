@@ -1,3 +1,4 @@
+import type { EventProperties } from "@edge-platform/shared/billing/meter";
 import {
   type UsageEventStatus,
   usageEventStatuses,
@@ -18,7 +19,8 @@ import { parquetWriteBuffer } from "hyparquet-writer";
  * any Parquet reader (DuckDB, R2 SQL, Spark, pandas) can aggregate them
  * and a time-range read skips whole row groups by their min/max statistics.
  * The row is the event as `GET /usage/events/{eventId}` returns it, with
- * the tenant added; columns are snake_case.
+ * the tenant added; columns are snake_case. Columns are only ever added at
+ * the end (LATER_COLUMNS), so files of earlier releases stay readable.
  */
 
 /** One archived event: the public usage event body plus its tenant. */
@@ -40,6 +42,7 @@ export interface ArchivedUsageEvent {
   validatedAt: string | null;
   aggregatedAt: string | null;
   metadata: Record<string, unknown>;
+  properties: EventProperties;
 }
 
 type ColumnKind = "STRING" | "INT64" | "TIMESTAMP" | "JSON";
@@ -165,7 +168,20 @@ export const USAGE_EVENTS_PARQUET_SCHEMA: readonly UsageEventsParquetColumn[] = 
     nullable: false,
     description: "The event's metadata object as JSON text",
   },
+  {
+    column: "properties",
+    field: "properties",
+    type: "JSON",
+    nullable: false,
+    description: "The event's properties object as JSON text ({} when it had none)",
+  },
 ];
+
+/**
+ * Columns added after the first files were written, with what they read
+ * as in a file that lacks them (its events predate them).
+ */
+const LATER_COLUMNS: ReadonlyMap<string, () => unknown> = new Map([["properties", () => ({})]]);
 
 /**
  * Rows per row group. A time-range read skips row groups by their
@@ -305,6 +321,7 @@ const COLUMN_WRITE_OPTIONS: Partial<
   reason: { statistics: false },
   message: { statistics: false },
   metadata: { statistics: false },
+  properties: { statistics: false },
 };
 
 function compareRows(
@@ -372,7 +389,7 @@ export function encodeUsageEventsParquet(events: readonly ArchivedUsageEvent[]):
     columnData,
     schema: parquetSchemaElements(),
     rowGroupSize: USAGE_EVENTS_ROW_GROUP_SIZE,
-    kvMetadata: [{ key: "edge-platform.schema", value: "usage-events/1" }],
+    kvMetadata: [{ key: "edge-platform.schema", value: "usage-events/2" }],
     createdBy: "edge-platform billing usage archive",
   });
 }
@@ -383,7 +400,9 @@ function toArchivedEvent(row: Record<string, unknown>): ArchivedUsageEvent {
   const event: Record<string, unknown> = {};
   for (const column of USAGE_EVENTS_PARQUET_SCHEMA) {
     const value = row[column.column];
-    if (value === null || value === undefined) {
+    if (value === undefined && LATER_COLUMNS.has(column.column)) {
+      event[column.field] = LATER_COLUMNS.get(column.column)?.();
+    } else if (value === null || value === undefined) {
       event[column.field] = null;
     } else if (TIME_FIELDS.has(column.field)) {
       event[column.field] = (value as Date).toISOString();
@@ -402,7 +421,11 @@ function checkSchema(
 ): void {
   const names = metadata.schema.slice(1).map((element) => element.name);
   const expected = USAGE_EVENTS_PARQUET_SCHEMA.map((column) => column.column);
-  if (names.join(",") !== expected.join(",")) {
+  // An earlier release's file has the same columns, less some added since.
+  const known =
+    names.join(",") === expected.slice(0, names.length).join(",") &&
+    expected.slice(names.length).every((column) => LATER_COLUMNS.has(column));
+  if (!known) {
     throw new UsageEventsParquetError(
       `not a usage events file (${file.byteLength} bytes): columns ${names.join(", ")}`,
     );

@@ -4,8 +4,10 @@
  *   events         the hot log: every event not yet archived, keyed by our
  *                  id (UUID v7, so inserts append), with its status and
  *                  window; a partial index on `touched_at` over the
- *                  unfinished ones serves the re-drive, and an index on the
- *                  client's eventId is the duplicate guard while it is hot.
+ *                  unfinished ones serves the re-drive, an index on the
+ *                  client's eventId is the duplicate guard while it is hot,
+ *                  and one on (timestamp, id) serves the listing, which
+ *                  pages in event-time order.
  *   outbox         events accepted but not yet sent to usage-raw; written in
  *                  the same transaction as the event, deleted once sent.
  *   event_ids_<yyyymmdd>
@@ -19,10 +21,19 @@
  *   id_collisions  the full eventId of an archived event whose hash its
  *                  day's table already held for another id (rare).
  *   files          the Parquet files written to R2 (WRITING until every event
- *                  of it is indexed and deleted here, then DONE).
+ *                  of it is indexed and deleted here, then DONE), with the
+ *                  range of their events' ids, receipt times and (files
+ *                  finished since the listing pages by event time) event
+ *                  times, which let the listing skip files.
  *   event_ids      (objects of earlier releases only) the former index, one
  *                  row per eventId with our id; read until it has aged out,
  *                  then dropped.
+ *
+ * An object's storage outlives the code that created it, so a column added
+ * later comes with a migration that runs when an object lacks it
+ * (LOG_COLUMN_MIGRATIONS), and an index added later is created by
+ * LOG_INDEXES on every start: the CREATE statements are the tables as first
+ * released and are never edited.
  */
 
 export const SCHEMA = `
@@ -78,3 +89,57 @@ CREATE TABLE IF NOT EXISTS files (
   created_ms INTEGER NOT NULL
 );
 `;
+
+/** Columns added after a table was first released. */
+export interface ColumnMigration {
+  table: string;
+  /** The column whose presence says the migration already ran. */
+  column: string;
+  statements: string;
+}
+
+export const LOG_COLUMN_MIGRATIONS: readonly ColumnMigration[] = [
+  // Objects created before meters kept no properties: their events had none.
+  {
+    table: "events",
+    column: "properties",
+    statements: "ALTER TABLE events ADD COLUMN properties TEXT NOT NULL DEFAULT '{}'",
+  },
+  // The earliest and latest event time of a file, set when it is finished.
+  // Files finished before have none: the listing reads them as "may hold
+  // any time" and fills them in once it has read them.
+  {
+    table: "files",
+    column: "first_timestamp",
+    statements: "ALTER TABLE files ADD COLUMN first_timestamp TEXT",
+  },
+  {
+    table: "files",
+    column: "last_timestamp",
+    statements: "ALTER TABLE files ADD COLUMN last_timestamp TEXT",
+  },
+];
+
+/**
+ * Indexes added after the tables were first released, created where
+ * missing on every start (after the column migrations, so they may name
+ * added columns). Creating one on an object's first start under new code
+ * reads its hot events once.
+ */
+export const LOG_INDEXES = `
+CREATE INDEX IF NOT EXISTS events_timestamp_idx ON events (timestamp, id);
+`;
+
+/** Creates the tables and indexes an object lacks and adds the columns its tables lack; safe on every start. */
+export function applyLogSchema(sql: SqlStorage): void {
+  sql.exec(SCHEMA);
+  for (const migration of LOG_COLUMN_MIGRATIONS) {
+    const columns = sql
+      .exec<{ name: string }>("SELECT name FROM pragma_table_info(?)", migration.table)
+      .toArray();
+    if (!columns.some((column) => column.name === migration.column)) {
+      sql.exec(migration.statements);
+    }
+  }
+  sql.exec(LOG_INDEXES);
+}

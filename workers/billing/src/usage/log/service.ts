@@ -1,10 +1,17 @@
+import type { UsageEventStatus } from "@edge-platform/shared/db/schema/usage-events";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { shardOfEventId, withShard } from "@edge-platform/shared/usage-log/client";
 import { timeOrderedUuid } from "../../platform/index.ts";
-import type { IncomingUsageEvent } from "../domain/usage-events.ts";
-import { decodeUsageEventsParquet } from "./parquet.ts";
+import {
+  byPosition,
+  type ListFilter,
+  type ListPosition,
+  lowestTime,
+  matchesListFilter,
+} from "./listing.ts";
+import { decodeUsageEventsParquet, queryUsageEventsParquet } from "./parquet.ts";
 import { tenantShards, usageLogOfId, usageLogStub } from "./shards.ts";
-import type { StoredEvent } from "./stored-events.ts";
+import type { FileRecord, NewEvent, StoredEvent } from "./stored-events.ts";
 import type { UsageLog } from "./usage-log.ts";
 
 /*
@@ -60,7 +67,7 @@ async function heldInD1Log(
 export async function storeUsageEvents(
   env: LogEnv,
   tenantId: string,
-  events: IncomingUsageEvent[],
+  events: Omit<NewEvent, "id">[],
 ): Promise<Set<string>> {
   const config = tenantShards(env, tenantId);
   const inD1 = await heldInD1Log(
@@ -102,6 +109,7 @@ export async function storeUsageEvents(
             amount: event.amount,
             timestamp: event.timestamp,
             metadata: event.metadata,
+            properties: event.properties ?? {},
           })),
         });
         for (const id of ids) stored.add(id);
@@ -128,10 +136,11 @@ export function usageEventBody(event: StoredEvent) {
     validatedAt: event.validatedAt,
     aggregatedAt: event.aggregatedAt,
     metadata: event.metadata,
+    properties: event.properties,
   };
 }
 
-async function readFile(env: LogEnv, key: string): Promise<StoredEvent[]> {
+async function readFileBuffer(env: LogEnv, key: string): Promise<ArrayBuffer> {
   const object = await env.USAGE_ARCHIVE.get(key);
   if (!object) {
     throw new ApiError(
@@ -139,7 +148,11 @@ async function readFile(env: LogEnv, key: string): Promise<StoredEvent[]> {
       `The usage archive file ${key} cannot be read right now, try again shortly`,
     );
   }
-  return (await decodeUsageEventsParquet(await object.arrayBuffer())) as StoredEvent[];
+  return object.arrayBuffer();
+}
+
+async function readFile(env: LogEnv, key: string): Promise<StoredEvent[]> {
+  return (await decodeUsageEventsParquet(await readFileBuffer(env, key))) as StoredEvent[];
 }
 
 /**
@@ -174,8 +187,14 @@ export async function findUsageEvent(env: LogEnv, tenantId: string, eventId: str
 }
 
 export interface UsageListQuery {
+  /** Event time (the client's `timestamp`), inclusive. */
   from?: string;
+  /** Event time, exclusive. */
   to?: string;
+  /** Time of receipt, inclusive. */
+  receivedFrom?: string;
+  /** Time of receipt, exclusive. */
+  receivedTo?: string;
   feature?: string;
   status?: string;
   limit: number;
@@ -184,75 +203,147 @@ export interface UsageListQuery {
 
 const EARLIEST = "0000-01-01T00:00:00.000Z";
 const LATEST = "9999-12-31T23:59:59.999Z";
-const CURSOR_PREFIX = "v1:";
+const CURSOR_PREFIX = "v2:";
+const NOT_A_CURSOR = "cursor is not a cursor this API returned";
 
-export function encodeCursor(lastId: string): string {
-  return btoa(`${CURSOR_PREFIX}${lastId}`).replace(/=+$/, "");
+/** A page's position as an opaque, URL-safe cursor (base64url of "v2:<timestamp>|<id>"). */
+export function encodeCursor(position: ListPosition): string {
+  return btoa(`${CURSOR_PREFIX}${position.timestamp}|${position.id}`)
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
-export function decodeCursor(cursor: string): string {
+export function decodeCursor(cursor: string): ListPosition {
   let text: string;
   try {
-    text = atob(cursor);
+    text = atob(cursor.replace(/-/g, "+").replace(/_/g, "/"));
   } catch {
-    throw new ApiError(400, "cursor is not a cursor this API returned");
+    throw new ApiError(400, NOT_A_CURSOR);
   }
-  const id = text.slice(CURSOR_PREFIX.length);
-  if (!text.startsWith(CURSOR_PREFIX) || !/^[0-9a-f-]{36}$/.test(id)) {
-    throw new ApiError(400, "cursor is not a cursor this API returned");
+  if (text.startsWith("v1:")) {
+    // Cursors of the receipt-order listing name no position in event time.
+    throw new ApiError(
+      400,
+      "cursor comes from the listing in order of receipt, which is gone: list again without it",
+    );
   }
-  return id;
+  const [timestamp = "", id = "", ...rest] = text.slice(CURSOR_PREFIX.length).split("|");
+  if (
+    !text.startsWith(CURSOR_PREFIX) ||
+    rest.length > 0 ||
+    !/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d+)?Z$/.test(timestamp) ||
+    !/^[0-9a-f-]{36}$/.test(id)
+  ) {
+    throw new ApiError(400, NOT_A_CURSOR);
+  }
+  return { timestamp, id };
 }
 
-/**
- * The tenant's events in the order they were received (our ids are
- * time-ordered), received in [from, to), across every shard's hot log and
- * archive files, `limit` at a time; the cursor is the last id returned.
- */
-export async function listUsageEvents(env: LogEnv, tenantId: string, query: UsageListQuery) {
-  const limit = Math.min(MAX_LIST_LIMIT, Math.max(1, query.limit));
-  const filter = {
-    from: query.from ? new Date(query.from).toISOString() : EARLIEST,
-    to: query.to ? new Date(query.to).toISOString() : LATEST,
-    afterId: query.cursor ? decodeCursor(query.cursor) : "",
+const instant = (value: string | undefined, otherwise: string) =>
+  value ? new Date(value).toISOString() : otherwise;
+
+function listFilter(query: UsageListQuery): ListFilter {
+  return {
+    from: instant(query.from, EARLIEST),
+    to: instant(query.to, LATEST),
+    receivedFrom: instant(query.receivedFrom, EARLIEST),
+    receivedTo: instant(query.receivedTo, LATEST),
+    after: query.cursor ? decodeCursor(query.cursor) : null,
     ...(query.feature ? { feature: query.feature } : {}),
     ...(query.status ? { status: query.status } : {}),
   };
+}
+
+/**
+ * The events of one archive file that belong on the page. A file whose
+ * range of event times is known is decoded for the page's times only; one
+ * finished before the range was kept is decoded whole, and its range
+ * recorded so that later pages can skip it.
+ */
+async function fileEventsFor(
+  env: LogEnv,
+  log: ReturnType<typeof usageLogStub>,
+  file: FileRecord,
+  filter: ListFilter,
+): Promise<StoredEvent[]> {
+  const buffer = await readFileBuffer(env, file.key);
+  let events: StoredEvent[];
+  if (file.first_timestamp !== null) {
+    // Row groups wholly outside the page's times are skipped by their statistics.
+    events = (await queryUsageEventsParquet(buffer, {
+      from: lowestTime(filter),
+      to: filter.to,
+      ...(filter.feature ? { feature: filter.feature } : {}),
+      ...(filter.status ? { status: filter.status as UsageEventStatus } : {}),
+    })) as StoredEvent[];
+  } else {
+    events = (await decodeUsageEventsParquet(buffer)) as StoredEvent[];
+    const times = events.map((event) => event.timestamp).sort();
+    const [first, last] = [times[0], times.at(-1)];
+    if (first !== undefined && last !== undefined) {
+      await log.noteFileTimes(file.id, { first, last });
+    }
+  }
+  return events.filter((event) => matchesListFilter(event, filter));
+}
+
+/**
+ * One shard's first `wanted` events of the page, in the listing's order:
+ * its hot events, then its archive files by their earliest event time,
+ * until the next file starts after `wanted` events already found (no
+ * event of it or of a later file could be among them). So a page reads
+ * the files it needs and those that cannot be skipped by their ranges;
+ * what is kept never exceeds `wanted` plus one file.
+ */
+async function shardPage(
+  env: LogEnv,
+  tenantId: string,
+  shard: number,
+  filter: ListFilter,
+  wanted: number,
+): Promise<StoredEvent[]> {
+  const log = usageLogStub(env.USAGE_LOG, tenantId, shard);
+  // Over RPC the metadata record loses its type; the object returns exactly this.
+  const { hot, files } = (await log.listPage(filter, wanted)) as unknown as ReturnType<
+    UsageLog["listPage"]
+  >;
+  let events = [...hot].sort(byPosition);
+  for (const file of files) {
+    const last = events[wanted - 1];
+    if (last && file.first_timestamp !== null && last.timestamp < file.first_timestamp) break;
+    const more = await fileEventsFor(env, log, file, filter);
+    // An event is in one place: the hot log and the files are read at one moment.
+    events = [...events, ...more].sort(byPosition).slice(0, wanted);
+  }
+  return events;
+}
+
+/**
+ * The tenant's events in event-time order (`timestamp`, ties by our id),
+ * across every shard's hot log and archive files, `limit` at a time. The
+ * cursor is the position of the page's last event, and a page lists what
+ * follows it then: nothing is listed twice or skipped, however many events
+ * share a time. An event stored after a page was read whose position is
+ * before that page's cursor (a late event with an older time) is not on
+ * the following pages; a listing from the start shows it.
+ */
+export async function listUsageEvents(env: LogEnv, tenantId: string, query: UsageListQuery) {
+  const limit = Math.min(MAX_LIST_LIMIT, Math.max(1, query.limit));
+  const filter = listFilter(query);
   const config = tenantShards(env, tenantId);
   const shardCount = Math.max(config.shards, config.previous ?? 0);
   const perShard = await Promise.all(
-    Array.from({ length: shardCount }, async (_, shard) => {
-      const stub = usageLogStub(env.USAGE_LOG, tenantId, shard);
-      const [hot, files] = await Promise.all([
-        stub.hotEvents(filter, limit + 1) as unknown as Promise<StoredEvent[]>,
-        stub.files(filter),
-      ]);
-      const events: StoredEvent[] = [...hot];
-      // Files in id order: stop reading once enough events precede the next file.
-      for (const file of files) {
-        const earlier = events.filter((event) => event.id < file.first_id).length;
-        if (earlier > limit) break;
-        for (const event of await readFile(env, file.key)) {
-          if (
-            event.id > filter.afterId &&
-            event.receivedAt >= filter.from &&
-            event.receivedAt < filter.to &&
-            (!filter.feature || event.feature === filter.feature) &&
-            (!filter.status || event.status === filter.status)
-          ) {
-            events.push(event);
-          }
-        }
-      }
-      return events;
-    }),
+    Array.from({ length: shardCount }, (_, shard) =>
+      shardPage(env, tenantId, shard, filter, limit + 1),
+    ),
   );
-  const merged = perShard.flat().sort((a, b) => (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
+  const merged = perShard.flat().sort(byPosition);
   const page = merged.slice(0, limit);
   const last = page.at(-1);
   return {
     data: page.map(usageEventBody),
-    meta: { nextCursor: merged.length > limit && last ? encodeCursor(last.id) : null },
+    meta: { nextCursor: merged.length > limit && last ? encodeCursor(last) : null },
   };
 }
 

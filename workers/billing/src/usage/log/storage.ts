@@ -10,7 +10,7 @@ import * as lifecycle from "./event-lifecycle.ts";
 import { EventIdIndex } from "./id-index.ts";
 import * as listing from "./listing.ts";
 import * as outbox from "./outbox.ts";
-import { SCHEMA } from "./schema.ts";
+import { applyLogSchema, SCHEMA } from "./schema.ts";
 import type {
   Decision,
   FileRecord,
@@ -18,6 +18,7 @@ import type {
   ImportedEvent,
   Location,
   NewEvent,
+  NewFile,
   StoredEvent,
 } from "./stored-events.ts";
 
@@ -37,7 +38,7 @@ export class UsageLogStore {
     private readonly sql: SqlStorage,
     hash: EventIdHash = eventIdHash,
   ) {
-    sql.exec(SCHEMA);
+    applyLogSchema(sql);
     this.index = new EventIdIndex(sql, hash);
   }
 
@@ -124,16 +125,24 @@ export class UsageLogStore {
     return listing.findEvent(this.sql, this.index, tenantId, eventId);
   }
 
-  hotEvents(
+  /**
+   * The first `limit` hot events of a page and the files that may hold
+   * more, read together so that a file finished in between can neither
+   * hide its events nor show them twice.
+   */
+  listPage(
     tenantId: string,
-    filter: { from: string; to: string; afterId: string; feature?: string; status?: string },
+    filter: listing.ListFilter,
     limit: number,
-  ): StoredEvent[] {
-    return listing.hotEvents(this.sql, tenantId, filter, limit);
+  ): { hot: StoredEvent[]; files: FileRecord[] } {
+    return {
+      hot: listing.hotEvents(this.sql, tenantId, filter, limit),
+      files: listing.filesFor(this.sql, filter),
+    };
   }
 
-  filesFor(filter: { from: string; to: string; afterId: string }): FileRecord[] {
-    return listing.filesFor(this.sql, filter);
+  noteFileTimes(fileId: number, times: { first: string; last: string }): void {
+    listing.noteFileTimes(this.sql, fileId, times);
   }
 
   // --- outbox and re-drive (outbox.ts) --------------------------------------
@@ -177,7 +186,7 @@ export class UsageLogStore {
   }
 
   startFile(
-    file: Omit<FileRecord, "id" | "status">,
+    file: NewFile,
     choice: { settledBefore: number; closedBefore: string; full: boolean },
     nowMs: number,
   ): number {

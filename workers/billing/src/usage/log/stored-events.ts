@@ -1,3 +1,4 @@
+import type { EventProperties } from "@edge-platform/shared/billing/meter";
 import type { UsageLogStatus } from "@edge-platform/shared/usage-log/client";
 
 /*
@@ -22,6 +23,7 @@ export interface StoredEvent {
   validatedAt: string | null;
   aggregatedAt: string | null;
   metadata: Record<string, unknown>;
+  properties: EventProperties;
 }
 
 export interface NewEvent {
@@ -31,6 +33,8 @@ export interface NewEvent {
   amount: number;
   timestamp: string;
   metadata: Record<string, unknown>;
+  /** Absent: none. */
+  properties?: EventProperties;
 }
 
 /** An event moved in from elsewhere (the D1 log of earlier releases), in any status. */
@@ -63,6 +67,7 @@ export interface StoredEventRow extends Record<string, SqlStorageValue> {
   validated_at: string | null;
   aggregated_at: string | null;
   metadata: string;
+  properties: string;
 }
 
 export interface EventRecord extends StoredEventRow {
@@ -80,12 +85,19 @@ export interface FileRecord extends Record<string, SqlStorageValue> {
   first_received: string;
   last_received: string;
   events: number;
+  /** The earliest event time in the file; null on files finished before it was kept. */
+  first_timestamp: string | null;
+  last_timestamp: string | null;
 }
+
+/** A file as archiving chooses it (its number, status and event times come later). */
+export type NewFile = Omit<FileRecord, "id" | "status" | "first_timestamp" | "last_timestamp">;
 
 export function storedEvent(
   tenantId: string,
   row: StoredEventRow,
   metadata: Record<string, unknown> = parsedMetadata(row.metadata),
+  properties: EventProperties = parsedProperties(row.properties),
 ): StoredEvent {
   return {
     id: row.id,
@@ -103,6 +115,7 @@ export function storedEvent(
     validatedAt: row.validated_at,
     aggregatedAt: row.aggregated_at,
     metadata,
+    properties,
   };
 }
 
@@ -110,12 +123,16 @@ export function parsedMetadata(text: string): Record<string, unknown> {
   return JSON.parse(text || "{}") as Record<string, unknown>;
 }
 
+export function parsedProperties(text: string | null | undefined): EventProperties {
+  return JSON.parse(text || "{}") as EventProperties;
+}
+
 /** The statuses an event ends in, as an SQL list: only finished events are archived. */
 export const FINISHED = "('AGGREGATED', 'REJECTED')";
 
 /** The events columns of a StoredEventRow. */
 export const STORED_EVENT_COLUMNS =
-  "id, event_id, feature, amount, timestamp, received_at, status, reason, message, subscription_id, period_key, validated_at, aggregated_at, metadata";
+  "id, event_id, feature, amount, timestamp, received_at, status, reason, message, subscription_id, period_key, validated_at, aggregated_at, metadata, properties";
 
 /** An archive file, by its number in `files` and its R2 key. */
 export interface FileRef {

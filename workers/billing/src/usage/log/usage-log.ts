@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import {
   deadLetterIdFor,
+  propertiesField,
   type RawUsageMessage,
   USAGE_QUEUES,
   type ValidatedUsageMessage,
@@ -14,6 +15,7 @@ import type {
 } from "@edge-platform/shared/usage-log/client";
 import { redriveAfterSeconds, redriveOf } from "../domain/usage-redrive.ts";
 import { archiveFileKey, archiveSettings, hourStartMs } from "./archive-layout.ts";
+import type { ListFilter } from "./listing.ts";
 import { decodeUsageEventsParquet, encodeUsageEventsParquet } from "./parquet.ts";
 import { sendInChunks } from "./publishing.ts";
 import { usageRawQueue } from "./raw-queues.ts";
@@ -74,14 +76,6 @@ export interface ArchiveRunReport {
   events: number;
   /** Whether a full file was written, so more may be due at once. */
   more: boolean;
-}
-
-export interface ListFilter {
-  from: string;
-  to: string;
-  afterId: string;
-  feature?: string;
-  status?: string;
 }
 
 export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
@@ -196,12 +190,14 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
     return this.store.find(this.tenantId(), eventId);
   }
 
-  hotEvents(filter: ListFilter, limit: number): StoredEvent[] {
-    return this.store.hotEvents(this.tenantId(), filter, limit);
+  /** A page of the listing: its first `limit` hot events, and the archive files that may hold more. */
+  listPage(filter: ListFilter, limit: number): { hot: StoredEvent[]; files: FileRecord[] } {
+    return this.store.listPage(this.tenantId(), filter, limit);
   }
 
-  files(filter: ListFilter): FileRecord[] {
-    return this.store.filesFor(filter);
+  /** The range of event times of a file finished before it was kept, as the listing read it. */
+  noteFileTimes(fileId: number, times: { first: string; last: string }): void {
+    this.store.noteFileTimes(fileId, times);
   }
 
   /** Forgets what is past the retention window now (`nowMs` places it in time: tests). */
@@ -302,6 +298,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
           periodStart: event.periodStart,
           periodEnd: event.periodEnd,
           validatedAt: event.validatedAt,
+          properties: event.properties,
         });
         if (redrive.queue === "raw") raw.push(redrive.message);
         else validated.push(redrive.message);
@@ -374,11 +371,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
         this.store.startFile(record, { settledBefore, closedBefore, full }, nowMs),
       );
       if (options.crashAfter === "intent") throw new Error("injected crash after the intent");
-      report.events += await this.writeFile(
-        tenantId,
-        { ...record, id: fileId, status: "WRITING" },
-        options,
-      );
+      report.events += await this.writeFile(tenantId, { ...record, id: fileId }, options);
       report.files++;
       report.more = full;
       if (!full) break;
@@ -388,7 +381,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
 
   private async writeFile(
     tenantId: string,
-    file: FileRecord,
+    file: Pick<FileRecord, "id" | "key" | "first_id" | "last_id">,
     options: ArchiveRunOptions,
   ): Promise<number> {
     const events = this.store.fileEvents(tenantId, file);
@@ -457,6 +450,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
           amount: row.amount,
           timestamp: row.timestamp,
           receivedAt: row.receivedAt,
+          ...propertiesField(row.properties),
         }),
       })),
     );
