@@ -1,5 +1,6 @@
 import type {
   CheckResult,
+  ConsumeInput,
   ConsumeResult,
   CreditsResult,
   EntitlementCounterRpc,
@@ -34,7 +35,9 @@ export function entitlementCounter<T extends Rpc.DurableObjectBranded | undefine
       amount: number,
       nowMs?: number,
       requestId?: string,
-    ): Promise<ConsumeResult> => stub.consume({ tenantId, featureKey, amount, nowMs, requestId }),
+      properties?: ConsumeInput["properties"],
+    ): Promise<ConsumeResult> =>
+      stub.consume({ tenantId, featureKey, amount, nowMs, requestId, properties }),
     /** A consume with an Idempotency-Key: its record lives in the object (see the protocol). */
     consumeKeyed: (
       featureKey: string,

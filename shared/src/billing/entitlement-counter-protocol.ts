@@ -21,10 +21,16 @@ const isoInstant = z.iso.datetime({ offset: false });
 export const checkInput = z.strictObject({ tenantId, featureKey, nowMs });
 export type CheckInput = z.input<typeof checkInput>;
 
+/** A consume's event properties (the feature's meter reads them; shared/src/billing/meter.ts). */
+const consumeProperties = z
+  .record(z.string().max(64), z.union([z.string().max(256), z.number()]))
+  .optional();
+
 export const consumeInput = z.strictObject({
   tenantId,
   featureKey,
   amount: z.number().int().positive().max(MAX_USAGE_AMOUNT),
+  properties: consumeProperties,
   nowMs,
   /**
    * Idempotency: the object remembers the result of a consume with a
@@ -52,6 +58,7 @@ export const keyedConsumeInput = z.strictObject({
   tenantId,
   featureKey,
   amount: z.number().int().positive().max(MAX_USAGE_AMOUNT),
+  properties: consumeProperties,
   /** The caller and its Idempotency-Key (the billing worker hashes the two). */
   requestId: z.string().min(1).max(255),
   /** The request's fingerprint (method, path, tenant, body): same key, other fingerprint is a conflict. */
@@ -102,6 +109,8 @@ export const usageEntry = z.strictObject({
    * counter (billing: usage-log/flush-claims.ts).
    */
   usageEventId: z.uuid().optional(),
+  /** The event's properties, for its feature's meter; absent stands for none. */
+  properties: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
 });
 export type UsageEntry = z.infer<typeof usageEntry>;
 
@@ -155,6 +164,8 @@ export const consumeResult = z.discriminatedUnion("status", [
     requested: z.number(),
   }),
   z.object({ status: z.literal("counter_overflow"), feature: z.string(), used: z.number() }),
+  /** The feature's meter cannot read the consume's properties (a property it needs is missing). */
+  z.object({ status: z.literal("invalid_properties"), feature: z.string(), message: z.string() }),
   /** A prepaid subscription's credit balance cannot pay for the units: nothing taken or drawn. */
   z.object({
     status: z.literal("credits_exhausted"),

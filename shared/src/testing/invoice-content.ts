@@ -29,6 +29,8 @@ const LINE_FIELDS = [
   "amount",
   "sortOrder",
   "pricing",
+  "dimensions",
+  "unitPriceDecimal",
 ] as const;
 
 /** An invoice line as the API returns it (stored or drafted). */
@@ -42,6 +44,8 @@ export interface InvoiceLineBody {
   amount: number;
   sortOrder: number;
   pricing: unknown;
+  dimensions?: Record<string, string | number | null> | null;
+  unitPriceDecimal?: string | null;
 }
 
 const pick = (source: Record<string, unknown>, fields: readonly string[]) =>

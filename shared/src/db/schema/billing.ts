@@ -181,6 +181,12 @@ export const invoiceLineItems = sqliteTable(
     amount: integer("amount").notNull(),
     /** CREDITS lines: the grant whose draws the line credits. */
     creditGrantId: text("credit_grant_id"),
+    /** USAGE lines of a feature whose meter groups its usage: the group's values. */
+    dimensions: text("dimensions", { mode: "json" }).$type<
+      Record<string, string | number | null>
+    >(),
+    /** USAGE lines priced per unit by a decimal price: that price in micro-cents. */
+    unitPriceDecimal: text("unit_price_decimal"),
     /** USAGE lines of tiered or package pricing: what each tier (or the packages) billed. */
     pricing: text("pricing", { mode: "json" }).$type<BilledCharge>(),
     sortOrder: integer("sort_order").notNull().default(0),

@@ -4,6 +4,7 @@ import {
   index,
   integer,
   primaryKey,
+  real,
   sqliteTable,
   text,
   uniqueIndex,
@@ -117,5 +118,51 @@ export const usageHourly = sqliteTable(
       table.hourStart,
     ),
     check("usage_hourly_amount_non_negative", sql`amount >= 0`),
+  ],
+);
+
+/**
+ * Usage of a feature with a meter, per group of property values (the
+ * meter's groupBy; group_key '' without one, '*' for the overflow group),
+ * subscription and reset window: the mergeable summary of the group's
+ * events (shared/src/billing/meter.ts MeterState), from which billing reads
+ * the quantity. Written only by the counter's flush, in the batch and under
+ * the flush-id guard that write usage_aggregates (migration 0025).
+ */
+export const usageMeterGroups = sqliteTable(
+  "usage_meter_groups",
+  {
+    tenantId: text("tenant_id")
+      .notNull()
+      .references(() => tenants.id, { onDelete: "cascade" }),
+    subscriptionId: text("subscription_id")
+      .notNull()
+      .references(() => subscriptions.id, { onDelete: "cascade" }),
+    featureLookupKey: text("feature_lookup_key").notNull(),
+    periodKey: text("period_key").notNull(),
+    periodStart: text("period_start").notNull(),
+    periodEnd: text("period_end"),
+    groupKey: text("group_key").notNull(),
+    dimensions: text("dimensions").notNull().default("{}"),
+    events: integer("events").notNull().default(0),
+    valueSum: real("value_sum").notNull().default(0),
+    valueMin: real("value_min"),
+    valueMax: real("value_max"),
+    latestValue: real("latest_value"),
+    latestAt: text("latest_at"),
+    latestId: text("latest_id"),
+    weightedMs: real("weighted_ms").notNull().default(0),
+    distinctValues: integer("distinct_values").notNull().default(0),
+    updatedAt: text("updated_at").notNull().default(now),
+  },
+  (table) => [
+    primaryKey({
+      columns: [table.subscriptionId, table.featureLookupKey, table.periodKey, table.groupKey],
+    }),
+    index("usage_meter_groups_tenant_feature_idx").on(
+      table.tenantId,
+      table.featureLookupKey,
+      table.periodStart,
+    ),
   ],
 );

@@ -45,6 +45,7 @@ button[aria-busy=true]{opacity:.7;cursor:progress}
 .usage-meter{display:block;width:100%;height:.9rem;margin:.3rem 0}ul.plain{list-style:none;padding:0}
 .chart{width:100%;height:auto;max-height:22rem;background:var(--panel);border:1px solid var(--line);border-radius:6px}
 .chart .bar{fill:var(--accent)}.chart text{fill:var(--muted);font-size:11px}.chart .grid{stroke:var(--line)}.chart .tick{stroke:var(--muted)}
+.chart-figure{margin:0}ul.legend{list-style:none;display:flex;flex-wrap:wrap;gap:.3rem 1.2rem;padding:0;margin:.5rem 0}ul.legend li{display:flex;align-items:center;gap:.4rem}
 @media (min-width:641px) and (max-width:1016px){.chart text{font-size:16px}}@media (min-width:641px) and (max-width:800px){.chart text{font-size:22px}}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:.3rem 1rem;margin:0}dl.facts dt{color:var(--muted)}dl.facts dd{margin:0}
 @media (max-width:640px){.frame{flex-direction:column}nav.sidebar{display:none}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { barChart, chartRange, timeLabel, yTicks } from "./chart.ts";
+import { barChart, chartRange, lineChart, MAX_CHART_SERIES, timeLabel, yTicks } from "./chart.ts";
 
 function hourly(from: string, values: number[]) {
   const start = Date.parse(from);
@@ -69,5 +69,30 @@ describe("usage chart", () => {
     );
     expect(svg).toContain('data-start="2026-11-25T12:00:00.000Z">12:00</text>');
     expect(svg).not.toContain("<script");
+  });
+
+  it("draws several series as lines told apart by colour and dash, with a legend and a summary naming each", async () => {
+    const series = Array.from({ length: MAX_CHART_SERIES + 2 }, (_, index) => ({
+      label: `model-${index}`,
+      buckets: hourly("2026-11-25T10:00:00Z", [index, 2 * index, 0]),
+    }));
+    const svg = String(await lineChart("tokens by model", series, "hour"));
+    const lines = [...svg.matchAll(/<polyline class="line"[^>]*>/g)].map(([tag]) => ({
+      colour: /stroke="([^"]+)"/.exec(tag)?.[1],
+      dash: /stroke-dasharray="([^"]+)"/.exec(tag)?.[1] ?? "",
+    }));
+    expect(lines).toHaveLength(MAX_CHART_SERIES);
+    expect(new Set(lines.map((line) => line.colour)).size).toBe(MAX_CHART_SERIES);
+    expect(new Set(lines.map((line) => line.dash)).size).toBe(MAX_CHART_SERIES);
+    expect(svg.match(/<li>/g)).toHaveLength(MAX_CHART_SERIES);
+    expect(svg).toContain('</svg> model-2 <span class="hint">total 6</span>');
+    expect(svg).toContain(
+      'aria-label="tokens by model: 8 lines in 3 hour buckets, total of each: model-0 0; model-1 3;',
+    );
+    expect(svg.match(/<line class="grid"/g)).toHaveLength(4);
+    expect(svg).toContain('data-start="2026-11-25T12:00:00.000Z">12:00</text>');
+    const peak = String(await lineChart("gpus by zone", series.slice(0, 2), "hour", "peak"));
+    expect(peak).toContain('</svg> model-1 <span class="hint">peak 2</span>');
+    expect(peak).not.toContain("<script");
   });
 });

@@ -73,6 +73,39 @@ export function chartRange(now: Date, hours: number, granularity: Granularity) {
   return { from: new Date(to.getTime() - hours * HOUR_MS), to };
 }
 
+/** The plot area for `count` buckets up to `largest`: round y ticks, each bucket's slot, and y of a value. */
+function plotArea(largest: number, count: number) {
+  const ticks = yTicks(largest);
+  const top = ticks[ticks.length - 1] ?? 1;
+  const plotWidth = WIDTH - PAD.left - PAD.right;
+  const plotHeight = HEIGHT - PAD.top - PAD.bottom;
+  const slot = plotWidth / Math.max(1, count);
+  const y = (value: number) => PAD.top + plotHeight - (value / top) * plotHeight;
+  return { ticks, slot, y };
+}
+
+function gridLines(ticks: number[], y: (value: number) => number): Html[] {
+  return ticks.map(
+    (tick) =>
+      html`<line class="grid" x1="${PAD.left}" y1="${y(tick).toFixed(1)}" x2="${WIDTH - PAD.right}" y2="${y(tick).toFixed(1)}" /><text class="y-tick" x="${PAD.left - 8}" y="${y(tick).toFixed(1)}" text-anchor="end" dominant-baseline="middle" data-value="${tick}">${compact.format(tick)}</text>`,
+  );
+}
+
+/** The time label of bucket `index`, with its tick, or nothing off the natural boundaries. */
+function xLabel(
+  start: string,
+  index: number,
+  count: number,
+  area: ReturnType<typeof plotArea>,
+  granularity: Granularity,
+): Html | "" {
+  const label = timeLabel(start, granularity, count);
+  const x = (PAD.left + index * area.slot).toFixed(1);
+  return label
+    ? html`<line class="tick" x1="${x}" y1="${area.y(0)}" x2="${x}" y2="${area.y(0) + 5}" /><text class="x-tick${label.major ? "" : " minor"}" x="${x}" y="${HEIGHT - 14}" text-anchor="middle" data-start="${start}">${label.text}</text>`
+    : "";
+}
+
 /**
  * The buckets as an SVG bar chart drawn on the server (no script, no
  * library): grid lines at round values, time labels on whole hours or
@@ -82,28 +115,83 @@ export function chartRange(now: Date, hours: number, granularity: Granularity) {
 export function barChart(title: string, buckets: ChartBucket[], granularity: Granularity): Html {
   const total = buckets.reduce((sum, bucket) => sum + bucket.value, 0);
   const largest = Math.max(0, ...buckets.map((bucket) => bucket.value));
-  const ticks = yTicks(largest);
-  const top = ticks[ticks.length - 1] ?? 1;
-  const plotWidth = WIDTH - PAD.left - PAD.right;
-  const plotHeight = HEIGHT - PAD.top - PAD.bottom;
-  const slot = plotWidth / Math.max(1, buckets.length);
+  const area = plotArea(largest, buckets.length);
+  const { slot, y } = area;
   const barWidth = Math.max(1, slot * 0.8);
-  const y = (value: number) => PAD.top + plotHeight - (value / top) * plotHeight;
   const summary = `${title}: ${total.toLocaleString("en-US")} units in ${buckets.length} ${granularity} buckets, at most ${largest.toLocaleString("en-US")} in one.`;
   return html`<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${summary}" data-total="${total}">
-${ticks.map(
-  (tick) =>
-    html`<line class="grid" x1="${PAD.left}" y1="${y(tick).toFixed(1)}" x2="${WIDTH - PAD.right}" y2="${y(tick).toFixed(1)}" /><text class="y-tick" x="${PAD.left - 8}" y="${y(tick).toFixed(1)}" text-anchor="end" dominant-baseline="middle" data-value="${tick}">${compact.format(tick)}</text>`,
-)}
+${gridLines(area.ticks, y)}
 ${buckets.map((bucket, index) => {
   const x = PAD.left + index * slot + (slot - barWidth) / 2;
   const height = y(0) - y(bucket.value);
-  const label = timeLabel(bucket.start, granularity, buckets.length);
-  return html`<rect class="bar" x="${x.toFixed(1)}" y="${y(bucket.value).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${Math.max(0, height).toFixed(1)}" data-start="${bucket.start}" data-value="${bucket.value}"><title>${bucketName(bucket.start, granularity)}: ${bucket.value.toLocaleString("en-US")} units</title></rect>${
-    label
-      ? html`<line class="tick" x1="${(PAD.left + index * slot).toFixed(1)}" y1="${y(0)}" x2="${(PAD.left + index * slot).toFixed(1)}" y2="${y(0) + 5}" /><text class="x-tick${label.major ? "" : " minor"}" x="${(PAD.left + index * slot).toFixed(1)}" y="${HEIGHT - 14}" text-anchor="middle" data-start="${bucket.start}">${label.text}</text>`
-      : ""
-  }`;
+  return html`<rect class="bar" x="${x.toFixed(1)}" y="${y(bucket.value).toFixed(1)}" width="${barWidth.toFixed(1)}" height="${Math.max(0, height).toFixed(1)}" data-start="${bucket.start}" data-value="${bucket.value}"><title>${bucketName(bucket.start, granularity)}: ${bucket.value.toLocaleString("en-US")} units</title></rect>${xLabel(bucket.start, index, buckets.length, area, granularity)}`;
 })}
 </svg>`;
+}
+
+/** One line of a line chart: what it stands for, and its buckets (the same boundaries for every line). */
+export interface ChartSeries {
+  label: string;
+  buckets: ChartBucket[];
+}
+
+/**
+ * Line colours told apart by most colour-blind readers (Okabe and Ito's
+ * palette), each line also dashed its own way so it is found without
+ * colour, matched by the legend's samples.
+ */
+const SERIES_STYLES = [
+  { colour: "#0072B2", dash: "" },
+  { colour: "#E69F00", dash: "8 4" },
+  { colour: "#009E73", dash: "2 3" },
+  { colour: "#CC79A7", dash: "10 3 2 3" },
+  { colour: "#D55E00", dash: "4 4" },
+  { colour: "#56B4E9", dash: "12 4" },
+  { colour: "#000000", dash: "1 4" },
+  { colour: "#999999", dash: "6 2 2 2 2 2" },
+] as const;
+
+/** The most lines one chart draws: beyond, colours and dashes stop being told apart. */
+export const MAX_CHART_SERIES = SERIES_STYLES.length;
+
+const styleOf = (index: number) => SERIES_STYLES[index % SERIES_STYLES.length] ?? SERIES_STYLES[0];
+
+/**
+ * Several series as lines over the same axes as barChart, with a legend
+ * (a colour and dash sample, the label and the series' total, or its
+ * peak for values that do not add up over time) and a text summary naming
+ * every line for screen readers. Draws the first MAX_CHART_SERIES series.
+ */
+export function lineChart(
+  title: string,
+  series: ChartSeries[],
+  granularity: Granularity,
+  measure: "total" | "peak" = "total",
+): Html {
+  const drawn = series.slice(0, MAX_CHART_SERIES);
+  const count = drawn[0]?.buckets.length ?? 0;
+  const largest = Math.max(0, ...drawn.flatMap((line) => line.buckets.map((b) => b.value)));
+  const area = plotArea(largest, count);
+  const totals = drawn.map((line) =>
+    measure === "total"
+      ? line.buckets.reduce((sum, bucket) => sum + bucket.value, 0)
+      : Math.max(0, ...line.buckets.map((bucket) => bucket.value)),
+  );
+  const summary = `${title}: ${drawn.length} lines in ${count} ${granularity} buckets, ${measure} of each: ${drawn
+    .map((line, index) => `${line.label} ${(totals[index] ?? 0).toLocaleString("en-US")}`)
+    .join("; ")}.`;
+  const x = (index: number) => (PAD.left + index * area.slot + area.slot / 2).toFixed(1);
+  return html`<figure class="chart-figure"><svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-label="${summary}">
+${gridLines(area.ticks, area.y)}
+${(drawn[0]?.buckets ?? []).map((bucket, index) => xLabel(bucket.start, index, count, area, granularity))}
+${drawn.map((line, index) => {
+  const style = styleOf(index);
+  const points = line.buckets.map((b, i) => `${x(i)},${area.y(b.value).toFixed(1)}`).join(" ");
+  return html`<polyline class="line" points="${points}" fill="none" stroke="${style.colour}" stroke-width="2"${style.dash ? html` stroke-dasharray="${style.dash}"` : ""} data-series="${line.label}"><title>${line.label}: ${measure} ${(totals[index] ?? 0).toLocaleString("en-US")}</title></polyline>`;
+})}
+</svg>
+<figcaption><ul class="legend">${drawn.map((line, index) => {
+    const style = styleOf(index);
+    return html`<li><svg class="swatch" viewBox="0 0 28 10" width="28" height="10" aria-hidden="true"><line x1="0" y1="5" x2="28" y2="5" stroke="${style.colour}" stroke-width="3"${style.dash ? html` stroke-dasharray="${style.dash}"` : ""} /></svg> ${line.label} <span class="hint">${measure} ${(totals[index] ?? 0).toLocaleString("en-US")}</span></li>`;
+  })}</ul></figcaption></figure>`;
 }

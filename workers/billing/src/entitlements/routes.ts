@@ -1,3 +1,5 @@
+import { type EventProperties, propertiesProblem } from "@edge-platform/shared/billing/meter";
+import { ApiError } from "@edge-platform/shared/http/api-error";
 import { createRoute } from "@hono/zod-openapi";
 import { CheckSchema, ConsumeBody, ConsumeSchema, FeatureKeyParam } from "../catalog/index.ts";
 import {
@@ -42,7 +44,7 @@ const consume = createRoute({
   summary:
     "Uses `amount` units of a QUOTA or METERED feature, atomically against the limit (tenant API key, or member JWT + x-tenant-id)",
   description:
-    "HARD quota: all or nothing, 403 when the units would pass the limit. SOFT quota and METERED: always taken, `overage` true beyond the limit or included amount; priced units draw the tenant's credit balance. On a prepaid price, units whose cost the balance that applies cannot pay for are refused whole with 402 (`code: CREDITS_EXHAUSTED`, `creditBalance`): nothing taken, nothing drawn. BOOLEAN: 400. No current subscription or feature not in the plan: 403.",
+    "HARD quota: all or nothing, 403 when the units would pass the limit. SOFT quota and METERED: always taken, `overage` true beyond the limit or included amount; priced units draw the tenant's credit balance. On a prepaid price, units whose cost the balance that applies cannot pay for are refused whole with 402 (`code: CREDITS_EXHAUSTED`, `creditBalance`): nothing taken, nothing drawn. BOOLEAN: 400. No current subscription or feature not in the plan: 403. A feature with a meter reads `properties`: its units are the meter's (COUNT 1, SUM the property's value, UNIQUE_COUNT 1 for a distinct value the window has not counted and 0 for one it has); a property the meter needs is missing or not a number: 422.",
   security,
   middleware: [memberOrApiKey()] as const,
   request: { params: FeatureKeyParam, body: jsonBody(ConsumeBody) },
@@ -52,6 +54,7 @@ const consume = createRoute({
     402: errors[402],
     404: errors[404],
     409: errors[409],
+    422: errors[422],
     503: errors[503],
   }),
 });
@@ -66,11 +69,15 @@ export const entitlementRoutes = ({ entitlementService }: EntitlementRouteServic
     )
     .openapi(consume, async (c) => {
       const keyed = counterIdempotency(c);
+      const { amount, properties } = c.req.valid("json");
+      const problem = propertiesProblem(properties);
+      if (problem) throw new ApiError(422, problem.message, { code: "invalid_properties" });
       const { answer, replayed } = await entitlementService(c).consume(
         callerTenant(c),
         c.req.valid("param").featureKey,
-        c.req.valid("json").amount,
+        amount,
         keyed && { ...keyed, correlationId: c.var.correlationId },
+        properties as EventProperties | undefined,
       );
       if (replayed) c.header(IDEMPOTENT_REPLAYED_HEADER, "true");
       return c.json(answer, 200);

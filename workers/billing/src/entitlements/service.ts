@@ -7,6 +7,7 @@ import {
   deniedCheck,
   quotaExceededMessage,
 } from "@edge-platform/shared/billing/entitlement-decision";
+import type { EventProperties } from "@edge-platform/shared/billing/meter";
 import type { Database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { findFeatureByLookupKey } from "../catalog/index.ts";
@@ -76,18 +77,21 @@ export class EntitlementService {
     featureKey: string,
     amount: number,
     keyed?: KeyedConsume,
+    properties?: EventProperties,
   ): Promise<{ answer: ConsumeAnswer; replayed: boolean }> {
     if (tenant.status !== "ACTIVE") {
       throw new ApiError(403, `Tenant is ${tenant.status.toLowerCase()}`);
     }
     const counter = entitlementCounter(this.counters, tenant.id);
     if (!keyed) {
-      const result = await this.reach(() => counter.consume(featureKey, amount));
+      const result = await this.reach(() =>
+        counter.consume(featureKey, amount, undefined, undefined, properties),
+      );
       return { answer: await this.answer(result, featureKey, amount), replayed: false };
     }
     const { correlationId, ...record } = keyed;
     const outcome = await this.reach(() =>
-      counter.consumeKeyed(featureKey, amount, { ...record, correlationId }),
+      counter.consumeKeyed(featureKey, amount, { ...record, correlationId, properties }),
     );
     if (outcome.kind === "in_flight") {
       throw new ApiError(409, IDEMPOTENCY_IN_FLIGHT, { code: "idempotency_in_flight" });
@@ -163,6 +167,8 @@ export class EntitlementService {
           `Consuming ${amount} more of "${result.feature}" would pass the largest countable usage`,
           { code: "counter_overflow" },
         );
+      case "invalid_properties":
+        throw new ApiError(422, `properties: ${result.message}`, { code: "invalid_properties" });
     }
   }
 

@@ -65,8 +65,26 @@ export const LineItemSchema = z
     description: z.string(),
     featureLookupKey: z.string().nullable(),
     usageWindowKey: z.string().nullable(),
-    quantity: z.number().int(),
-    unitPriceMicroCents: z.number().int(),
+    quantity: z.number().openapi({
+      description:
+        "Units billed; a fraction for meters whose quantity is one (AVG, WEIGHTED_SUM, SUM of fractional values)",
+    }),
+    unitPriceMicroCents: z.number().int().openapi({
+      description: "Price per unit in micro-cents (1/100 cent); a decimal price rounded half up",
+    }),
+    unitPriceDecimal: z.string().nullable().openapi({
+      description:
+        "USAGE lines priced by overagePriceDecimal: the exact price per unit in micro-cents",
+      example: "0.15",
+    }),
+    dimensions: z
+      .record(z.string(), z.union([z.string(), z.number(), z.null()]))
+      .nullable()
+      .openapi({
+        description:
+          "USAGE lines of a feature whose meter has groupBy: the group's property values (one line per combination); {} for the overflow group",
+        example: { model: "large", direction: "input" },
+      }),
     amount: CentsSchema,
     sortOrder: z.number().int(),
     pricing: BilledChargeSchema,

@@ -1,12 +1,18 @@
 import {
   cyclePeriodOf,
   MS_PER_DAY,
+  type ResetWindow,
+  resetWindowAt,
+  type SubscriptionTimeline,
   timelineOf,
 } from "@edge-platform/shared/billing/billing-period";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
+import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
+import { isPlainMeter, type Meter } from "@edge-platform/shared/billing/meter";
 import type { Database } from "@edge-platform/shared/db/client";
 import type { AuditChanges } from "@edge-platform/shared/db/schema/audit";
 import type { InvoiceKind, InvoiceStatus } from "@edge-platform/shared/db/schema/billing";
+import type { ResetPeriod } from "@edge-platform/shared/db/schema/catalog";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import {
   type AuditAction,
@@ -39,6 +45,7 @@ import {
   withDiscount,
   withTax,
 } from "./domain/invoice.ts";
+import { readMeterWindows } from "./meter-usage-storage.ts";
 import {
   activeRedemptionOf,
   availableCredit,
@@ -83,6 +90,8 @@ function lineContentView(line: InvoiceDraft["lines"][number]) {
     sortOrder: line.sortOrder,
     pricing: line.pricing ?? null,
     creditGrantId: line.creditGrantId ?? null,
+    dimensions: line.dimensions ?? null,
+    unitPriceDecimal: line.unitPriceDecimal ?? null,
   };
 }
 
@@ -175,8 +184,25 @@ export async function draftInvoiceFor(
   // A period's own invoice bills its usage in full, less its PROGRESSIVE
   // invoices in one line; a PROGRESSIVE invoice bills what nothing billed yet.
   const own = kind !== "PROGRESSIVE";
-  const [usage, credits, progressiveBilled] = await Promise.all([
+  // A feature with a meter bills its groups' quantities (usage_meter_groups), not its counted units.
+  const meters = meteredFeatures(snapshots);
+  const timeline = timelineOf(subscription, found.price.interval);
+  const [plainUsage, meterUsage, credits, progressiveBilled] = await Promise.all([
     readUsageWindows(db, subscription.id, billableFrom, before, excludeInvoiceId, own),
+    readMeterWindows(d1, db, {
+      tenantId: subscription.tenantId,
+      subscriptionId: subscription.id,
+      meters: new Map(
+        [...meters].map(([feature, { meter, resetPeriod }]) => [
+          feature,
+          { meter, windows: resetWindowsIn(timeline, resetPeriod, billableFrom, before) },
+        ]),
+      ),
+      billableFrom,
+      before,
+      excludeInvoiceId,
+      excludeProgressive: own,
+    }),
     readCreditDraws(d1, subscription.id, before, excludeInvoiceId, own),
     own
       ? progressiveBilledIn(
@@ -195,10 +221,13 @@ export async function draftInvoiceFor(
     period,
     // The first period after a plan change that kept the cycle is a tail of
     // a cycle period: its base fee is prorated against the whole of it.
-    cycle: cyclePeriodOf(timelineOf(subscription, found.price.interval), period),
+    cycle: cyclePeriodOf(timeline, period),
     endedAt,
     snapshots,
-    usage,
+    usage: [
+      ...plainUsage.filter((reading) => !meters.has(reading.featureLookupKey)),
+      ...meterUsage,
+    ],
     credits,
     progressiveBilled,
     active: {
@@ -206,6 +235,38 @@ export async function draftInvoiceFor(
       until: subscription.endedAt ? new Date(subscription.endedAt) : null,
     },
   });
+}
+
+/** The features of the snapshots whose meter is not the plain SUM of `amount`. */
+function meteredFeatures(
+  snapshots: readonly SnapshotTerms[],
+): Map<string, { meter: Meter; resetPeriod: ResetPeriod }> {
+  const meters = new Map<string, { meter: Meter; resetPeriod: ResetPeriod }>();
+  for (const snapshot of snapshots) {
+    if (snapshot.meter && !isPlainMeter(snapshot.meter)) {
+      meters.set(snapshot.featureLookupKey, {
+        meter: snapshot.meter,
+        resetPeriod: snapshot.resetPeriod ?? "NEVER",
+      });
+    }
+  }
+  return meters;
+}
+
+/** The reset windows of a feature that start in [from, before) (at most a few dozen). */
+function resetWindowsIn(
+  timeline: SubscriptionTimeline,
+  resetPeriod: ResetPeriod,
+  from: string,
+  before: string,
+): ResetWindow[] {
+  const windows: ResetWindow[] = [];
+  let window = resetWindowAt(timeline, resetPeriod, new Date(from));
+  while (window.end && window.start.toISOString() < before && windows.length < 60) {
+    windows.push(window);
+    window = resetWindowAt(timeline, resetPeriod, window.end);
+  }
+  return windows;
 }
 
 /** Writes what the tenant's counter object still holds to usage_aggregates, so a draft sees all usage. */

@@ -140,35 +140,10 @@ export async function readUsageWindows(
         ),
       )
       .all(),
-    db
-      .select({
-        featureLookupKey: invoiceLineItems.featureLookupKey,
-        windowKey: invoiceLineItems.usageWindowKey,
-        quantity: sql<number>`sum(${invoiceLineItems.quantity})`,
-        amount: sql<number>`sum(${invoiceLineItems.amount})`,
-      })
-      .from(invoiceLineItems)
-      .innerJoin(invoices, eq(invoices.id, invoiceLineItems.invoiceId))
-      .where(
-        and(
-          eq(invoices.subscriptionId, subscriptionId),
-          eq(invoiceLineItems.kind, "USAGE"),
-          inArray(invoices.status, [...BILLED_STATUSES]),
-          excludeInvoiceId ? ne(invoices.id, excludeInvoiceId) : undefined,
-          excludeProgressive ? ne(invoices.kind, "PROGRESSIVE") : undefined,
-        ),
-      )
-      .groupBy(invoiceLineItems.featureLookupKey, invoiceLineItems.usageWindowKey)
-      .all(),
+    readBilledUsage(db, subscriptionId, excludeInvoiceId, excludeProgressive),
   ]);
-  const billedByWindow = new Map(
-    billed.map((row) => [
-      `${row.featureLookupKey}\u0000${row.windowKey}`,
-      { units: Number(row.quantity), cents: Number(row.amount) },
-    ]),
-  );
   return windows.map((window) => {
-    const earlier = billedByWindow.get(`${window.featureLookupKey}\u0000${window.windowKey}`);
+    const earlier = billed.get(`${window.featureLookupKey}\u0000${window.windowKey}`);
     return {
       featureLookupKey: window.featureLookupKey,
       windowKey: window.windowKey,
@@ -182,12 +157,51 @@ export async function readUsageWindows(
   });
 }
 
+/**
+ * What the subscription's billing invoices (other than `excludeInvoiceId`)
+ * billed per feature and usage window key (a USAGE line's
+ * usage_window_key): units and cents.
+ */
+export async function readBilledUsage(
+  db: Database,
+  subscriptionId: string,
+  excludeInvoiceId: string | null,
+  excludeProgressive: boolean,
+): Promise<Map<string, { units: number; cents: number }>> {
+  const billed = await db
+    .select({
+      featureLookupKey: invoiceLineItems.featureLookupKey,
+      windowKey: invoiceLineItems.usageWindowKey,
+      quantity: sql<number>`sum(${invoiceLineItems.quantity})`,
+      amount: sql<number>`sum(${invoiceLineItems.amount})`,
+    })
+    .from(invoiceLineItems)
+    .innerJoin(invoices, eq(invoices.id, invoiceLineItems.invoiceId))
+    .where(
+      and(
+        eq(invoices.subscriptionId, subscriptionId),
+        eq(invoiceLineItems.kind, "USAGE"),
+        inArray(invoices.status, [...BILLED_STATUSES]),
+        excludeInvoiceId ? ne(invoices.id, excludeInvoiceId) : undefined,
+        excludeProgressive ? ne(invoices.kind, "PROGRESSIVE") : undefined,
+      ),
+    )
+    .groupBy(invoiceLineItems.featureLookupKey, invoiceLineItems.usageWindowKey)
+    .all();
+  return new Map(
+    billed.map((row) => [
+      `${row.featureLookupKey}\u0000${row.windowKey}`,
+      { units: Number(row.quantity), cents: Number(row.amount) },
+    ]),
+  );
+}
+
 // --- writes: raw statements, because every one of them is conditional ------
 
 const INSERT_LINE_IF_DRAFT = `
 INSERT INTO invoice_line_items
-  (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, pricing, created_at, credit_grant_id)
-SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?12, ?11, ?13
+  (id, invoice_id, kind, description, feature_lookup_key, usage_window_key, quantity, unit_price_micro_cents, amount, sort_order, pricing, created_at, credit_grant_id, dimensions, unit_price_decimal)
+SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?12, ?11, ?13, ?14, ?15
 WHERE EXISTS (SELECT 1 FROM invoices WHERE id = ?2 AND status = 'DRAFT')`;
 
 function lineStatements(d1: D1Database, invoiceId: string, lines: InvoiceLineDraft[], now: string) {
@@ -208,6 +222,8 @@ function lineStatements(d1: D1Database, invoiceId: string, lines: InvoiceLineDra
         now,
         line.pricing ? JSON.stringify(line.pricing) : null,
         line.creditGrantId ?? null,
+        line.dimensions ? JSON.stringify(line.dimensions) : null,
+        line.unitPriceDecimal ?? null,
       ),
   );
 }

@@ -1,4 +1,5 @@
 import { LIFETIME_WINDOW_KEY } from "@edge-platform/shared/billing/billing-period";
+import type { MeterContribution } from "@edge-platform/shared/billing/meter";
 import type { Database } from "@edge-platform/shared/db/client";
 import {
   type UsageFlushDelta,
@@ -6,6 +7,11 @@ import {
 } from "@edge-platform/shared/db/schema/usage-aggregates";
 import { and, asc, desc, eq, gte, lt, ne, or, sql } from "drizzle-orm";
 import { hourlyFlushStatements, type UsageFlushHourDelta } from "./hourly-storage.ts";
+import {
+  type MeterGroupDelta,
+  type MeterHourDelta,
+  meterGroupFlushStatements,
+} from "./meter-groups-storage.ts";
 
 /** A flush's units for one window, with the window's bounds for a first insert. */
 export interface UsageFlushWindowDelta extends UsageFlushDelta {
@@ -22,6 +28,10 @@ export interface UsageFlushEventClaim {
   subscriptionId: string;
   featureLookupKey: string;
   periodKey: string;
+  /** Its share of its meter group, for a feature with a meter. */
+  meter?: MeterContribution;
+  /** The units its counter counted (counterUnits): a metered event's amount is not its units. */
+  units?: number;
 }
 
 export interface UsageFlush {
@@ -34,6 +44,10 @@ export interface UsageFlush {
   claims?: UsageFlushEventClaim[];
   /** Per hour of use, the units of the deltas (claimed events' included), for usage_hourly. */
   hours?: UsageFlushHourDelta[];
+  /** The claimed events' meter contributions, merged per group. */
+  meterGroups?: MeterGroupDelta[];
+  /** The same per clock hour of the events (usage_meter_hourly). */
+  meterHours?: MeterHourDelta[];
 }
 
 export interface UsageFlushOutcome {
@@ -143,6 +157,7 @@ export async function applyUsageFlush(d1: D1Database, flush: UsageFlush): Promis
     }),
   );
   statements.push(...hourlyFlushStatements(d1, flush));
+  statements.push(...meterGroupFlushStatements(d1, flush));
   const units = planned.reduce((sum, delta) => sum + delta.amount, 0);
   statements.push(
     d1.prepare(RECORD_FLUSH).bind(flush.id, flush.tenantId, units, JSON.stringify(planned)),

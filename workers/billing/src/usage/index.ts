@@ -12,6 +12,7 @@ export { UsageIngestionService } from "./ingestion.ts";
 export { drainD1UsageLog } from "./log/d1-drain.ts";
 export { applyCounterFlush } from "./log/flush-claims.ts";
 export { UsageLog } from "./log/usage-log.ts";
+export type { MeterGroupDelta } from "./meter-groups-storage.ts";
 export type { UsageRouteServices } from "./route-services.ts";
 export { usageRoutes } from "./routes.ts";
 export { UsageViewService } from "./views.ts";

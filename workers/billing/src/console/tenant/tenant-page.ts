@@ -61,16 +61,28 @@ export function countedFeatures(
   return (subscription?.entitlementSnapshots ?? []).filter((s) => s.featureType !== "BOOLEAN");
 }
 
-/** Feature names by lookup key (archived included), for pickers and headings; empty when unreadable. */
-export async function featureNames(view: ConsoleView): Promise<Map<string, string>> {
+/** What the console shows of a catalog feature: its name, and how its usage is measured and split. */
+export interface CatalogFeature {
+  name: string;
+  meter: { aggregation: string; groupBy: string[] } | null;
+}
+
+/** The catalog's features by lookup key (archived included); empty when unreadable. */
+export async function featureCatalog(view: ConsoleView): Promise<Map<string, CatalogFeature>> {
   const features = await view.api.get("/features?includeArchived=true");
   if (!features.ok) return new Map();
   return new Map(
-    (features.body.data as { lookupKey: string; name: string }[]).map((feature) => [
+    (features.body.data as ({ lookupKey: string } & CatalogFeature)[]).map((feature) => [
       feature.lookupKey,
-      feature.name,
+      { name: feature.name, meter: feature.meter ?? null },
     ]),
   );
+}
+
+/** Feature names by lookup key (archived included), for pickers and headings; empty when unreadable. */
+export async function featureNames(view: ConsoleView): Promise<Map<string, string>> {
+  const catalog = await featureCatalog(view);
+  return new Map([...catalog].map(([key, feature]) => [key, feature.name]));
 }
 
 /** "API calls (api_calls)": the name people know, and the key the API takes. */

@@ -31,6 +31,7 @@ import {
   subscriptionAccess,
 } from "@edge-platform/shared/billing/entitlement-decision";
 import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
+import type { EventProperties } from "@edge-platform/shared/billing/meter";
 import { database } from "@edge-platform/shared/db/client";
 import {
   loadTenantEntitlementState,
@@ -51,11 +52,15 @@ import {
 } from "./credit-take-backs.ts";
 import type { CounterEffects } from "./effects.ts";
 import { CounterFlushes } from "./flush.ts";
+import { contributionOf } from "./meter-contribution.ts";
+import { CounterMeterGroups } from "./meter-groups.ts";
+import { meteredConsume } from "./metered-consume.ts";
 import { ProgressiveWatch } from "./progressive-watch.ts";
 import { type RecordedBatch, sortRecordedBatch } from "./record-batch.ts";
 import { RecordedDraws } from "./recorded-draws.ts";
 import { RecordedEventIds } from "./recorded-ids.ts";
 import { applyCounterSchema } from "./schema.ts";
+import { SubscriptionMeters } from "./subscription-meters.ts";
 import { TenantEventOutbox } from "./tenant-event-outbox.ts";
 import { CounterTenant } from "./tenant-state.ts";
 import { UsageAlertWatch } from "./usage-alert-watch.ts";
@@ -192,6 +197,8 @@ export abstract class EntitlementCounterObject
   /** Prepaid credits: the balance and its grants, drawn in the count's step (see its module). */
   private readonly creditGrants: CreditBalance;
   private readonly recordedDraws: RecordedDraws;
+  private readonly meterGroups: CounterMeterGroups;
+  private readonly subscriptionMeters: SubscriptionMeters;
   /** Progressive billing: invoices issued when the period's priced usage passes a threshold. */
   private readonly progressive: ProgressiveWatch;
   /** USAGE_FLUSH_INTERVAL_MS: how long units gather before a flush writes them to D1. */
@@ -242,6 +249,8 @@ export abstract class EntitlementCounterObject
       this.progressive,
     );
     this.unflushedHours = new UnflushedUsageHours(sql);
+    this.meterGroups = new CounterMeterGroups(sql);
+    this.subscriptionMeters = new SubscriptionMeters(() => this.env.DB, this.tenant);
     this.flushes = new CounterFlushes(
       sql,
       this.unflushedHours,
@@ -252,8 +261,10 @@ export abstract class EntitlementCounterObject
         unclaimed: (row) => {
           this.recordedDraws.returned(row.usage_event_id);
           this.windows.takeBack(row);
+          this.meterGroups.forget(row, contributionOf(row.meter));
         },
       },
+      this.meterGroups,
     );
   }
 
@@ -392,49 +403,61 @@ export abstract class EntitlementCounterObject
 
   /** The synchronous part of `consume`: decide on the counter and take the units. */
   private decideConsume(
-    input: { featureKey: string; amount: number },
+    input: { featureKey: string; amount: number; properties?: EventProperties | undefined },
     { snapshot, key, terms }: Extract<PreparedConsume, { kind: "counted" }>,
     now: Date,
   ): ConsumeResult {
     const feature = input.featureKey;
     const used = this.windows.usedIn(key);
     if (used === undefined) throw new Error("counter missing after seeding");
-    const decision = consumeDecision(snapshot, used, input.amount);
+    const metered = meteredConsume(this.meterGroups, snapshot, key, input, used);
+    if (metered.kind === "answered") return metered.result;
+    const amount = metered.kind === "metered" ? metered.units : input.amount;
+    const decision = consumeDecision(snapshot, used, amount);
     switch (decision.kind) {
       case "not_consumable":
         return { status: "not_consumable", feature };
       case "quota_exceeded":
-        this.notices.refused(key, { ...decision, requested: input.amount }, now);
+        this.notices.refused(key, { ...decision, requested: amount }, now);
         return {
           status: "quota_exceeded",
           feature,
           limit: decision.limit,
           used: decision.used,
-          requested: input.amount,
+          requested: amount,
         };
       case "counter_overflow":
         return { status: "counter_overflow", feature, used: decision.used };
       case "consumed": {
+        const reading = metered.kind === "metered" ? metered.reading : null;
+        const priced = reading
+          ? this.meterGroups.pricedAs(key, snapshot, reading)
+          : { snapshot, usedBefore: this.windows.attributedUsed(key) };
         const refused =
           terms &&
           this.creditGrants.payForConsume(
             terms,
-            snapshot,
+            priced.snapshot,
             drawTarget(key),
-            this.windows.attributedUsed(key),
-            input.amount,
+            priced.usedBefore,
+            amount,
             now,
           );
         if (refused) return refused;
-        this.windows.add(key, input.amount, now.toISOString(), input.amount);
-        this.unflushedHours.add(key, input.amount, now.toISOString());
+        if (reading) {
+          const placed = this.meterGroups.place(key, reading);
+          this.meterGroups.addUnits(key, placed.groupKey, amount);
+          this.meterGroups.addDirect(key, placed, now.toISOString());
+        }
+        this.windows.add(key, amount, now.toISOString(), amount);
+        this.unflushedHours.add(key, amount, now.toISOString());
         this.notices.counted(snapshot, key, decision.used, now);
         this.scheduleFlush();
         return {
           status: "consumed",
           feature,
           type: snapshot.featureType,
-          consumed: input.amount,
+          consumed: amount,
           used: decision.used,
           limit: decision.limit,
           remaining: decision.remaining,
@@ -461,6 +484,7 @@ export abstract class EntitlementCounterObject
     );
     const watchedTerms = await this.notices.watchedTerms(input.tenantId, distinct.values());
     const creditState = await this.recordedDraws.ready(input.tenantId);
+    await this.subscriptionMeters.ready(input.entries);
 
     // One synchronous step for the whole batch: dedupe, count, remember.
     // The units are added once per attribution row and the event rows
@@ -470,7 +494,10 @@ export abstract class EntitlementCounterObject
       input.entries.map((entry) => entry.eventId),
       Date.now(),
     );
-    const batch = sortRecordedBatch(input.entries, entryKeys, fresh);
+    const placed = this.meterGroups.placeBatch(input.entries, entryKeys, fresh, (entry) =>
+      this.subscriptionMeters.meterOf(entry),
+    );
+    const batch = sortRecordedBatch(placed.entries, entryKeys, fresh, placed.placements);
     this.countBatch(batch, creditState);
     this.notices.recorded(watchedTerms, distinct.values());
     // A repeat may be a re-drive of an event whose flush this object still
@@ -661,6 +688,7 @@ export abstract class EntitlementCounterObject
   private prune(nowMs: number): boolean {
     if (this.flushes.hasPending()) return false;
     this.windows.forgetEnded(new Date(nowMs - WINDOW_RETENTION_MS));
+    this.meterGroups.sweep(new Date(nowMs - WINDOW_RETENTION_MS).toISOString());
     this.requests.prune(nowMs);
     return true;
   }

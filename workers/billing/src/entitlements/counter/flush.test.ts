@@ -20,6 +20,7 @@ function event(id: string, overrides: Partial<PendingEventRow> = {}): PendingEve
     period_end: "2026-04-01T00:00:00.000Z",
     amount: 5,
     occurred_at: "2026-03-10T11:00:00.000Z",
+    meter: null,
     ...overrides,
   };
 }

@@ -1,9 +1,11 @@
 import type { FlushResult } from "@edge-platform/shared/billing/entitlement-counter-protocol";
 import type {
+  MeterGroupDelta,
   UsageFlushEventClaim,
   UsageFlushHourDelta,
   UsageFlushWindowDelta,
 } from "../../usage/index.ts";
+import { contributionOf } from "./meter-contribution.ts";
 import type { UnflushedUsageHours } from "./usage-hours.ts";
 import { attributionIdOf, type WindowKey } from "./window-keys.ts";
 
@@ -40,6 +42,8 @@ export interface PendingEventRow extends Record<string, SqlStorageValue> {
   period_end: string | null;
   amount: number;
   occurred_at: string;
+  /** The event's meter contribution (JSON), for a feature with a meter. */
+  meter: string | null;
 }
 
 /** A `counters` row with units no flush has taken yet. */
@@ -62,12 +66,14 @@ export interface PendingEventInsert {
   periodEnd: string | null;
   amount: number;
   occurredAt: string;
+  meter: string | null;
 }
 
 interface FlushRow extends Record<string, SqlStorageValue> {
   id: string;
   deltas: string;
   claims: string | null;
+  meter_groups: string | null;
   attempts: number;
 }
 
@@ -95,7 +101,15 @@ export type ApplyFlush = (flush: {
   deltas: UsageFlushWindowDelta[];
   claims: UsageFlushEventClaim[];
   hours: UsageFlushHourDelta[];
+  /** Meter group summaries of consumes (claimed events bring their own). */
+  meterGroups: MeterGroupDelta[];
 }) => Promise<{ claimedEventIds: string[] }>;
+
+/** The consumes' meter group summaries waiting in the counter (meter-groups.ts). */
+export interface DirectMeterGroups {
+  hasDirect(): boolean;
+  takeDirect(): MeterGroupDelta[];
+}
 
 /** What else follows the events of an applied flush, in the same synchronous step. */
 export interface FlushSettlement {
@@ -141,11 +155,13 @@ export function planFlush(
   for (const event of events) {
     const delta = windowOf(event);
     if (!delta) continue;
+    const meter = contributionOf(event.meter);
     claims.push({
       id: event.usage_event_id,
       subscriptionId: event.subscription_id,
       featureLookupKey: event.feature_key,
       periodKey: event.period_key,
+      ...(meter ? { meter, units: event.amount } : {}),
     });
     if (event.occurred_at > delta.lastEventAt) delta.lastEventAt = event.occurred_at;
   }
@@ -181,6 +197,7 @@ export class CounterFlushes {
     private readonly hours: UnflushedUsageHours,
     private readonly apply: ApplyFlush,
     private readonly settlement: FlushSettlement,
+    private readonly meterGroups: DirectMeterGroups,
   ) {}
 
   /** The event rows a flush will claim, with the window each was counted in. */
@@ -188,11 +205,12 @@ export class CounterFlushes {
     if (rows.length === 0) return;
     this.sql.exec(
       `INSERT INTO pending_events
-         (usage_event_id, subscription_id, feature_key, period_key, period_start, period_end, amount, occurred_at)
+         (usage_event_id, subscription_id, feature_key, period_key, period_start, period_end, amount, occurred_at, meter)
        SELECT json_extract(value, '$.id'), json_extract(value, '$.subscriptionId'),
               json_extract(value, '$.featureKey'), json_extract(value, '$.periodKey'),
               json_extract(value, '$.periodStart'), json_extract(value, '$.periodEnd'),
-              json_extract(value, '$.amount'), json_extract(value, '$.occurredAt')
+              json_extract(value, '$.amount'), json_extract(value, '$.occurredAt'),
+              json_extract(value, '$.meter')
          FROM json_each(?) WHERE true
        ON CONFLICT DO NOTHING`,
       JSON.stringify(rows),
@@ -203,7 +221,8 @@ export class CounterFlushes {
     return (
       this.sql.exec("SELECT 1 FROM counters WHERE unflushed > 0 LIMIT 1").toArray().length > 0 ||
       this.sql.exec("SELECT 1 FROM flushes LIMIT 1").toArray().length > 0 ||
-      this.sql.exec("SELECT 1 FROM pending_events LIMIT 1").toArray().length > 0
+      this.sql.exec("SELECT 1 FROM pending_events LIMIT 1").toArray().length > 0 ||
+      this.meterGroups.hasDirect()
     );
   }
 
@@ -258,7 +277,7 @@ export class CounterFlushes {
         this.claim();
         const next = this.sql
           .exec<FlushRow>(
-            "SELECT id, deltas, claims, attempts FROM flushes ORDER BY claimed_at, id LIMIT 1",
+            "SELECT id, deltas, claims, meter_groups, attempts FROM flushes ORDER BY claimed_at, id LIMIT 1",
           )
           .toArray()[0];
         if (!next) break;
@@ -289,14 +308,18 @@ export class CounterFlushes {
         FLUSH_MAX_WINDOWS * 2,
       )
       .toArray();
-    const plan = planFlush(events, direct, new Date().toISOString());
+    const plan =
+      planFlush(events, direct, new Date().toISOString()) ??
+      (this.meterGroups.hasDirect() ? { deltas: [], claims: [], directTaken: [] } : null);
     if (!plan) return;
     const flushId = crypto.randomUUID();
+    const meterGroups = this.meterGroups.takeDirect();
     this.sql.exec(
-      "INSERT INTO flushes (id, deltas, claims, claimed_at) VALUES (?, ?, ?, ?)",
+      "INSERT INTO flushes (id, deltas, claims, meter_groups, claimed_at) VALUES (?, ?, ?, ?, ?)",
       flushId,
       JSON.stringify(plan.deltas),
       plan.claims.length > 0 ? JSON.stringify(plan.claims) : null,
+      meterGroups.length > 0 ? JSON.stringify(meterGroups) : null,
       Date.now(),
     );
     for (const row of plan.directTaken) {
@@ -330,6 +353,7 @@ export class CounterFlushes {
         deltas,
         claims,
         hours: this.hours.ofFlush(next.id),
+        meterGroups: next.meter_groups ? (JSON.parse(next.meter_groups) as MeterGroupDelta[]) : [],
       }));
     } catch (error) {
       this.sql.exec(

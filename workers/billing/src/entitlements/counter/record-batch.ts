@@ -1,5 +1,7 @@
 import type { UsageEntry } from "@edge-platform/shared/billing/entitlement-counter-protocol";
+import type { MeterContribution, PropertyValue } from "@edge-platform/shared/billing/meter";
 import type { PendingEventInsert } from "./flush.ts";
+import type { MeterPlacement } from "./meter-contribution.ts";
 import { attributionId, type WindowKey } from "./window-keys.ts";
 
 /*
@@ -25,6 +27,8 @@ export interface LoggedEntry {
   /** Units of logged events of the batch counted before this one in its attribution row. */
   countedBefore: number;
   amount: number;
+  /** A metered event's group: priced by the group's terms, after the group's units so far. */
+  group?: { unitsBefore: number; dimensions: Record<string, PropertyValue | null> };
 }
 
 export interface RecordedBatch {
@@ -47,6 +51,7 @@ export function sortRecordedBatch(
   entries: readonly UsageEntry[],
   keys: readonly WindowKey[],
   fresh: ReadonlySet<string>,
+  placements: ReadonlyMap<number, MeterPlacement> = new Map(),
 ): RecordedBatch {
   const unused = new Set(fresh);
   const batch: RecordedBatch = {
@@ -66,14 +71,25 @@ export function sortRecordedBatch(
     const id = attributionId(key);
     const units = batch.counted.get(id) ?? { key, claimed: 0, direct: 0, lastAt: "" };
     if (entry.usageEventId) {
+      const placement = placements.get(index);
       batch.logged.push({
         usageEventId: entry.usageEventId,
         key,
         countedBefore: units.claimed,
         amount: entry.amount,
+        ...(placement
+          ? {
+              group: {
+                unitsBefore: placement.groupUnitsBefore,
+                dimensions: placement.contribution.dimensions,
+              },
+            }
+          : {}),
       });
       units.claimed += entry.amount;
-      batch.pendingRows.push(pendingRow(entry.usageEventId, key, entry));
+      batch.pendingRows.push(
+        pendingRow(entry.usageEventId, key, entry, placement?.contribution ?? null),
+      );
     } else {
       units.direct += entry.amount;
       batch.directHours.push({ key, units: entry.amount, at: entry.occurredAt });
@@ -85,7 +101,12 @@ export function sortRecordedBatch(
   return batch;
 }
 
-function pendingRow(usageEventId: string, key: WindowKey, entry: UsageEntry): PendingEventInsert {
+function pendingRow(
+  usageEventId: string,
+  key: WindowKey,
+  entry: UsageEntry,
+  contribution: MeterContribution | null,
+): PendingEventInsert {
   return {
     id: usageEventId,
     subscriptionId: key.subscriptionId,
@@ -95,5 +116,6 @@ function pendingRow(usageEventId: string, key: WindowKey, entry: UsageEntry): Pe
     periodEnd: key.window.end?.toISOString() ?? null,
     amount: entry.amount,
     occurredAt: entry.occurredAt,
+    meter: contribution ? JSON.stringify(contribution) : null,
   };
 }

@@ -1,5 +1,6 @@
 import type { TenantEntitlementState } from "@edge-platform/shared/db/entitlement-state";
 import { type CreditBalance, creditTermsOf } from "./credit-balance.ts";
+import { groupPricedSnapshot } from "./meter-contribution.ts";
 import type { ProgressiveWatch } from "./progressive-watch.ts";
 import type { LoggedEntry } from "./record-batch.ts";
 import type { CounterTenant } from "./tenant-state.ts";
@@ -51,7 +52,14 @@ export class RecordedDraws {
    */
   payForLogged(state: TenantEntitlementState, logged: readonly LoggedEntry[]): void {
     for (const entry of logged) {
-      this.pay(state, entry.key, entry.countedBefore, entry.amount, entry.usageEventId);
+      this.pay(
+        state,
+        entry.key,
+        entry.countedBefore,
+        entry.amount,
+        entry.usageEventId,
+        entry.group,
+      );
     }
   }
 
@@ -83,15 +91,16 @@ export class RecordedDraws {
     counted: number,
     amount: number,
     usageEventId?: string,
+    group?: LoggedEntry["group"],
   ): { grantId: string; amount: number }[] {
     const terms = creditTermsOf(state, this.tenant.id());
     const snapshot = state.snapshots.get(key.featureKey);
     if (!terms || !snapshot || state.subscription?.id !== key.subscriptionId) return [];
     return this.grants.payForRecorded(
       terms,
-      snapshot,
+      group ? groupPricedSnapshot(snapshot, group.dimensions) : snapshot,
       drawTarget(key),
-      this.windows.attributedUsed(key) + counted,
+      group ? group.unitsBefore : this.windows.attributedUsed(key) + counted,
       amount,
       new Date(),
       usageEventId,

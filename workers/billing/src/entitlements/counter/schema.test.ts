@@ -94,7 +94,9 @@ describe("EntitlementCounter schema", () => {
       "attempts",
       "last_error",
       "claims",
+      "meter_groups",
     ]);
+    expect(sql.tables.get("pending_events")).toContain("meter");
     expect(sql.tables.get("consume_requests")).toEqual([
       "request_id",
       "result",
@@ -110,7 +112,7 @@ describe("EntitlementCounter schema", () => {
     const tables = structuredClone(sql.tables);
     applyTo(sql);
     expect(sql.tables).toEqual(tables);
-    expect(alters(sql)).toHaveLength(3);
+    expect(alters(sql)).toHaveLength(5);
   });
 
   it("adds only the columns an older object lacks", () => {
@@ -122,6 +124,8 @@ describe("EntitlementCounter schema", () => {
       "ALTER TABLE flushes ADD COLUMN claims TEXT",
       "ALTER TABLE consume_requests ADD COLUMN request_hash TEXT",
       "ALTER TABLE consume_requests ADD COLUMN correlation_id TEXT",
+      "ALTER TABLE pending_events ADD COLUMN meter TEXT",
+      "ALTER TABLE flushes ADD COLUMN meter_groups TEXT",
     ]);
     expect(sql.tables.get("consume_requests")).toContain("correlation_id");
   });

@@ -83,6 +83,18 @@ export const COLUMN_MIGRATIONS: readonly ColumnMigration[] = [
       ALTER TABLE consume_requests ADD COLUMN correlation_id TEXT;
     `,
   },
+  // A logged event's meter contribution (features with a meter).
+  {
+    table: "pending_events",
+    column: "meter",
+    statements: "ALTER TABLE pending_events ADD COLUMN meter TEXT",
+  },
+  // Meter group summaries of consumes, carried by the flush that took them.
+  {
+    table: "flushes",
+    column: "meter_groups",
+    statements: "ALTER TABLE flushes ADD COLUMN meter_groups TEXT",
+  },
 ];
 
 /** Creates the tables an object lacks and adds the columns its tables lack; safe on every start. */

@@ -1,5 +1,6 @@
 import { MS_PER_DAY } from "@edge-platform/shared/billing/billing-period";
 import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
+import type { PropertyValue } from "@edge-platform/shared/billing/meter";
 import type {
   BilledCharge,
   InvoiceKind,
@@ -12,11 +13,13 @@ import {
   type CouponTerms,
   describeCharge,
   discountLineDescription,
+  groupTerms,
   periodDiscountCents,
   taxCents,
   taxLineDescription,
   type UsagePricing,
   usageCharge,
+  usagePricingOfTerms,
 } from "../../pricing/index.ts";
 
 // What goes on an invoice, as pure functions of the subscription, its
@@ -69,6 +72,10 @@ export interface InvoiceLineDraft {
   pricing?: BilledCharge | null;
   /** CREDITS lines: the grant whose draws the line credits. */
   creditGrantId?: string | null;
+  /** USAGE lines of a feature whose meter groups its usage: the group's values. */
+  dimensions?: Record<string, PropertyValue | null> | null;
+  /** USAGE lines priced per unit by a decimal price: that price (micro-cents). */
+  unitPriceDecimal?: string | null;
 }
 
 /** What one credit grant paid for a subscription's usage, and what earlier invoices credited of it. */
@@ -97,6 +104,14 @@ export interface UsageWindowReading {
   alreadyCharged?: number;
   /** Lifetime window only: the tenant's units in it attributed to earlier subscriptions. */
   priorUsage?: number;
+  /** A metered feature's group in the window (its meter's groupBy values); absent: the whole window. */
+  groupKey?: string;
+  dimensions?: Record<string, PropertyValue | null>;
+}
+
+/** The usage_window_key of a USAGE line: its window, and its group when the feature's meter has one. */
+export function usageLineWindowKey(windowKey: string, groupKey: string | undefined): string {
+  return groupKey === undefined || groupKey === "" ? windowKey : `${windowKey}#${groupKey}`;
 }
 
 /** When the subscription was billable: from its first billable start to its end (null: still running). */
@@ -186,9 +201,12 @@ export function featureDisplayName(lookupKey: string): string {
 
 const count = (value: number) => value.toLocaleString("en-US");
 
-/** How a snapshot prices its billed units: its charge model, else the per-unit overagePrice. */
+/**
+ * How a snapshot prices its billed units: its charge model, else the
+ * per-unit overagePriceDecimal (decimal micro-cents), else overagePrice.
+ */
 export function usagePricingOf(snapshot: SnapshotTerms): UsagePricing {
-  return snapshot.pricing ?? { model: "per_unit", unitPrice: snapshot.overagePrice ?? 0 };
+  return usagePricingOfTerms(snapshot);
 }
 
 /** Units a snapshot lets through before overage is billed, or null when the feature is not billed by usage. */
@@ -360,12 +378,27 @@ function usageLines(
     );
   const lines: InvoiceLineDraft[] = [];
   for (const reading of readings) {
-    const allowance = allowances.get(reading.featureLookupKey);
+    const allowance = allowanceOfReading(input, reading, allowances.get(reading.featureLookupKey));
     if (!allowance) continue;
     const line = usageLine(input, reading, allowance, preceding + lines.length);
     if (line) lines.push(line);
   }
   return lines;
+}
+
+/**
+ * The allowance and price of a reading: a group of a metered feature is
+ * priced by the entitlement's dimension entry its values match (groupTerms),
+ * else by the entitlement's own terms.
+ */
+function allowanceOfReading(
+  input: InvoiceDraftInput,
+  reading: UsageWindowReading,
+  allowance: Allowance | undefined,
+): Allowance | undefined {
+  if (!allowance || reading.groupKey === undefined) return allowance;
+  const snapshot = input.snapshots.find((s) => s.featureLookupKey === reading.featureLookupKey);
+  return snapshot ? groupTerms(snapshot, reading.dimensions ?? {}) : allowance;
 }
 
 /** The USAGE line for one window's overage not yet billed, or null when there is none. */
@@ -387,11 +420,16 @@ function usageLine(
     quantity,
   );
   const how = charged.billed ? ` - ${describeCharge(charged.billed, input.price.currency)}` : "";
+  const decimal =
+    allowance.pricing.model === "per_unit" ? (allowance.pricing.unitPriceDecimal ?? null) : null;
+  const grouped = reading.groupKey !== undefined && reading.groupKey !== "";
   return {
     kind: "USAGE",
     description: `${usageLabel(input, reading, included)}${how}`,
     featureLookupKey: reading.featureLookupKey,
-    usageWindowKey: reading.windowKey,
+    usageWindowKey: usageLineWindowKey(reading.windowKey, reading.groupKey),
+    dimensions: grouped ? (reading.dimensions ?? {}) : null,
+    unitPriceDecimal: decimal,
     quantity,
     unitPriceMicroCents: charged.unitPriceMicroCents,
     amount: charged.amount,
@@ -402,7 +440,14 @@ function usageLine(
 
 /** A USAGE line's description up to how it was priced: feature, counts, window, earlier billing. */
 function usageLabel(input: InvoiceDraftInput, reading: UsageWindowReading, included: number) {
-  const name = featureDisplayName(reading.featureLookupKey);
+  const values = Object.entries(reading.dimensions ?? {});
+  const group =
+    values.length > 0
+      ? ` [${values.map(([key, value]) => `${key}: ${value ?? "none"}`).join(", ")}]`
+      : reading.groupKey === "*"
+        ? " [other combinations]"
+        : "";
+  const name = `${featureDisplayName(reading.featureLookupKey)}${group}`;
   const snapshot = input.snapshots.find((s) => s.featureLookupKey === reading.featureLookupKey);
   const label =
     snapshot?.featureType === "QUOTA"

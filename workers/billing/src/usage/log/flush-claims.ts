@@ -1,6 +1,21 @@
-import { byUsageLogObject, type FlushClaim } from "@edge-platform/shared/usage-log/client";
-import { applyUsageFlush, type UsageFlush, type UsageFlushOutcome } from "../aggregates-storage.ts";
+import {
+  byUsageLogObject,
+  type ClaimOutcome,
+  type FlushClaim,
+} from "@edge-platform/shared/usage-log/client";
+import {
+  applyUsageFlush,
+  type UsageFlush,
+  type UsageFlushEventClaim,
+  type UsageFlushOutcome,
+  type UsageFlushWindowDelta,
+} from "../aggregates-storage.ts";
 import { hourStartOf, type UsageFlushHourDelta } from "../hourly-storage.ts";
+import {
+  type ClaimedMeterEvent,
+  meterGroupDeltas,
+  meterHourDeltas,
+} from "../meter-groups-storage.ts";
 import { usageLogOfId } from "./shards.ts";
 
 /*
@@ -19,13 +34,58 @@ import { usageLogOfId } from "./shards.ts";
 
 type FlushEnv = Pick<Env, "DB" | "USAGE_LOG">;
 
+const windowOf = (row: { subscriptionId: string; featureLookupKey: string; periodKey: string }) =>
+  `${row.subscriptionId}\u0000${row.featureLookupKey}\u0000${row.periodKey}`;
+
+/**
+ * What the claimed events add: units per window (a metered event adds the
+ * units its counter counted, counterUnits, not its amount), per hour, and
+ * the metered events' contributions to their groups.
+ */
+function countClaimed(
+  claimed: ClaimOutcome["claimed"],
+  claims: readonly UsageFlushEventClaim[],
+  deltaByWindow: ReadonlyMap<string, UsageFlushWindowDelta>,
+  flushHours: readonly UsageFlushHourDelta[],
+) {
+  const units = new Map<string, number>();
+  const hours: UsageFlushHourDelta[] = [...flushHours];
+  const metered: ClaimedMeterEvent[] = [];
+  const claimById = new Map(claims.map((claim) => [claim.id, claim]));
+  for (const event of claimed) {
+    const claim = claimById.get(event.id);
+    if (!claim) continue;
+    const window = windowOf(claim);
+    const eventUnits = claim.meter ? (claim.units ?? 0) : event.amount;
+    units.set(window, (units.get(window) ?? 0) + eventUnits);
+    hours.push({
+      subscriptionId: claim.subscriptionId,
+      featureLookupKey: claim.featureLookupKey,
+      hourStart: hourStartOf(event.timestamp),
+      amount: eventUnits,
+    });
+    const delta = deltaByWindow.get(window);
+    if (claim.meter && delta) {
+      metered.push({
+        id: event.id,
+        timestamp: event.timestamp,
+        subscriptionId: claim.subscriptionId,
+        featureLookupKey: claim.featureLookupKey,
+        periodKey: claim.periodKey,
+        periodStart: delta.periodStart,
+        periodEnd: delta.periodEnd,
+        meter: claim.meter,
+      });
+    }
+  }
+  return { units, hours, metered };
+}
+
 export async function applyCounterFlush(
   env: FlushEnv,
   flush: UsageFlush,
 ): Promise<UsageFlushOutcome> {
   const claims = flush.claims ?? [];
-  const windowOf = (row: { subscriptionId: string; featureLookupKey: string; periodKey: string }) =>
-    `${row.subscriptionId}\u0000${row.featureLookupKey}\u0000${row.periodKey}`;
   const deltaByWindow = new Map(flush.deltas.map((delta) => [windowOf(delta), delta]));
   const logClaims: FlushClaim[] = claims.map((claim) => {
     const delta = deltaByWindow.get(windowOf(claim));
@@ -52,23 +112,12 @@ export async function applyCounterFlush(
   if (missing.length > 0 && (await stillInD1Log(env.DB, missing)) > 0) {
     throw new Error("usage flush waits for events still to be moved from the D1 log");
   }
-  const units = new Map<string, number>();
-  const hours: UsageFlushHourDelta[] = [...(flush.hours ?? [])];
-  const claimById = new Map(claims.map((claim) => [claim.id, claim]));
-  for (const { outcome } of outcomes) {
-    for (const event of outcome.claimed) {
-      const claim = claimById.get(event.id);
-      if (!claim) continue;
-      const window = windowOf(claim);
-      units.set(window, (units.get(window) ?? 0) + event.amount);
-      hours.push({
-        subscriptionId: claim.subscriptionId,
-        featureLookupKey: claim.featureLookupKey,
-        hourStart: hourStartOf(event.timestamp),
-        amount: event.amount,
-      });
-    }
-  }
+  const { units, hours, metered } = countClaimed(
+    outcomes.flatMap(({ outcome }) => outcome.claimed),
+    claims,
+    deltaByWindow,
+    flush.hours ?? [],
+  );
   const applied = await applyUsageFlush(env.DB, {
     id: flush.id,
     tenantId: flush.tenantId,
@@ -77,6 +126,8 @@ export async function applyCounterFlush(
       amount: delta.amount + (units.get(windowOf(delta)) ?? 0),
     })),
     hours,
+    meterGroups: [...(flush.meterGroups ?? []), ...meterGroupDeltas(metered)],
+    meterHours: meterHourDeltas(metered),
   });
   const at = new Date().toISOString();
   await Promise.all(
