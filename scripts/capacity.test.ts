@@ -1,4 +1,7 @@
+import { readFileSync } from "node:fs";
+import path from "node:path";
 import { describe, expect, it } from "vitest";
+import { MAX_GROUP_COMBINATIONS as PRODUCT_MAX_GROUP_COMBINATIONS } from "../shared/src/billing/meter.ts";
 import {
   autoShards,
   type CapacityInput,
@@ -10,6 +13,8 @@ import {
   report,
 } from "./capacity.ts";
 import { measureUsageLog } from "./lib/capacity-measure.ts";
+import { measureMeters } from "./lib/capacity-measure-meters.ts";
+import { distinctValuesAt, MAX_GROUP_COMBINATIONS } from "./lib/capacity-meters.ts";
 
 const DAY = 86_400;
 
@@ -29,6 +34,9 @@ function input(overrides: Partial<CapacityInput> = {}): CapacityInput {
     batch: 1000,
     fileEvents: 10_000,
     idBytes: COSTS.eventIdBytes,
+    // No meter state unless a test sets it: the pipeline's rows alone.
+    distinctValues: 0,
+    meterGroups: 0,
     ...overrides,
   };
 }
@@ -177,6 +185,80 @@ describe("usage pipeline capacity model", () => {
   });
 });
 
+describe("meter state in the capacity model", () => {
+  const COUNTER_ROW = "DO storage (10 GB per object): the busiest tenant's counter";
+  // The current monthly window and those ended within the 35-day sweep.
+  const windows = 1 + 35 / 30;
+  const docs = readFileSync(path.join(import.meta.dirname, "../docs/capacity.md"), "utf8");
+  const millions = (values: number) => `${(values / 1e6).toPrecision(3)} million`;
+
+  it("grows the busiest counter's storage linearly with its distinct values, over the windows it keeps", () => {
+    const use = (distinctValues: number) =>
+      row(capacityRows(input({ distinctValues, meterGroups: 1000 })), COUNTER_ROW).use;
+    const step = use(2_000_000) - use(1_000_000);
+    expect(use(1_000_000) - use(0)).toBeCloseTo(step, 9);
+    expect(step).toBeCloseTo(
+      (1_000_000 * windows * COSTS.meterValueBytes) / LIMITS.durableObjectBytes,
+      9,
+    );
+    // The groups come on top of the remembered ids even without distinct values.
+    const idsOnly = row(capacityRows(input()), COUNTER_ROW).use;
+    expect(use(0) - idsOnly).toBeCloseTo(
+      (1000 * windows * COSTS.meterGroupRowBytes) / LIMITS.durableObjectBytes,
+      9,
+    );
+    expect(row(capacityRows(input({ distinctValues: 1 })), COUNTER_ROW).limit).toContain(
+      "for 2.17 windows",
+    );
+  });
+
+  it("reaches half the counter's 10 GB at the distinct-value count docs/capacity.md gives", () => {
+    const groups = { tenants: 1000, retentionDays: 35, distinctValues: 0, meterGroups: 1000 };
+    // Meter state alone: a counter that remembers its ids for next to no time.
+    const alone = distinctValuesAt(0.5, LIMITS.durableObjectBytes, groups);
+    const quiet = input({ counterIdDays: 1e-12, meterGroups: 1000 });
+    expect(row(capacityRows({ ...quiet, distinctValues: alone }), COUNTER_ROW).use).toBeCloseTo(
+      0.5,
+      4,
+    );
+    expect(docs).toContain(`about ${millions(alone)} distinct values a window`);
+    // Next to an hour of ids at 10,000 events/s (the documented configuration).
+    const ids = 10_000 * 3_600 * COSTS.counterIdBytes;
+    const busy = distinctValuesAt(0.5, LIMITS.durableObjectBytes, groups, ids);
+    expect(
+      row(capacityRows(input({ distinctValues: busy, meterGroups: 1000 })), COUNTER_ROW).use,
+    ).toBeCloseTo(0.5, 4);
+    expect(docs).toContain(`${millions(busy)} with the busiest tenant's hour of ids`);
+  });
+
+  it("adds to D1's size a usage_meter_groups row per group, window and tenant over the horizon", () => {
+    const size = (meterGroups: number) =>
+      row(capacityRows(input({ flushSeconds: 1, meterGroups })), "D1 database size").use;
+    expect(size(1000) - size(0)).toBeCloseTo(
+      (1000 * 1000 * windows * COSTS.d1MeterGroupRowBytes) / LIMITS.d1DatabaseBytes,
+      9,
+    );
+  });
+
+  it("states the bound on group combinations and where further ones count", () => {
+    expect(MAX_GROUP_COMBINATIONS).toBe(PRODUCT_MAX_GROUP_COMBINATIONS);
+    const text = report(input({ distinctValues: 100_000, meterGroups: 1000 }));
+    expect(text).toContain("at most 1,000 (MAX_GROUP_COMBINATIONS) per feature and window");
+    expect(text).toContain("in the overflow group '*'");
+    expect(docs).toContain("`MAX_GROUP_COMBINATIONS`");
+  });
+
+  it("reads the meter inputs, zero included", () => {
+    const { input: defaults } = parseInput([]);
+    expect(defaults).toMatchObject({ distinctValues: 100_000, meterGroups: 1000 });
+    const { input: none } = parseInput(["--distinct-values=0", "--meter-groups=0"]);
+    expect(none).toMatchObject({ distinctValues: 0, meterGroups: 0 });
+    expect(() => parseInput(["--meter-groups=-1"])).toThrow(
+      "--meter-groups must be zero or a positive number",
+    );
+  });
+});
+
 describe("measured costs", () => {
   it("match what the usage log's own statements store today (dbstat)", async () => {
     const measured = await measureUsageLog({ events: 12_000, fileEvents: 4_000, d1Flushes: 400 });
@@ -193,5 +275,21 @@ describe("measured costs", () => {
     expect(measured.counterForgetMsPerEvent).toBeGreaterThan(0);
     expect(measured.d1MsPerPrunedFlush).toBeGreaterThan(0);
     expect(measured.parquetBytesPerEvent).toBeGreaterThan(10);
+  }, 60_000);
+
+  it("match what the counter's meter groups and D1's fold store today (dbstat)", async () => {
+    const measured = await measureMeters({ values: 5_000, groupWindows: 2, d1Flushes: 3 });
+    const near = (value: number, model: number) => {
+      expect(value).toBeGreaterThan(model * 0.9);
+      expect(value).toBeLessThan(model * 1.1);
+    };
+    near(measured.groupedValueBytes, COSTS.meterValueBytes);
+    near(measured.groupRowBytes, COSTS.meterGroupRowBytes);
+    near(measured.d1GroupRowBytes, COSTS.d1MeterGroupRowBytes);
+    // The ungrouped key is shorter: its rows are smaller than the model's.
+    expect(measured.valueBytes).toBeLessThan(measured.groupedValueBytes);
+    expect(measured.maxGroupCombinations).toBe(MAX_GROUP_COMBINATIONS);
+    expect(measured.placeMsPerEvent.newValue).toBeGreaterThan(measured.placeMsPerEvent.known);
+    expect(measured.placeMsPerEvent.overflow).toBeGreaterThan(0);
   }, 60_000);
 });

@@ -30,6 +30,12 @@
  *   --envelope-events        events per queue message (100)
  *   --batch                  events per ingestion request (1000)
  *   --id-bytes               bytes of an eventId's index row (measured: 152)
+ *   --distinct-values N      distinct values per window the busiest tenant's
+ *                            counter keeps over its UNIQUE_COUNT features
+ *                            (100000)
+ *   --meter-groups N         meter group combinations per tenant window,
+ *                            every tenant's (1000; a feature keeps at most
+ *                            MAX_GROUP_COMBINATIONS apart)
  *   --measure                measure the costs on this machine and print them
  * Shorthands for settings: --shards, --hot-shards, --retention-days,
  * --flush-interval-ms, --flush-ids-seconds, --counter-id-seconds,
@@ -37,6 +43,13 @@
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
+import {
+  counterMeterBytes,
+  d1MeterGroupBytes,
+  METER_COSTS,
+  meterNotes,
+  windowsKept,
+} from "./lib/capacity-meters.ts";
 import { readWranglerVars } from "./lib/wrangler-vars.ts";
 
 /** Cloudflare's published limits (Workers Paid), see docs/capacity.md for sources. */
@@ -110,6 +123,8 @@ export const COSTS = {
   validationBatchSeconds: 0.07,
   /** code: the windows a tenant's flush touches (a subscription with two metered features). */
   windowsPerFlush: 2,
+  /** Meter state: distinct values, group rows, their placing (scripts/lib/capacity-meters.ts). */
+  ...METER_COSTS,
 } as const;
 
 const DAY = 86_400;
@@ -133,6 +148,10 @@ export interface CapacityInput {
   fileEvents: number;
   /** Bytes of an eventId's row in the duplicate guard and id -> file index. */
   idBytes: number;
+  /** Distinct values per window in the busiest tenant's counter (its UNIQUE_COUNT features). */
+  distinctValues: number;
+  /** Meter group combinations per tenant window. */
+  meterGroups: number;
 }
 
 export interface CapacityRow {
@@ -175,6 +194,16 @@ const flushesPerSecond = (rate: number, input: CapacityInput) =>
         rate,
         Math.ceil((rate * input.flushSeconds) / COSTS.flushMaxEvents) / input.flushSeconds,
       );
+/** Flush rounds per second of every tenant together: one D1 batch each. */
+const allFlushesPerSecond = (input: CapacityInput) =>
+  flushesPerSecond(hotEps(input), input) +
+  (input.tenants - 1) * flushesPerSecond(otherTenantEps(input), input);
+/** The busiest counter's remembered event ids, bytes. */
+const counterIdsBytes = (input: CapacityInput) =>
+  hotEps(input) * DAY * input.counterIdDays * COSTS.counterIdBytes;
+/** The share of D1's single writer the flushes and their pruning take. */
+const d1WriterUse = (input: CapacityInput) =>
+  (allFlushesPerSecond(input) * (COSTS.d1MsPerFlush + COSTS.d1MsPerPrunedFlush)) / 1000;
 /** Seconds an event stays in its shard's `events` table: through the pipeline, the settle time and until its file is due. */
 const hotSeconds = (rate: number, input: CapacityInput) =>
   Math.min(input.fileEvents / Math.max(rate, 1e-9), COSTS.archiveHourSeconds) +
@@ -257,33 +286,26 @@ export const TERMS: Term[] = [
   },
   {
     limit: (input) =>
-      `DO storage (10 GB per object): the busiest tenant's counter, event ids remembered ${duration(input.counterIdDays * DAY)}`,
-    use: (input) =>
-      (hotEps(input) * DAY * input.counterIdDays * COSTS.counterIdBytes) /
-      LIMITS.durableObjectBytes,
-    next: "remember recorded ids for less (USAGE_COUNTER_ID_RETENTION_SECONDS; the shard's claim refuses a second count whenever a repeat comes)",
+      `DO storage (10 GB per object): the busiest tenant's counter, event ids remembered ${duration(input.counterIdDays * DAY)}${input.distinctValues + input.meterGroups > 0 ? `, ${format(input.distinctValues)} distinct values and ${format(input.meterGroups)} meter groups a window for ${windowsKept(COSTS.meterRetentionDays).toFixed(2)} windows` : ""}`,
+    use: (input) => (counterIdsBytes(input) + counterMeterBytes(input)) / LIMITS.durableObjectBytes,
+    next: "remember recorded ids for less (USAGE_COUNTER_ID_RETENTION_SECONDS; the shard's claim refuses a second count whenever a repeat comes); for distinct values, a counter per tenant and feature",
   },
   {
     limit: (input) =>
-      `D1 database size (10 GB): usage_flushes rows kept ${input.flushIdsHours >= input.retentionDays * 24 ? `for good (${input.retentionDays}-day horizon)` : duration(input.flushIdsHours * 3_600)} (and each tenant's latest)`,
+      `D1 database size (10 GB): usage_flushes rows kept ${input.flushIdsHours >= input.retentionDays * 24 ? `for good (${input.retentionDays}-day horizon)` : duration(input.flushIdsHours * 3_600)} (and each tenant's latest)${input.meterGroups > 0 ? `, usage_meter_groups rows of ${format(input.meterGroups)} groups a tenant window over ${input.retentionDays} days` : ""}`,
     use: (input) => {
-      const flushes =
-        flushesPerSecond(hotEps(input), input) +
-        (input.tenants - 1) * flushesPerSecond(otherTenantEps(input), input);
       const seconds = Math.min(input.flushIdsHours * 3_600, input.retentionDays * DAY);
-      return ((flushes * seconds + input.tenants) * COSTS.d1FlushRowBytes) / LIMITS.d1DatabaseBytes;
+      const flushRows = allFlushesPerSecond(input) * seconds + input.tenants;
+      return (
+        (flushRows * COSTS.d1FlushRowBytes + d1MeterGroupBytes(input)) / LIMITS.d1DatabaseBytes
+      );
     },
-    next: "keep usage_flushes rows for less (USAGE_FLUSH_IDS_RETENTION_SECONDS)",
+    next: "keep usage_flushes rows for less (USAGE_FLUSH_IDS_RETENTION_SECONDS); usage_meter_groups rows stay for good: fewer groups a window, or older windows' rows moved out of D1",
   },
   {
     limit: () =>
       "D1 single writer: counter flushes (one batch per tenant per flush round) and their pruning",
-    use: (input) => {
-      const flushes =
-        flushesPerSecond(hotEps(input), input) +
-        (input.tenants - 1) * flushesPerSecond(otherTenantEps(input), input);
-      return (flushes * (COSTS.d1MsPerFlush + COSTS.d1MsPerPrunedFlush)) / 1000;
-    },
+    use: d1WriterUse,
     next: "a longer flush interval (USAGE_FLUSH_INTERVAL_MS; 202 -> AGGREGATED grows by as much)",
   },
   {
@@ -405,15 +427,13 @@ export function totalDurableObjectBytes(input: CapacityInput): number {
   const ids = input.eps * DAY * Math.max(input.retentionDays, COSTS.dedupDays) * input.idBytes;
   const counters = input.eps * DAY * input.counterIdDays * COSTS.counterIdBytes;
   const files = archiveFilesPerSecond(input) * DAY * input.retentionDays * COSTS.fileRowBytes;
-  return ids + counters + files;
+  // Every tenant's counter taken at the busiest's meter state: an upper bound.
+  return ids + counters + files + input.tenants * counterMeterBytes(input);
 }
 
 /** D1 statements per event: each flush round is one batch of a statement per window, one for their hours and one for the flush id. */
 export function d1StatementsPerEvent(input: CapacityInput): number {
-  const flushes =
-    flushesPerSecond(hotEps(input), input) +
-    (input.tenants - 1) * flushesPerSecond(otherTenantEps(input), input);
-  return (flushes * (COSTS.windowsPerFlush + 2)) / input.eps;
+  return (allFlushesPerSecond(input) * (COSTS.windowsPerFlush + 2)) / input.eps;
 }
 
 function format(value: number): string {
@@ -463,6 +483,50 @@ const SHORTHANDS: Record<string, Setting> = {
 
 const ROOT_CONFIG = path.join(import.meta.dirname, "../wrangler.toml");
 
+/** The settings: wrangler.toml's [vars], then the shorthands, then each --set. */
+function readSettings(
+  text: (name: string) => string | undefined,
+  assignments: string[],
+): Record<Setting, string> {
+  const vars = readWranglerVars(text("config") ?? ROOT_CONFIG);
+  const settings = Object.fromEntries(SETTINGS.map((name) => [name, vars[name] ?? ""])) as Record<
+    Setting,
+    string
+  >;
+  // The busiest tenant's entry is a count here; an empty map means "as USAGE_LOG_SHARDS".
+  if (settings.USAGE_LOG_TENANT_SHARDS.trim().startsWith("{"))
+    settings.USAGE_LOG_TENANT_SHARDS = "";
+  for (const [flag, name] of Object.entries(SHORTHANDS)) {
+    const value = text(flag);
+    if (value !== undefined) settings[name] = value;
+  }
+  for (const assignment of assignments) {
+    const [name, ...rest] = assignment.split("=");
+    if (!name || !(SETTINGS as readonly string[]).includes(name) || rest.length === 0) {
+      throw new Error(`--set takes NAME=VALUE with NAME one of ${SETTINGS.join(", ")}`);
+    }
+    settings[name as Setting] = rest.join("=");
+  }
+  return settings;
+}
+
+function number(name: string, value: string | undefined): number {
+  const parsed = Number(value);
+  if (value === undefined || value === "" || !Number.isFinite(parsed) || parsed <= 0) {
+    throw new Error(`${name} must be a positive number`);
+  }
+  return parsed;
+}
+
+/** A count that may be zero (a tenant without UNIQUE_COUNT features or groupBy). */
+function atLeastZero(name: string, value: string | undefined): number {
+  const parsed = Number(value);
+  if (value === undefined || value === "" || !Number.isFinite(parsed) || parsed < 0) {
+    throw new Error(`${name} must be zero or a positive number`);
+  }
+  return Math.floor(parsed);
+}
+
 export function parseInput(argv: string[]): {
   input: CapacityInput;
   settings: Record<Setting, string>;
@@ -480,36 +544,13 @@ export function parseInput(argv: string[]): {
       "envelope-events": { type: "string", default: "100" },
       batch: { type: "string", default: "1000" },
       "id-bytes": { type: "string" },
+      "distinct-values": { type: "string", default: "100000" },
+      "meter-groups": { type: "string", default: "1000" },
       measure: { type: "boolean", default: false },
     },
   }) as { values: Record<string, string | string[] | boolean | undefined> };
   const text = (name: string) => values[name] as string | undefined;
-  const vars = readWranglerVars(text("config") ?? ROOT_CONFIG);
-  const settings = Object.fromEntries(SETTINGS.map((name) => [name, vars[name] ?? ""])) as Record<
-    Setting,
-    string
-  >;
-  // The busiest tenant's entry is a count here; an empty map means "as USAGE_LOG_SHARDS".
-  if (settings.USAGE_LOG_TENANT_SHARDS.trim().startsWith("{"))
-    settings.USAGE_LOG_TENANT_SHARDS = "";
-  for (const [flag, name] of Object.entries(SHORTHANDS)) {
-    const value = text(flag);
-    if (value !== undefined) settings[name] = value;
-  }
-  for (const assignment of (values.set as string[] | undefined) ?? []) {
-    const [name, ...rest] = assignment.split("=");
-    if (!name || !(SETTINGS as readonly string[]).includes(name) || rest.length === 0) {
-      throw new Error(`--set takes NAME=VALUE with NAME one of ${SETTINGS.join(", ")}`);
-    }
-    settings[name as Setting] = rest.join("=");
-  }
-  const number = (name: string, value: string | undefined): number => {
-    const parsed = Number(value);
-    if (value === undefined || value === "" || !Number.isFinite(parsed) || parsed <= 0) {
-      throw new Error(`${name} must be a positive number`);
-    }
-    return parsed;
-  };
+  const settings = readSettings(text, (values.set as string[] | undefined) ?? []);
   const tenants = Math.floor(number("--tenants", text("tenants")));
   const retentionDays = number("USAGE_RETENTION_DAYS", settings.USAGE_RETENTION_DAYS);
   const hotShare =
@@ -535,6 +576,8 @@ export function parseInput(argv: string[]): {
     envelopeEvents: Math.floor(number("--envelope-events", text("envelope-events"))),
     batch: Math.floor(number("--batch", text("batch"))),
     fileEvents: Math.floor(number("USAGE_ARCHIVE_FILE_EVENTS", settings.USAGE_ARCHIVE_FILE_EVENTS)),
+    distinctValues: atLeastZero("--distinct-values", text("distinct-values")),
+    meterGroups: atLeastZero("--meter-groups", text("meter-groups")),
   };
   const count = (name: string, value: string | undefined, tenant: Tenant) =>
     value === "auto" ? autoShards(base, tenant) : Math.min(4096, Math.floor(number(name, value)));
@@ -578,7 +621,7 @@ export function report(input: CapacityInput): string {
     `Configuration (the billing worker's vars): ${Object.entries(configurationOf(input))
       .map(([name, value]) => `${name}=${value}`)
       .join(" ")}\n` +
-    `Model inputs: --id-bytes ${input.idBytes} --envelope-events ${input.envelopeEvents} --batch ${input.batch}\n\n` +
+    `Model inputs: --id-bytes ${input.idBytes} --envelope-events ${input.envelopeEvents} --batch ${input.batch} --distinct-values ${input.distinctValues} --meter-groups ${input.meterGroups}\n\n` +
     "| limit | use at this rate | binds at (events/s) | above 50%: next step |\n|---|---|---|---|\n" +
     rows
       .map(
@@ -589,6 +632,14 @@ export function report(input: CapacityInput): string {
     `\n\nD1 statements per event: ${d1StatementsPerEvent(input).toPrecision(2)} (counter flushes only; no D1 write per event).\n` +
     `Archive files written: ${format(archiveFilesPerSecond(input))} per second (R2 Class A writes), each under its own key.\n` +
     `Durable Object storage, all tenants: ${format(totalDurableObjectBytes(input) / 1e12)} TB (usage logs and counters).\n` +
+    meterNotes(input, {
+      durableObjectBytes: LIMITS.durableObjectBytes,
+      counterIdBytes: counterIdsBytes(input),
+      hotEps: hotEps(input),
+      counterMsPerEvent: COSTS.counterMsPerEvent + COSTS.counterForgetMsPerEvent,
+      d1FlushesPerSecond: allFlushesPerSecond(input),
+      d1WriterUse: d1WriterUse(input),
+    }) +
     `First limit reached: ${first?.limit} at about ${format(first?.maxEps ?? 0)} events/s.\n` +
     (over.length === 0
       ? "Every limit is at or below 50% of its value.\n"
@@ -600,9 +651,12 @@ async function main(): Promise<void> {
   const { input, measure } = parseInput(process.argv.slice(2));
   if (measure) {
     const { measureUsageLog } = await import("./lib/capacity-measure.ts");
-    process.stdout.write(
-      `${JSON.stringify(await measureUsageLog({ events: 100_000 }), null, 2)}\n`,
-    );
+    const { measureMeters } = await import("./lib/capacity-measure-meters.ts");
+    const measured = {
+      ...(await measureUsageLog({ events: 100_000 })),
+      meters: await measureMeters(),
+    };
+    process.stdout.write(`${JSON.stringify(measured, null, 2)}\n`);
     return;
   }
   process.stdout.write(report(input));
