@@ -152,6 +152,13 @@ describe("meters through the counter and its flush", () => {
       16 / 3,
       12,
     );
+    // The filtered event adds no units anywhere: the window's counted units agree with the counter.
+    const counted = await env.DB.prepare(
+      "SELECT coalesce(sum(amount), 0) AS units FROM usage_aggregates WHERE subscription_id = ?",
+    )
+      .bind(setup.fixture.subscriptionId)
+      .first<{ units: number }>();
+    expect(counted?.units).toBe(0);
   });
 
   it("LATEST is the value of the latest timestamp, not of the latest to arrive", async () => {

@@ -30,7 +30,7 @@ export interface UsageFlushEventClaim {
   periodKey: string;
   /** Its share of its meter group, for a feature with a meter. */
   meter?: MeterContribution;
-  /** The units its counter counted (counterUnits): a metered event's amount is not its units. */
+  /** The units its counter counted (counterUnits): a metered or filtered event's are not its amount. */
   units?: number;
 }
 

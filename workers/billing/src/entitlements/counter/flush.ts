@@ -161,7 +161,9 @@ export function planFlush(
       subscriptionId: event.subscription_id,
       featureLookupKey: event.feature_key,
       periodKey: event.period_key,
-      ...(meter ? { meter, units: event.amount } : {}),
+      // The units the counter counted: a metered (or filtered) event's are not its amount.
+      units: event.amount,
+      ...(meter ? { meter } : {}),
     });
     if (event.occurred_at > delta.lastEventAt) delta.lastEventAt = event.occurred_at;
   }

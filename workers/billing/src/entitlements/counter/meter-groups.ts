@@ -121,6 +121,12 @@ export class CounterMeterGroups {
   ): { entries: UsageEntry[]; placements: Map<number, MeterPlacement> } {
     const placements = new Map<number, MeterPlacement>();
     const unplaced = new Set(fresh);
+    // A group's units are read once and written once per batch: a statement
+    // per event would cost more than the rest of the event's counting.
+    const groups = new Map<
+      string,
+      { key: WindowKey; groupKey: string; before: number; added: number }
+    >();
     const placed = entries.map((entry, index) => {
       const meter = meterOf(entry);
       if (!meter || !entry.usageEventId || !unplaced.delete(entry.eventId)) return entry;
@@ -135,11 +141,40 @@ export class CounterMeterGroups {
         reading.distinct !== null && !contribution.newDistinct
           ? 0
           : counterUnits(meter, entry.amount, reading);
-      const groupUnitsBefore = this.addUnits(key, contribution.groupKey, units);
-      placements.set(index, { contribution, groupUnitsBefore });
+      const id = `${attributionId(key)}\u0000${contribution.groupKey}`;
+      let group = groups.get(id);
+      if (!group) {
+        group = {
+          key,
+          groupKey: contribution.groupKey,
+          before: this.unitsOf(key, contribution.groupKey),
+          added: 0,
+        };
+        groups.set(id, group);
+      }
+      placements.set(index, { contribution, groupUnitsBefore: group.before + group.added });
+      group.added += units;
       return { ...entry, amount: units };
     });
+    for (const group of groups.values()) {
+      if (group.added > 0) this.addUnits(group.key, group.groupKey, group.added);
+    }
     return { entries: placed, placements };
+  }
+
+  /** A group's units so far (0 before its first). */
+  private unitsOf(key: WindowKey, groupKey: string): number {
+    return (
+      this.sql
+        .exec<{ units: number }>(
+          "SELECT units FROM meter_groups WHERE subscription_id = ? AND feature_key = ? AND period_key = ? AND group_key = ?",
+          key.subscriptionId,
+          key.featureKey,
+          key.window.key,
+          groupKey,
+        )
+        .toArray()[0]?.units ?? 0
+    );
   }
 
   /**

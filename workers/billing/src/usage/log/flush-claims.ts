@@ -56,7 +56,8 @@ function countClaimed(
     const claim = claimById.get(event.id);
     if (!claim) continue;
     const window = windowOf(claim);
-    const eventUnits = claim.meter ? (claim.units ?? 0) : event.amount;
+    // Flushes claimed by an earlier release carry no units: the event's amount was its units.
+    const eventUnits = claim.units ?? event.amount;
     units.set(window, (units.get(window) ?? 0) + eventUnits);
     hours.push({
       subscriptionId: claim.subscriptionId,
