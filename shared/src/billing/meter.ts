@@ -405,10 +405,14 @@ export interface EventMeterReading {
   distinct: string | null;
 }
 
-/** A counted event's share of its group, as the counter's flush carries it to D1. */
+/**
+ * A counted event's share of its group, as the counter's flush carries it
+ * to D1. Stored and carried without `dimensions` (its group key names
+ * them: dimensionsOfGroupKey), to keep each event's row small.
+ */
 export interface MeterContribution {
   groupKey: string;
-  dimensions: Record<string, PropertyValue | null>;
+  dimensions?: Record<string, PropertyValue | null>;
   value: number;
   /** Whether the event brought its group a distinct value not seen before in the window. */
   newDistinct: boolean;

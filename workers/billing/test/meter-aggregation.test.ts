@@ -50,10 +50,17 @@ async function send(setup: Awaited<ReturnType<typeof meteredTenant>>, events: Se
 
 async function groups(setup: Awaited<ReturnType<typeof meteredTenant>>) {
   const { results } = await env.DB.prepare(
-    "SELECT *, NULL AS carried FROM usage_meter_groups WHERE subscription_id = ? ORDER BY group_key",
+    "SELECT *, NULL AS carried FROM usage_meter_groups WHERE subscription_id = ? ORDER BY period_start, group_key",
   )
     .bind(setup.fixture.subscriptionId)
-    .all<Parameters<typeof stateOfRow>[0] & { group_key: string; dimensions: string }>();
+    .all<
+      Parameters<typeof stateOfRow>[0] & {
+        group_key: string;
+        dimensions: string;
+        period_start: string;
+        period_end: string | null;
+      }
+    >();
   return results;
 }
 
@@ -261,6 +268,50 @@ describe("meters through the counter and its flush", () => {
       expect(once && quantityOf(meter, once, setup.window)).toBeCloseTo(before, 12);
       expect(withLate[0] && quantityOf(meter, withLate[0], setup.window)).toBeCloseTo(after, 12);
       expect(withLate[0]?.events).toBe(4);
+    },
+  );
+
+  it.each(["SUM", "COUNT", "UNIQUE_COUNT", "MAX", "MIN", "AVG", "LATEST", "WEIGHTED_SUM"] as const)(
+    "%s keeps an event of a window's last millisecond in that window",
+    async (aggregation) => {
+      const meter: Meter = {
+        aggregation,
+        property: aggregation === "COUNT" ? null : "v",
+        filters: {},
+        groupBy: [],
+      };
+      const setup = await meteredTenant(meter);
+      const end = setup.window.periodEnd as string;
+      const lastMs = new Date(Date.parse(end) - 1).toISOString();
+      await send(setup, [event({ v: 6 }, lastMs), event({ v: 2 }, end)]);
+      const rows = await groups(setup);
+      expect(rows.map((row) => [row.period_start, row.events])).toEqual([
+        [setup.window.periodStart, 1],
+        [end, 1],
+      ]);
+      const [first, second] = rows as [(typeof rows)[number], (typeof rows)[number]];
+      const next = { periodStart: end, periodEnd: second.period_end };
+      const expected = {
+        SUM: [6, 2],
+        COUNT: [1, 1],
+        UNIQUE_COUNT: [1, 1],
+        MAX: [6, 2],
+        MIN: [6, 2],
+        AVG: [6, 2],
+        LATEST: [6, 2],
+        // Held for 1 ms of the first window; the second carries 6 in and adds 2 for all of it.
+        WEIGHTED_SUM: [6 / (Date.parse(end) - Date.parse(setup.window.periodStart)), 8],
+      }[aggregation];
+      expect(quantityOf(meter, first, setup.window)).toBeCloseTo(expected[0] as number, 12);
+      const carried = aggregation === "WEIGHTED_SUM" ? first.value_sum : 0;
+      expect(
+        meterQuantity(
+          aggregation,
+          stateOfRow(second),
+          { start: end, end: next.periodEnd },
+          carried,
+        ),
+      ).toBeCloseTo(expected[1] as number, 9);
     },
   );
 });

@@ -1,9 +1,11 @@
 import {
+  dimensionsOfGroupKey,
   EMPTY_METER_STATE,
   eventMeterState,
   type MeterContribution,
   type MeterState,
   mergeMeterStates,
+  type PropertyValue,
 } from "@edge-platform/shared/billing/meter";
 import { hourStartOf } from "./hourly-storage.ts";
 
@@ -22,7 +24,7 @@ export interface MeterGroupDelta {
   periodStart: string;
   periodEnd: string | null;
   groupKey: string;
-  dimensions: MeterContribution["dimensions"];
+  dimensions: Record<string, PropertyValue | null>;
   state: MeterState;
 }
 
@@ -32,7 +34,7 @@ export interface MeterHourDelta {
   featureLookupKey: string;
   hourStart: string;
   groupKey: string;
-  dimensions: MeterContribution["dimensions"];
+  dimensions: Record<string, PropertyValue | null>;
   state: MeterState;
 }
 
@@ -63,7 +65,7 @@ export function meterHourDeltas(events: readonly ClaimedMeterEvent[]): MeterHour
       featureLookupKey: event.featureLookupKey,
       hourStart,
       groupKey: event.meter.groupKey,
-      dimensions: event.meter.dimensions,
+      dimensions: event.meter.dimensions ?? dimensionsOfGroupKey(event.meter.groupKey),
       state: EMPTY_METER_STATE,
     };
     hour.state = mergeMeterStates(
@@ -93,7 +95,7 @@ export function meterGroupDeltas(events: readonly ClaimedMeterEvent[]): MeterGro
       periodStart: event.periodStart,
       periodEnd: event.periodEnd,
       groupKey: event.meter.groupKey,
-      dimensions: event.meter.dimensions,
+      dimensions: event.meter.dimensions ?? dimensionsOfGroupKey(event.meter.groupKey),
       state: EMPTY_METER_STATE,
     };
     group.state = mergeMeterStates(

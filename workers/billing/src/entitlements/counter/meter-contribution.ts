@@ -14,6 +14,14 @@ export interface MeterPlacement {
   groupUnitsBefore: number;
 }
 
+/** A contribution as its pending row keeps it (JSON), without the dimensions its group key names. */
+export function storedContribution(
+  contribution: MeterContribution & { distinct?: string },
+): string {
+  const { dimensions: _named, ...stored } = contribution;
+  return JSON.stringify(stored);
+}
+
 /** A pending row's contribution (JSON in `pending_events.meter`), with the distinct value it brought. */
 export function contributionOf(
   json: string | null | undefined,

@@ -326,7 +326,7 @@ export class CounterMeterGroups {
       ...params,
       window.start,
       window.end,
-      JSON.stringify(contribution.dimensions),
+      JSON.stringify(contribution.dimensions ?? {}),
       JSON.stringify(state),
     );
   }

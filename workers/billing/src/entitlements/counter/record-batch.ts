@@ -1,7 +1,7 @@
 import type { UsageEntry } from "@edge-platform/shared/billing/entitlement-counter-protocol";
 import type { MeterContribution, PropertyValue } from "@edge-platform/shared/billing/meter";
 import type { PendingEventInsert } from "./flush.ts";
-import type { MeterPlacement } from "./meter-contribution.ts";
+import { type MeterPlacement, storedContribution } from "./meter-contribution.ts";
 import { attributionId, type WindowKey } from "./window-keys.ts";
 
 /*
@@ -81,7 +81,7 @@ export function sortRecordedBatch(
           ? {
               group: {
                 unitsBefore: placement.groupUnitsBefore,
-                dimensions: placement.contribution.dimensions,
+                dimensions: placement.contribution.dimensions ?? {},
               },
             }
           : {}),
@@ -116,6 +116,6 @@ function pendingRow(
     periodEnd: key.window.end?.toISOString() ?? null,
     amount: entry.amount,
     occurredAt: entry.occurredAt,
-    meter: contribution ? JSON.stringify(contribution) : null,
+    meter: contribution ? storedContribution(contribution) : null,
   };
 }

@@ -92,7 +92,15 @@ export async function applyCounterFlush(
     const delta = deltaByWindow.get(windowOf(claim));
     // The counter puts a delta (the window's bounds) beside every window it claims events in.
     if (!delta) throw new Error("usage flush claims events in a window it has no delta for");
-    return { ...claim, periodStart: delta.periodStart, periodEnd: delta.periodEnd };
+    // Only what the shard checks: the meter and units stay here, for D1.
+    return {
+      id: claim.id,
+      subscriptionId: claim.subscriptionId,
+      featureLookupKey: claim.featureLookupKey,
+      periodKey: claim.periodKey,
+      periodStart: delta.periodStart,
+      periodEnd: delta.periodEnd,
+    };
   });
   const groups = [
     ...byUsageLogObject(logClaims, (claim) => ({
