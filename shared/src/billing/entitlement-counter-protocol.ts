@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { featureTypes } from "../db/schema/catalog.ts";
 import type { CheckOutcome } from "./entitlement-decision.ts";
+import { eventPropertiesSchema } from "./meter.ts";
 
 // The EntitlementCounter's RPC interface. Inputs are parsed inside the
 // object (it is the last line of defence for its counters); results are
@@ -110,7 +111,7 @@ export const usageEntry = z.strictObject({
    */
   usageEventId: z.uuid().optional(),
   /** The event's properties, for its feature's meter; absent stands for none. */
-  properties: z.record(z.string(), z.union([z.string(), z.number()])).optional(),
+  properties: eventPropertiesSchema.optional(),
 });
 export type UsageEntry = z.infer<typeof usageEntry>;
 

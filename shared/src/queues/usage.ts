@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { EventProperties } from "../billing/meter.ts";
+import { type EventProperties, eventPropertiesSchema } from "../billing/meter.ts";
 
 // Wire contracts of the usage pipeline's queues, shared by the producer
 // (the billing worker: the usage logs' outboxes and re-drive, and
@@ -62,7 +62,7 @@ const isoInstant = z.iso.datetime({ offset: true });
  * checked in full at ingestion. Absent stands for none: messages of
  * earlier releases carry none, and senders leave out an empty object.
  */
-const eventProperties = z.record(z.string(), z.union([z.string(), z.number()]));
+const eventProperties = eventPropertiesSchema;
 
 /** `properties` as a message carries them: absent when there are none (messages stay small). */
 export function propertiesField(properties: EventProperties | undefined): {
