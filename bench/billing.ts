@@ -11,7 +11,11 @@
  *    GET /health/live (the baseline: the worker answers with no I/O),
  *    GET /health (readiness: one D1 read and one Durable Object ping),
  *    GET /api/v1/entitlements/:key/check and POST .../consume with the API
- *    key, and the same METERED consume with a fresh Idempotency-Key on
+ *    key, consume on a UNIQUE_COUNT quota (distinct `user_id` under a HARD
+ *    limit of 10^9: BENCH_UNIQUE_POOL values are counted before the run,
+ *    and 9 in 10 requests repeat one of them, admitted with no change,
+ *    while 1 in 10 is a new value that takes a unit; bench/lib/unique-count.ts),
+ *    and the same METERED consume with a fresh Idempotency-Key on
  *    every request (the cost of the key's claim and stored answer), and
  *    consume on a prepaid price (a METERED feature whose every unit is paid
  *    from a credit balance in the tenant's counter), and
@@ -24,17 +28,20 @@
  *    consume with a key to consume without one. Targets, against the
  *    no-I/O baseline: check >= 0.6x, consume on a HARD quota >= 0.5x,
  *    consume with an Idempotency-Key >= 0.4x; consume on a prepaid price
- *    >= 0.95x consume on the HARD quota (no more costly, within noise).
+ *    >= 0.95x consume on the HARD quota (no more costly, within noise),
+ *    consume on the UNIQUE_COUNT quota >= 0.9x consume on the HARD quota.
  * 4. Integrity under the same load: exactly BENCH_EXACT (default 2000)
  *    consumes at the same concurrency, then the counter must have grown by
  *    exactly the number of 2xx answers. (The timed runs cannot be compared
  *    this way: requests still in flight when autocannon stops are served but
- *    not counted by it.)
+ *    not counted by it.) Then exactly BENCH_EXACT UNIQUE_COUNT consumes: the
+ *    counter must have grown by exactly the new values among them.
  *
  * Environment: BENCH_SECONDS (per route and round, default 5), BENCH_ROUNDS
  * (default 3), BENCH_CONNECTIONS (default 20), BENCH_EXACT (default 2000),
- * BENCH_ALERTS (default 10). With `--markdown` the summary also goes into
- * docs/benchmarks.md (bench/lib/benchmarks-doc.ts).
+ * BENCH_ALERTS (default 10), BENCH_UNIQUE_POOL (default 1000). With
+ * `--markdown` the summary also goes into docs/benchmarks.md
+ * (bench/lib/benchmarks-doc.ts).
  */
 import { startStack } from "../scripts/lib/stack.ts";
 import {
@@ -60,14 +67,33 @@ import {
   subscribedTenantWithKey,
 } from "./lib/billing-setup.ts";
 import { table } from "./lib/report.ts";
+import {
+  exactUniqueConsumes,
+  grantUniqueCountFeature,
+  NEW_EVERY,
+  seedPool,
+  uniqueConsumeBody,
+  userIdDraws,
+} from "./lib/unique-count.ts";
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 20);
 const EXACT = Number(process.env.BENCH_EXACT ?? 2000);
 const ALERTS = Number(process.env.BENCH_ALERTS ?? 10);
-/** Throughput as a ratio of GET /health/live (no I/O) in the same run. */
-const TARGETS = { check: 0.6, consume: 0.5, keyedConsume: 0.4, prepaidVsHard: 0.95 };
+/** user_id values counted before the UNIQUE_COUNT consume is measured (its draws mostly repeat them). */
+const UNIQUE_POOL = Number(process.env.BENCH_UNIQUE_POOL ?? 1000);
+/**
+ * Throughput as a ratio of GET /health/live (no I/O) in the same run; the
+ * prepaid and UNIQUE_COUNT consumes as a ratio of the HARD consume.
+ */
+const TARGETS = {
+  check: 0.6,
+  consume: 0.5,
+  keyedConsume: 0.4,
+  prepaidVsHard: 0.95,
+  uniqueVsHard: 0.9,
+};
 
 interface Route {
   name: string;
@@ -77,6 +103,8 @@ interface Route {
   headers?: Record<string, string>;
   /** Sends a fresh Idempotency-Key with every request (each one is a first request). */
   freshIdempotencyKeys?: boolean;
+  /** Each request's body, made when autocannon builds it (the UNIQUE_COUNT consume's user_id). */
+  bodyPerRequest?: () => string;
 }
 
 let idempotencyKeysSent = 0;
@@ -118,21 +146,8 @@ async function load(route: Route, seconds: number): Promise<LoadResult> {
     },
     connections: CONNECTIONS,
     duration: seconds,
-    ...(route.freshIdempotencyKeys
-      ? {
-          requests: [
-            {
-              setupRequest: (request: { headers: Record<string, string> }) => {
-                idempotencyKeysSent++;
-                request.headers = {
-                  ...request.headers,
-                  "idempotency-key": `bench-${process.pid}-${Date.now()}-${idempotencyKeysSent}`,
-                };
-                return request;
-              },
-            },
-          ],
-        }
+    ...(route.freshIdempotencyKeys || route.bodyPerRequest
+      ? { requests: [{ setupRequest: (request) => perRequest(route, request) }] }
       : {}),
   });
   return {
@@ -143,6 +158,19 @@ async function load(route: Route, seconds: number): Promise<LoadResult> {
     p50: result.latency.p50,
     p99: result.latency.p99,
   };
+}
+
+/** What changes from one request to the next: a fresh Idempotency-Key, or the body. */
+function perRequest(route: Route, request: { headers: Record<string, string>; body?: string }) {
+  if (route.freshIdempotencyKeys) {
+    idempotencyKeysSent++;
+    request.headers = {
+      ...request.headers,
+      "idempotency-key": `bench-${process.pid}-${Date.now()}-${idempotencyKeysSent}`,
+    };
+  }
+  if (route.bodyPerRequest) request.body = route.bodyPerRequest();
+  return request;
 }
 
 function combine(name: string, rounds: LoadResult[]): Combined {
@@ -211,6 +239,7 @@ async function main(): Promise<void> {
 
     const run = Date.now().toString(36);
     const { quota, metered, plan, price } = await measuredPlan(base, admin, `bench_${run}`);
+    const users = await grantUniqueCountFeature(base, admin, plan.id, `bench_${run}`);
     // Two identical METERED features: one will carry the tenant's alerts.
     const [plain, alerted] = [
       await send(base, "/features", {
@@ -260,6 +289,9 @@ async function main(): Promise<void> {
       });
     }
     const prepaid = await prepaidTenant(base, admin, `bench_${run}`);
+    const draws = userIdDraws(UNIQUE_POOL, `u-${run}`);
+    log(`UNIQUE_COUNT: counting ${UNIQUE_POOL} user_id values before the run`);
+    await seedPool(base, users.lookupKey, apiKey, draws.pool);
     const warm = await send(base, `/entitlements/${quota.lookupKey}/check`, { token: apiKey });
     if (warm.allowed !== true) throw new Error(`warm-up check refused: ${JSON.stringify(warm)}`);
 
@@ -277,6 +309,14 @@ async function main(): Promise<void> {
         method: "POST",
         body: JSON.stringify({ amount: 1 }),
         headers: auth,
+      },
+      {
+        name: `POST /entitlements/:key/consume (API key, UNIQUE_COUNT user_id, HARD; 1 in ${NEW_EVERY} new)`,
+        url: `${base}/api/v1/entitlements/${users.lookupKey}/consume`,
+        method: "POST",
+        body: uniqueConsumeBody(draws.pool[0] ?? "u"),
+        headers: auth,
+        bodyPerRequest: () => uniqueConsumeBody(draws.next()),
       },
       {
         name: "POST /entitlements/:key/consume (API key, METERED)",
@@ -330,12 +370,14 @@ async function main(): Promise<void> {
       health,
       check,
       consume,
+      consumeUnique,
       consumeMetered,
       consumeKeyed,
       unwatched,
       watched,
       consumePrepaid,
     ] = samples.map((rounds, index) => combine(routes[index]?.name ?? "", rounds)) as [
+      Combined,
       Combined,
       Combined,
       Combined,
@@ -368,11 +410,21 @@ async function main(): Promise<void> {
       amount: EXACT,
     });
     const after = await usedNow();
+    log(`integrity: exactly ${EXACT} UNIQUE_COUNT consumes at ${CONNECTIONS} connections`);
+    const uniqueExact = await exactUniqueConsumes({
+      base,
+      lookupKey: users.lookupKey,
+      apiKey,
+      draws,
+      amount: EXACT,
+      connections: CONNECTIONS,
+    });
     const results = [
       live,
       health,
       check,
       consume,
+      consumeUnique,
       consumeMetered,
       consumeKeyed,
       unwatched,
@@ -453,10 +505,22 @@ async function main(): Promise<void> {
     process.stdout.write(
       `prepaid consume / HARD consume = ${prepaidRatio.toFixed(2)} req/s (per round ${prepaidPerRound}; target ${prepaidTarget.label}: ${verdict(prepaidTarget)}); p50 ${consumePrepaid.p50} ms vs ${consume.p50} ms; non-2xx ${consumePrepaid.non2xx}\n`,
     );
+    // The distinct-value check's cost: the same HARD limit check, same run, interleaved.
+    const uniqueRatio = consumeUnique.rps / consume.rps;
+    const uniqueTarget = atLeast(uniqueRatio, TARGETS.uniqueVsHard);
+    const uniquePerRound = consumeUnique.roundRps
+      .map((rps, round) => (rps / (consume.roundRps[round] ?? Number.NaN)).toFixed(2))
+      .join(" ");
+    process.stdout.write(
+      `UNIQUE_COUNT consume / HARD consume = ${uniqueRatio.toFixed(2)} req/s (${consumeUnique.rps.toFixed(0)} vs ${consume.rps.toFixed(0)}; per round ${uniquePerRound}; target ${uniqueTarget.label}: ${verdict(uniqueTarget)}); p50 ${consumeUnique.p50} ms vs ${consume.p50} ms; non-2xx ${consumeUnique.non2xx}; ${UNIQUE_POOL} values counted before, ${draws.newDrawn()} new drawn in all\n`,
+    );
     const counted = after - before;
     const intact = counted === EXACT && exact["2xx"] === EXACT;
     process.stdout.write(
       `integrity: ${EXACT} consumes sent, ${exact["2xx"]} answered 2xx, counter grew by ${counted} (${intact ? "exact" : "MISMATCH"})\n`,
+    );
+    process.stdout.write(
+      `integrity, UNIQUE_COUNT: ${EXACT} consumes sent (${uniqueExact.fresh} new values), ${uniqueExact.answered2xx} answered 2xx, counter grew by ${uniqueExact.grew} (${uniqueExact.intact ? "exact" : "MISMATCH"})\n`,
     );
 
     const speed = (result: Combined) =>
@@ -479,7 +543,8 @@ async function main(): Promise<void> {
         `One stack (billing and usage-consumer in one \`wrangler dev\`, log level warn), an API key of a tenant subscribed to a plan whose limits the run cannot reach. ` +
         `autocannon with ${CONNECTIONS} connections, ${ROUNDS} interleaved ${ROUNDS === 1 ? "round" : "rounds"} of ${SECONDS} s per route after a 2-s warm-up of each; ` +
         "throughput over all rounds, latency the median of the rounds' p50 and p99. " +
-        `Then exactly ${count(EXACT)} consumes at the same concurrency, and the counter must have grown by exactly that.`,
+        `UNIQUE_COUNT consume: a QUOTA feature counting distinct \`user_id\`s under a HARD limit of 10^9, ${count(UNIQUE_POOL)} values counted before the run; ${NEW_EVERY - 1} in ${NEW_EVERY} requests repeat one (admitted, no change), 1 in ${NEW_EVERY} sends a new one (a unit taken), set per request. ` +
+        `Then exactly ${count(EXACT)} consumes at the same concurrency, and the counter must have grown by exactly that; and exactly ${count(EXACT)} UNIQUE_COUNT consumes, the counter growing by exactly the new values among them.`,
       rows: [
         {
           benchmark: "`GET /health/live` (baseline: the worker answers with no I/O)",
@@ -510,6 +575,13 @@ async function main(): Promise<void> {
           target: prepaidTarget,
         },
         {
+          benchmark: `consume on a UNIQUE_COUNT quota (distinct \`user_id\`, HARD; ${NEW_EVERY - 1} in ${NEW_EVERY} values already counted) vs a HARD quota`,
+          figure: `${count(consumeUnique.rps)} vs ${count(consume.rps)} req/s; p50 ${consumeUnique.p50} ms vs ${consume.p50} ms, p99 ${consumeUnique.p99} ms`,
+          ratio: times(uniqueRatio),
+          baseline: `HARD consume, ${count(consume.rps)} req/s`,
+          target: uniqueTarget,
+        },
+        {
           benchmark: `usage-alert check per consume, in process (${ALERTS} alerts)`,
           figure: `${micros.withAlerts.toFixed(3)} µs (${micros.without.toFixed(3)} µs with none)`,
         },
@@ -517,6 +589,11 @@ async function main(): Promise<void> {
           benchmark: `integrity: exactly ${count(EXACT)} consumes`,
           figure: `${count(exact["2xx"])} answered 2xx, counter grew by ${count(counted)}`,
           target: condition("every consume counted once", intact),
+        },
+        {
+          benchmark: `integrity: exactly ${count(EXACT)} UNIQUE_COUNT consumes`,
+          figure: `${count(uniqueExact.answered2xx)} answered 2xx, ${count(uniqueExact.fresh)} new values, counter grew by ${count(uniqueExact.grew)}`,
+          target: condition("every new value counted once", uniqueExact.intact),
         },
       ],
       notes: [
@@ -526,6 +603,7 @@ async function main(): Promise<void> {
                 [
                   ["check", check],
                   ["HARD consume", consume],
+                  ["UNIQUE_COUNT consume", consumeUnique],
                   ["consume with an Idempotency-Key", consumeKeyed],
                 ] as const
               )
@@ -541,7 +619,7 @@ async function main(): Promise<void> {
         `Against \`GET /health\` (${count(health.rps)} req/s): check ${times(check.rps / health.rps)}, HARD consume ${times(consume.rps / health.rps)}.`,
       ],
     });
-    if (!intact) process.exitCode = 1;
+    if (!intact || !uniqueExact.intact) process.exitCode = 1;
   } finally {
     log("stopping the stack");
     await stack.stop();

@@ -16,6 +16,15 @@
  *    request p50/p99, and the ratio of batch requests per second to the
  *    baseline's. Then the pipeline is drained and checked exactly: the
  *    tenants' aggregates must equal the accepted amounts.
+ *    Metered (bench/lib/metered-usage.ts; run after the sustained window of
+ *    step 5, so its events do not change the log that window measures):
+ *    BENCH_METERED_ROUNDS pairs of bursts by the same clients, one of the plain load and one of the same
+ *    load whose events each carry `model`, `direction` and `tokens` for a
+ *    feature (on Pro, with api_calls' terms) metered as SUM of `tokens`
+ *    grouped by model and direction; in ABBA order, each drained and
+ *    checked; then the aggregates per group and the counter's `used` must
+ *    equal the tokens sent. Metered events/s over plain, for ingestion and
+ *    for aggregation (target at least 0.9x each).
  * 5. Sustained: the ingestion rate itself for BENCH_SUSTAIN_SECONDS
  *    (default 60; 300 in long mode): the burst's clients post 1000-event
  *    batches back to back (each sends its next batch as soon as the last is
@@ -62,7 +71,10 @@
  * rate, the others show it as the tables grow), BENCH_EVENT_IDS=ordered
  * (time-ordered eventIds instead of random ones),
  * BENCH_RATE (default: none, the saturated load), BENCH_SUSTAIN_SECONDS
- * (default 60, in long mode 300). With `--markdown` the summary also goes
+ * (default 60, in long mode 300), BENCH_METERED_ROUNDS (pairs of plain and
+ * metered bursts, default 2; 0 skips the metered scenario),
+ * BENCH_METERED_SECONDS (each of those bursts, default BENCH_SECONDS, at
+ * most 10). With `--markdown` the summary also goes
  * into docs/benchmarks.md (bench/lib/benchmarks-doc.ts).
  */
 import { performance } from "node:perf_hooks";
@@ -79,7 +91,26 @@ import {
   times,
   verdict,
 } from "./lib/benchmarks-doc.ts";
+import {
+  compareMetered,
+  grantMeteredFeature,
+  type MeteredComparison,
+  meteredLoad,
+  meteredProperties,
+  meteredSummary,
+} from "./lib/metered-usage.ts";
 import { quantile } from "./lib/report.ts";
+import {
+  aggregatedUnits,
+  type BurstResult,
+  drained,
+  type LoadShape,
+  measuredBurst,
+  postBackToBack,
+  postBatch,
+  send,
+  type UsageEvent,
+} from "./lib/usage-load.ts";
 
 /**
  * The sustained window. A long run's is five minutes: its archive writes a
@@ -121,6 +152,17 @@ const BATCH = 1000;
 const MAX_READ_BACK = 5000;
 /** Bursts before the sustained window: more than one shows the ingestion rate as the tables grow. */
 const BURSTS = Math.max(1, Number(process.env.BENCH_BURSTS ?? 1));
+/**
+ * Pairs of bursts comparing the metered load with the plain one (0: none).
+ * Two pairs in ABBA order (plain, metered, metered, plain) put both at the
+ * same mean position in the run.
+ */
+const METERED_ROUNDS = Math.max(0, Number(process.env.BENCH_METERED_ROUNDS ?? 2));
+/**
+ * Each of those bursts' length: the burst's, at most 10 s unless set (a long
+ * run's 300-s burst would make the comparison twenty minutes).
+ */
+const METERED_SECONDS = Number(process.env.BENCH_METERED_SECONDS ?? Math.min(SECONDS, 10));
 /** `ordered` sends time-ordered eventIds (UUID v7 shape) instead of random ones (v4). */
 const ORDERED_IDS = process.env.BENCH_EVENT_IDS === "ordered";
 /** Aggregation is a ratio of the ingestion rate in the same run. */
@@ -128,30 +170,6 @@ const TARGETS = { eventsPerSecond: 5000, p99Ms: 2000, aggregation: 0.95, longRun
 
 function log(line: string): void {
   process.stderr.write(`[bench:usage] ${line}\n`);
-}
-
-/** Setup responses are read field by field. */
-// biome-ignore lint/suspicious/noExplicitAny: JSON bodies of the API
-type Json = any;
-
-async function send(
-  base: string,
-  path: string,
-  options: { body?: unknown; token?: string; tenant?: string } = {},
-): Promise<Json> {
-  const headers: Record<string, string> = {};
-  if (options.body !== undefined) headers["content-type"] = "application/json";
-  if (options.token) headers.authorization = `Bearer ${options.token}`;
-  if (options.tenant) headers["x-tenant-id"] = options.tenant;
-  const response = await fetch(`${base}/api/v1${path}`, {
-    method: options.body === undefined ? "GET" : "POST",
-    headers,
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-  });
-  const body = await response.json();
-  if (response.status >= 300)
-    throw new Error(`${path} answered ${response.status}: ${JSON.stringify(body)}`);
-  return body;
 }
 
 let orderedSequence = 0;
@@ -163,26 +181,27 @@ function orderedEventId(): string {
   return `${ms.slice(0, 8)}-${ms.slice(8)}-7${sequence.slice(0, 3)}-8${sequence.slice(3, 6)}-${sequence.slice(6)}`;
 }
 
-function events(count: number, amount: (i: number) => number = () => 1) {
+function events(
+  count: number,
+  amount: (i: number) => number = () => 1,
+  feature = "api_calls",
+  properties?: (i: number) => Record<string, string | number>,
+): UsageEvent[] {
   const timestamp = new Date().toISOString();
   return Array.from({ length: count }, (_, i) => ({
     eventId: ORDERED_IDS ? orderedEventId() : crypto.randomUUID(),
-    feature: "api_calls",
+    feature,
     amount: amount(i),
     timestamp,
+    ...(properties ? { properties: properties(i) } : {}),
   }));
 }
 
-async function postBatch(base: string, key: string, batch: unknown[]) {
-  const started = performance.now();
-  const response = await fetch(`${base}/api/v1/usage/events`, {
-    method: "POST",
-    headers: { "content-type": "application/json", authorization: `Bearer ${key}` },
-    body: JSON.stringify({ events: batch }),
-  });
-  const body = (await response.json()) as { accepted?: number };
-  return { status: response.status, accepted: body.accepted ?? 0, ms: performance.now() - started };
-}
+/** The burst's load: plain events of the Pro plan's `api_calls`, amounts 1-3. */
+const plainLoad: LoadShape = {
+  batch: () => events(BATCH, (i) => (i % 3) + 1),
+  units: (event) => event.amount,
+};
 
 async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>) {
   const results: R[] = new Array(items.length);
@@ -232,58 +251,6 @@ async function tenantKeys(
   });
 }
 
-async function aggregatedUnits(base: string, key: string): Promise<number> {
-  const rows = (await send(base, "/usage/aggregates?feature=api_calls", { token: key })).data as {
-    amount: number;
-  }[];
-  return rows.reduce((sum, row) => sum + row.amount, 0);
-}
-
-/**
- * One client per key posts BATCH-event batches (amounts 1-3) back to back
- * for `seconds`: what each got accepted, in events and units.
- */
-async function postBackToBack(base: string, keys: string[], seconds: number) {
-  const latencies: number[] = [];
-  const acceptedPerClient = keys.map(() => 0);
-  const unitsPerClient = keys.map(() => 0);
-  let failures = 0;
-  const start = performance.now();
-  const deadline = start + seconds * 1000;
-  await Promise.all(
-    keys.map(async (key, client) => {
-      while (performance.now() < deadline) {
-        const batch = events(BATCH, (i) => (i % 3) + 1);
-        const result = await postBatch(base, key, batch);
-        latencies.push(result.ms);
-        if (result.status === 202) {
-          acceptedPerClient[client] = (acceptedPerClient[client] ?? 0) + result.accepted;
-          unitsPerClient[client] =
-            (unitsPerClient[client] ?? 0) + batch.reduce((s, e) => s + e.amount, 0);
-        } else failures++;
-      }
-    }),
-  );
-  return {
-    latencies,
-    failures,
-    unitsPerClient,
-    accepted: acceptedPerClient.reduce((a, b) => a + b, 0),
-    seconds: (performance.now() - start) / 1000,
-  };
-}
-
-/** Waits (up to 300 s) until each tenant's aggregates are `before` plus `units`; whether they got there. */
-async function drained(base: string, keys: string[], before: number[], units: number[]) {
-  const start = performance.now();
-  while (performance.now() - start < 300_000) {
-    const now = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
-    if (now.every((value, i) => value - (before[i] ?? 0) === units[i])) return true;
-    await new Promise((resolve) => setTimeout(resolve, 500));
-  }
-  return false;
-}
-
 /**
  * BENCH_WARMUP_SECONDS of the burst's load, then a drained pipeline.
  * Returns the events stored.
@@ -291,7 +258,7 @@ async function drained(base: string, keys: string[], before: number[], units: nu
 async function warmUp(base: string, keys: string[]): Promise<number> {
   if (WARMUP_SECONDS <= 0) return 0;
   log(`warm-up: ${keys.length} clients posting ${BATCH}-event batches for ${WARMUP_SECONDS} s`);
-  const load = await postBackToBack(base, keys, WARMUP_SECONDS);
+  const load = await postBackToBack(base, keys, WARMUP_SECONDS, plainLoad);
   // The tenants are new: each has the one batch of the warm-up before (amount 1 per event).
   const before = keys.map(() => BATCH);
   if (!(await drained(base, keys, before, load.unitsPerClient))) {
@@ -310,6 +277,13 @@ async function main(): Promise<void> {
     const price = pro?.prices.find((p) => p.interval === "MONTHLY");
     if (!pro || !price) throw new Error("demo Pro plan missing");
     const run = Date.now().toString(36);
+    // The metered scenario's feature joins Pro (in this run's throw-away
+    // state) with api_calls' terms, so the same tenants send both loads.
+    const metered = meteredLoad(
+      await grantMeteredFeature(base, pro.id, run, pro.entitlements.api_calls),
+      CLIENTS,
+      (feature) => events(BATCH, (i) => (i % 3) + 1, feature, meteredProperties),
+    );
     log(`setting up ${CLIENTS} tenants`);
     const keys = await tenantKeys(base, run, CLIENTS, { planId: pro.id, priceId: price.id });
 
@@ -317,6 +291,13 @@ async function main(): Promise<void> {
     await autocannon({ url: `${base}/health/live`, connections: 20, duration: 2 });
     await autocannon({ url: `${base}/health`, connections: 20, duration: 2 });
     for (const key of keys) await postBatch(base, key, events(BATCH));
+    if (METERED_ROUNDS > 0) {
+      for (const [client, key] of keys.entries()) {
+        const batch = metered.shape.batch();
+        if ((await postBatch(base, key, batch)).status === 202)
+          metered.shape.onAccepted?.(client, batch);
+      }
+    }
     const warmedUp = await warmUp(base, keys);
 
     log(`baseline: autocannon GET /health/live, then GET /health, 20 connections, ${SECONDS} s`);
@@ -331,37 +312,13 @@ async function main(): Promise<void> {
 
     // One burst: the clients post back to back for SECONDS, then the
     // pipeline is drained and checked exactly against what was accepted.
-    const burst = async () => {
-      const before = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
-      log(`ingestion: ${CLIENTS} clients posting ${BATCH}-event batches for ${SECONDS} s`);
-      const {
-        latencies,
-        failures,
-        unitsPerClient,
-        accepted,
-        seconds: ingestSeconds,
-      } = await postBackToBack(base, keys, SECONDS);
-      const eventsPerSecond = accepted / ingestSeconds;
-      const batchRps = latencies.length / ingestSeconds;
-
-      log("draining the pipeline");
-      const drainStart = performance.now();
-      const exact = await drained(base, keys, before, unitsPerClient);
-      const drainSeconds = (performance.now() - drainStart) / 1000;
-      const pipelineRate = accepted / (ingestSeconds + drainSeconds);
-      return {
-        latencies,
-        failures,
-        ingestSeconds,
-        accepted,
-        eventsPerSecond,
-        batchRps,
-        exact,
-        drainSeconds,
-        pipelineRate,
-      };
+    const burst = () => {
+      log(
+        `ingestion: ${CLIENTS} clients posting ${BATCH}-event batches for ${SECONDS} s, then draining the pipeline`,
+      );
+      return measuredBurst(base, keys, SECONDS, plainLoad);
     };
-    const bursts: Awaited<ReturnType<typeof burst>>[] = [];
+    const bursts: BurstResult[] = [];
     for (let round = 0; round < BURSTS; round++) {
       const result = await burst();
       bursts.push(result);
@@ -679,7 +636,28 @@ async function main(): Promise<void> {
         `${(offered / (liveAfterRps ?? 1)).toFixed(2)} events per baseline request (${offered.toFixed(0)} events/s, baseline ${(liveAfterRps ?? 0).toFixed(0)} req/s) with ${storedAtStart} -> ${storedAtStart + acceptedUnits} stored = ${longRatio.toFixed(2)}x the first burst's ${(eventsPerSecond / liveRps).toFixed(2)} (${eventsPerSecond.toFixed(0)} events/s, baseline ${liveRps.toFixed(0)} req/s); in events/s alone ${(offered / eventsPerSecond).toFixed(2)}x`,
       ]);
     }
+    // The metered scenario against the plain load: after the sustained
+    // window, so that its bursts' events do not change the log the
+    // sustained figures (and their latency target) are measured on.
+    let comparison: MeteredComparison | undefined;
+    if (METERED_ROUNDS > 0) {
+      log(
+        `metered: ${METERED_ROUNDS} pairs of ${METERED_SECONDS}-s bursts, plain and metered (3 properties, SUM of tokens by model and direction), ABBA order`,
+      );
+      comparison = await compareMetered({
+        base,
+        keys,
+        seconds: METERED_SECONDS,
+        rounds: METERED_ROUNDS,
+        plain: plainLoad,
+        metered,
+        log,
+      });
+    }
     const holds = criteria.every(([, ok]) => ok);
+    const meteredReport = comparison
+      ? meteredSummary(comparison, { clients: CLIENTS, batch: BATCH, seconds: METERED_SECONDS })
+      : undefined;
 
     const ms = (value: number) => `${value.toFixed(0)} ms`;
     process.stdout.write(
@@ -691,6 +669,7 @@ async function main(): Promise<void> {
         `                ${batchRps.toFixed(1)} batch requests/s = ${(batchRps / liveRps).toFixed(4)} x baseline req/s; ${(eventsPerSecond / liveRps).toFixed(2)} events per baseline request (${(eventsPerSecond / healthRps).toFixed(2)} per GET /health)\n` +
         `                request p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}\n` +
         `drain           pipeline caught up ${first.drainSeconds.toFixed(1)} s after the last batch; aggregates ${exact ? "exactly equal" : "DO NOT equal"} the accepted units; pipeline ~${first.pipelineRate.toFixed(0)} events/s end to end = ${(first.pipelineRate / eventsPerSecond).toFixed(2)} x ingestion\n` +
+        (meteredReport?.text ?? "") +
         (BURSTS > 1
           ? `bursts          ${BURSTS} x ${SECONDS} s, ${ORDERED_IDS ? "time-ordered" : "random"} eventIds, events/s as the tables grow: ${bursts.map((result) => result.eventsPerSecond.toFixed(0)).join(", ")} (pipeline caught up within ${Math.max(...bursts.map((result) => result.drainSeconds)).toFixed(1)} s of each)\n`
           : "") +
@@ -744,6 +723,7 @@ async function main(): Promise<void> {
         ratio: times(first.pipelineRate / eventsPerSecond),
         baseline: `the burst's ingestion rate, ${count(eventsPerSecond)} events/s`,
       },
+      ...(meteredReport?.rows ?? []),
       {
         benchmark: `sustained: ${shape}, ${SUSTAIN_SECONDS} s`,
         figure: `${count(offered)} events/s accepted, ${count(acceptedUnits)} of ${count(offeredEvents)} offered events; ${sustainedFailures} failed requests`,
@@ -796,6 +776,9 @@ async function main(): Promise<void> {
         "One stack (billing and usage-consumer in one `wrangler dev`, real D1, Queues and Durable Objects, log level warn), " +
         `${CLIENTS} tenants on the Pro plan, one client each. Baseline: autocannon, 20 connections, ${SECONDS} s. ` +
         `Burst: the clients post ${count(BATCH)}-event batches back to back for ${SECONDS} s${BURSTS > 1 ? ` (${BURSTS} bursts; the first is the figure)` : ""}, then the pipeline drains and the aggregates are compared with what was accepted. ` +
+        (comparison
+          ? `Metered: ${METERED_ROUNDS} pairs of ${METERED_SECONDS}-s bursts of the same load by the same clients, one plain (as the burst) and one whose events each carry \`model\` (4 values), \`direction\` (input, output) and \`tokens\` (a whole number) for a feature on Pro with api_calls' terms whose meter is SUM of \`tokens\` grouped by model and direction; plain, metered, metered, plain (so the log's growth falls on both alike), each drained and checked, then the aggregates per group and the counter's \`used\` against the tokens sent. `
+          : "") +
         `Sustained: ${FIXED_RATE === undefined ? "the same clients post back to back" : `BENCH_RATE=${RATE} events/s on a fixed schedule`} for ${SUSTAIN_SECONDS} s while the pipeline runs; the backlog is sampled every 5 s; ` +
         "latency is the server's `aggregatedAt` minus the moment the client received the 202 (one machine, one clock). " +
         `${ORDERED_IDS ? "Time-ordered" : "Random (UUID v4)"} eventIds.`,
@@ -805,7 +788,8 @@ async function main(): Promise<void> {
         `The pipeline ${holds ? "keeps" : "does NOT keep"} up at the ingestion rate in this run${FIXED_RATE === undefined ? "" : ` at BENCH_RATE=${FIXED_RATE}`}: the sustained, aggregation, backlog, latency and exact-totals targets are ${holds ? "all met" : "not all met"}.`,
       ],
     });
-    if (!holds) process.exitCode = 1;
+    // The ratios are targets; metered totals that differ are a failure like the plain ones.
+    if (!holds || meteredReport?.exact === false) process.exitCode = 1;
   } catch (error) {
     // What the stack printed last usually says why a request failed.
     process.stderr.write(

@@ -6,7 +6,10 @@ export interface AutocannonOptions {
   method?: string;
   body?: string;
   headers?: Record<string, string>;
-  requests?: { setupRequest: (request: { headers: Record<string, string> }) => unknown }[];
+  /** Each request built anew: headers (or the body) may differ from one request to the next. */
+  requests?: {
+    setupRequest: (request: { headers: Record<string, string>; body?: string }) => unknown;
+  }[];
   connections: number;
   duration?: number;
   /** A fixed number of requests instead of a duration. */

@@ -148,19 +148,9 @@ export function updateFeature(
 }
 
 /** Whether `error` (or one it wraps) says that `table` does not exist. */
-function missingTable(error: unknown, table: string): boolean {
-  for (let current: unknown = error, depth = 0; current && depth < 5; depth++) {
-    const message = current instanceof Error ? current.message : String(current);
-    if (message.includes(`no such table: ${table}`)) return true;
-    current = current instanceof Error ? current.cause : undefined;
-  }
-  return false;
-}
-
 /**
  * Whether any subscription has usage of the feature: a usage window with
- * units, or a group of a meter's usage. The groups' table may not exist in
- * a database whose migrations stop before it: then there are none.
+ * units, or a group of a meter's usage.
  */
 export async function featureHasUsage(db: Database, lookupKey: string): Promise<boolean> {
   const counted = await db
@@ -170,15 +160,10 @@ export async function featureHasUsage(db: Database, lookupKey: string): Promise<
     .limit(1)
     .get();
   if (counted) return true;
-  try {
-    const grouped = await db.get<{ found: number }>(
-      sql`SELECT 1 AS found FROM usage_meter_groups WHERE feature_lookup_key = ${lookupKey} LIMIT 1`,
-    );
-    return grouped !== undefined;
-  } catch (error) {
-    if (missingTable(error, "usage_meter_groups")) return false;
-    throw error;
-  }
+  const grouped = await db.get<{ found: number }>(
+    sql`SELECT 1 AS found FROM usage_meter_groups WHERE feature_lookup_key = ${lookupKey} LIMIT 1`,
+  );
+  return grouped !== undefined;
 }
 
 /** The plans' entitlements of a feature that price groups of its usage (dimensions set). */
