@@ -652,6 +652,7 @@ async function main(): Promise<void> {
         plain: plainLoad,
         metered,
         log,
+        settleSeconds: 75,
       });
     }
     const holds = criteria.every(([, ok]) => ok);
@@ -777,7 +778,7 @@ async function main(): Promise<void> {
         `${CLIENTS} tenants on the Pro plan, one client each. Baseline: autocannon, 20 connections, ${SECONDS} s. ` +
         `Burst: the clients post ${count(BATCH)}-event batches back to back for ${SECONDS} s${BURSTS > 1 ? ` (${BURSTS} bursts; the first is the figure)` : ""}, then the pipeline drains and the aggregates are compared with what was accepted. ` +
         (comparison
-          ? `Metered: ${METERED_ROUNDS} pairs of ${METERED_SECONDS}-s bursts of the same load by the same clients, one plain (as the burst) and one whose events each carry \`model\` (4 values), \`direction\` (input, output) and \`tokens\` (a whole number) for a feature on Pro with api_calls' terms whose meter is SUM of \`tokens\` grouped by model and direction; plain, metered, metered, plain (so the log's growth falls on both alike), each drained and checked, then the aggregates per group and the counter's \`used\` against the tokens sent. `
+          ? `Metered, after the sustained window and 75 s for its archive work to settle: ${METERED_ROUNDS} pairs of ${METERED_SECONDS}-s bursts of the same load by the same clients, one plain (as the burst) and one whose events each carry \`model\` (4 values), \`direction\` (input, output) and \`tokens\` (a whole number) for a feature on Pro with api_calls' terms whose meter is SUM of \`tokens\` grouped by model and direction; plain, metered, metered, plain (so the log's growth falls on both alike), each drained and checked, then the aggregates per group and the counter's \`used\` against the tokens sent; the ratio is the median of the pairs' ratios. `
           : "") +
         `Sustained: ${FIXED_RATE === undefined ? "the same clients post back to back" : `BENCH_RATE=${RATE} events/s on a fixed schedule`} for ${SUSTAIN_SECONDS} s while the pipeline runs; the backlog is sampled every 5 s; ` +
         "latency is the server's `aggregatedAt` minus the moment the client received the 202 (one machine, one clock). " +
