@@ -51,66 +51,71 @@ export interface ClaimedMeterEvent {
 }
 
 /**
+ * The events' contributions merged per bucket (`place` names each event's
+ * bucket and what a new one holds, and the span its WEIGHTED_SUM part is
+ * weighted over): one row to fold in per bucket.
+ */
+function mergedBy<T extends { state: MeterState }>(
+  events: readonly ClaimedMeterEvent[],
+  place: (event: ClaimedMeterEvent) => {
+    id: string;
+    span: { start: string; end: string | null };
+    fresh: () => Omit<T, "state">;
+  },
+): T[] {
+  const buckets = new Map<string, T>();
+  for (const event of events) {
+    const { id, span, fresh } = place(event);
+    const bucket = buckets.get(id) ?? ({ ...fresh(), state: EMPTY_METER_STATE } as T);
+    bucket.state = mergeMeterStates(
+      bucket.state,
+      eventMeterState(event.meter.value, event.timestamp, event.id, span, event.meter.newDistinct),
+    );
+    buckets.set(id, bucket);
+  }
+  return [...buckets.values()];
+}
+
+const dimensionsOf = (event: ClaimedMeterEvent) =>
+  event.meter.dimensions ?? dimensionsOfGroupKey(event.meter.groupKey);
+
+/**
  * The claimed events' contributions merged per group and clock hour. An
  * hour's WEIGHTED_SUM part is not kept (the level is a window's), and a
  * distinct value counts in the hour of the event that brought it.
  */
 export function meterHourDeltas(events: readonly ClaimedMeterEvent[]): MeterHourDelta[] {
-  const hours = new Map<string, MeterHourDelta>();
-  for (const event of events) {
+  return mergedBy<MeterHourDelta>(events, (event) => {
     const hourStart = hourStartOf(event.timestamp);
-    const id = `${event.subscriptionId}\u0000${event.featureLookupKey}\u0000${hourStart}\u0000${event.meter.groupKey}`;
-    const hour = hours.get(id) ?? {
-      subscriptionId: event.subscriptionId,
-      featureLookupKey: event.featureLookupKey,
-      hourStart,
-      groupKey: event.meter.groupKey,
-      dimensions: event.meter.dimensions ?? dimensionsOfGroupKey(event.meter.groupKey),
-      state: EMPTY_METER_STATE,
+    return {
+      id: `${event.subscriptionId}\u0000${event.featureLookupKey}\u0000${hourStart}\u0000${event.meter.groupKey}`,
+      span: { start: hourStart, end: null },
+      fresh: () => ({
+        subscriptionId: event.subscriptionId,
+        featureLookupKey: event.featureLookupKey,
+        hourStart,
+        groupKey: event.meter.groupKey,
+        dimensions: dimensionsOf(event),
+      }),
     };
-    hour.state = mergeMeterStates(
-      hour.state,
-      eventMeterState(
-        event.meter.value,
-        event.timestamp,
-        event.id,
-        { start: hourStart, end: null },
-        event.meter.newDistinct,
-      ),
-    );
-    hours.set(id, hour);
-  }
-  return [...hours.values()];
+  });
 }
 
 /** The claimed events' contributions merged per group: one row to fold in per group. */
 export function meterGroupDeltas(events: readonly ClaimedMeterEvent[]): MeterGroupDelta[] {
-  const groups = new Map<string, MeterGroupDelta>();
-  for (const event of events) {
-    const id = `${event.subscriptionId}\u0000${event.featureLookupKey}\u0000${event.periodKey}\u0000${event.meter.groupKey}`;
-    const group = groups.get(id) ?? {
+  return mergedBy<MeterGroupDelta>(events, (event) => ({
+    id: `${event.subscriptionId}\u0000${event.featureLookupKey}\u0000${event.periodKey}\u0000${event.meter.groupKey}`,
+    span: { start: event.periodStart, end: event.periodEnd },
+    fresh: () => ({
       subscriptionId: event.subscriptionId,
       featureLookupKey: event.featureLookupKey,
       periodKey: event.periodKey,
       periodStart: event.periodStart,
       periodEnd: event.periodEnd,
       groupKey: event.meter.groupKey,
-      dimensions: event.meter.dimensions ?? dimensionsOfGroupKey(event.meter.groupKey),
-      state: EMPTY_METER_STATE,
-    };
-    group.state = mergeMeterStates(
-      group.state,
-      eventMeterState(
-        event.meter.value,
-        event.timestamp,
-        event.id,
-        { start: event.periodStart, end: event.periodEnd },
-        event.meter.newDistinct,
-      ),
-    );
-    groups.set(id, group);
-  }
-  return [...groups.values()];
+      dimensions: dimensionsOf(event),
+    }),
+  }));
 }
 
 // One statement folds every group of the flush in (json_each over the

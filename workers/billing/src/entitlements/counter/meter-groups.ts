@@ -164,17 +164,34 @@ export class CounterMeterGroups {
 
   /** A group's units so far (0 before its first). */
   private unitsOf(key: WindowKey, groupKey: string): number {
-    return (
-      this.sql
-        .exec<{ units: number }>(
-          "SELECT units FROM meter_groups WHERE subscription_id = ? AND feature_key = ? AND period_key = ? AND group_key = ?",
-          key.subscriptionId,
-          key.featureKey,
-          key.window.key,
-          groupKey,
-        )
-        .toArray()[0]?.units ?? 0
-    );
+    return this.groupRow(key, groupKey)?.units ?? 0;
+  }
+
+  /** The window's row of a group, undefined while the window has not kept it. */
+  private groupRow(key: WindowKey, groupKey: string): { units: number } | undefined {
+    return this.sql
+      .exec<{ units: number }>(
+        "SELECT units FROM meter_groups WHERE subscription_id = ? AND feature_key = ? AND period_key = ? AND group_key = ?",
+        key.subscriptionId,
+        key.featureKey,
+        key.window.key,
+        groupKey,
+      )
+      .toArray()[0];
+  }
+
+  /** Whether the window keeps MAX_GROUP_COMBINATIONS groups apart already (the overflow group aside). */
+  private full(key: WindowKey): boolean {
+    const { groups } = this.sql
+      .exec<{ groups: number }>(
+        "SELECT count(*) AS groups FROM meter_groups WHERE subscription_id = ? AND feature_key = ? AND period_key = ? AND group_key <> ?",
+        key.subscriptionId,
+        key.featureKey,
+        key.window.key,
+        OVERFLOW_GROUP_KEY,
+      )
+      .one();
+    return groups >= MAX_GROUP_COMBINATIONS;
   }
 
   /**
@@ -218,28 +235,11 @@ export class CounterMeterGroups {
     snapshot: SnapshotTerms,
     reading: EventMeterReading,
   ): { snapshot: SnapshotTerms; usedBefore: number } {
-    const params = [key.subscriptionId, key.featureKey, key.window.key] as const;
-    const unitsOf = (groupKey: string) =>
-      this.sql
-        .exec<{ units: number }>(
-          "SELECT units FROM meter_groups WHERE subscription_id = ? AND feature_key = ? AND period_key = ? AND group_key = ?",
-          ...params,
-          groupKey,
-        )
-        .toArray()[0]?.units;
-    const own = unitsOf(reading.groupKey);
-    const full =
-      own === undefined &&
-      this.sql
-        .exec<{ groups: number }>(
-          "SELECT count(*) AS groups FROM meter_groups WHERE subscription_id = ? AND feature_key = ? AND period_key = ? AND group_key <> ?",
-          ...params,
-          OVERFLOW_GROUP_KEY,
-        )
-        .one().groups >= MAX_GROUP_COMBINATIONS;
+    const own = this.groupRow(key, reading.groupKey);
+    const overflows = own === undefined && this.full(key);
     return {
-      snapshot: groupPricedSnapshot(snapshot, full ? {} : reading.dimensions),
-      usedBefore: (full ? unitsOf(OVERFLOW_GROUP_KEY) : own) ?? 0,
+      snapshot: groupPricedSnapshot(snapshot, overflows ? {} : reading.dimensions),
+      usedBefore: overflows ? this.unitsOf(key, OVERFLOW_GROUP_KEY) : (own?.units ?? 0),
     };
   }
 
@@ -380,24 +380,8 @@ export class CounterMeterGroups {
     const id = `${row}\u0000${groupKey}`;
     if (this.known.has(id)) return groupKey;
     if (this.overflowed.has(id)) return OVERFLOW_GROUP_KEY;
-    const params = [key.subscriptionId, key.featureKey, key.window.key] as const;
-    const exists =
-      this.sql
-        .exec(
-          "SELECT 1 FROM meter_groups WHERE subscription_id = ? AND feature_key = ? AND period_key = ? AND group_key = ?",
-          ...params,
-          groupKey,
-        )
-        .toArray().length > 0;
-    if (!exists) {
-      const { groups } = this.sql
-        .exec<{ groups: number }>(
-          "SELECT count(*) AS groups FROM meter_groups WHERE subscription_id = ? AND feature_key = ? AND period_key = ? AND group_key <> ?",
-          ...params,
-          OVERFLOW_GROUP_KEY,
-        )
-        .one();
-      if (groups >= MAX_GROUP_COMBINATIONS) {
+    if (this.groupRow(key, groupKey) === undefined) {
+      if (this.full(key)) {
         // Bounded: a key of endless values must not grow the object's memory.
         if (this.overflowed.size >= MAX_REMEMBERED_OVERFLOW) this.overflowed.clear();
         this.overflowed.add(id);
@@ -405,7 +389,9 @@ export class CounterMeterGroups {
       }
       this.sql.exec(
         "INSERT INTO meter_groups (subscription_id, feature_key, period_key, group_key, period_end) VALUES (?, ?, ?, ?, ?)",
-        ...params,
+        key.subscriptionId,
+        key.featureKey,
+        key.window.key,
         groupKey,
         key.window.end?.toISOString() ?? null,
       );
