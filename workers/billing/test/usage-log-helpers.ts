@@ -2,6 +2,10 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { usageLogName } from "@edge-platform/shared/usage-log/client";
 import { expect } from "vitest";
+import type { EventIdHash } from "../src/usage/log/event-id-hash.ts";
+import type { IndexSizes } from "../src/usage/log/id-index.ts";
+import { storeUsageEvents } from "../src/usage/log/service.ts";
+import { UsageLogStore } from "../src/usage/log/storage.ts";
 import type { UsageLog } from "../src/usage/log/usage-log.ts";
 import { createApiKey } from "./catalog-helpers.ts";
 import { insertSubscription, snapshot } from "./entitlement-fixtures.ts";
@@ -142,3 +146,36 @@ export async function customer() {
   });
   return { owner, key: await createApiKey(owner), tenantId: owner.tenant.id };
 }
+
+/** The day tables of a shard's archived-id index (`event_ids_<yyyymmdd>`), oldest first. */
+export async function dayTables(tenantId: string, shard = 0) {
+  return inUsageLog(tenantId, shard, (sql) =>
+    sql
+      .exec<{ name: string }>(
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'event_ids_[0-9]*' ORDER BY name",
+      )
+      .toArray()
+      .map((row) => row.name),
+  );
+}
+
+/** Gives a shard's object a store with another eventId hash or segment size (as a new instance would read its tables). */
+export async function useStore(tenantId: string, hash?: EventIdHash, sizes?: IndexSizes) {
+  await inUsageLog(tenantId, 0, (sql, instance) => {
+    (instance as unknown as { store: UsageLogStore }).store = new UsageLogStore(sql, hash, sizes);
+  });
+}
+
+/** Stores, finishes and archives a batch as received `hoursAgo` hours ago. */
+export async function storeAndArchive(
+  tenantId: string,
+  events: ReturnType<typeof incoming>[],
+  hoursAgo: number,
+) {
+  expect((await storeUsageEvents(env, tenantId, events)).size).toBe(events.length);
+  await aggregateAll(tenantId, 0);
+  await age(tenantId, 0, hoursAgo);
+  expect(await archive(tenantId, 0)).toMatchObject({ events: events.length });
+}
+
+export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);

@@ -8,7 +8,6 @@ import { dayTableName } from "../src/usage/log/id-index.ts";
 import { decodeUsageEventsParquet } from "../src/usage/log/parquet.ts";
 import { findUsageEvent, listUsageEvents, storeUsageEvents } from "../src/usage/log/service.ts";
 import { tenantShards } from "../src/usage/log/shards.ts";
-import { UsageLogStore } from "../src/usage/log/storage.ts";
 import type { UsageLog } from "../src/usage/log/usage-log.ts";
 import { insertTenant } from "./entitlement-fixtures.ts";
 import { call, expectError } from "./helpers.ts";
@@ -18,11 +17,15 @@ import {
   aggregateAll,
   archive,
   customer,
+  dayTables,
   EVENTS,
   HOUR,
   incoming,
   inUsageLog,
+  storeAndArchive,
   usageLogObject,
+  useStore,
+  utcDay,
   withShards,
 } from "./usage-log-helpers.ts";
 
@@ -259,39 +262,6 @@ describe("usage log: the Parquet archive in R2", () => {
     },
   );
 });
-
-/** The day tables of a shard's archived-id index (`event_ids_<yyyymmdd>`), oldest first. */
-async function dayTables(tenantId: string, shard = 0) {
-  return inUsageLog(tenantId, shard, (sql) =>
-    sql
-      .exec<{ name: string }>(
-        "SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB 'event_ids_[0-9]*' ORDER BY name",
-      )
-      .toArray()
-      .map((row) => row.name),
-  );
-}
-
-/** Gives a shard's object a store with another eventId hash (as a new instance would read its tables). */
-async function useStore(tenantId: string, hash?: EventIdHash) {
-  await inUsageLog(tenantId, 0, (sql, instance) => {
-    (instance as unknown as { store: UsageLogStore }).store = new UsageLogStore(sql, hash);
-  });
-}
-
-/** Stores, finishes and archives a batch as received `hoursAgo` hours ago. */
-async function storeAndArchive(
-  tenantId: string,
-  events: ReturnType<typeof incoming>[],
-  hoursAgo: number,
-) {
-  expect((await storeUsageEvents(env, tenantId, events)).size).toBe(events.length);
-  await aggregateAll(tenantId, 0);
-  await age(tenantId, 0, hoursAgo);
-  expect(await archive(tenantId, 0)).toMatchObject({ events: events.length });
-}
-
-const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 describe("usage log: the archived-id index (an 8-byte hash and the file, one table per day)", () => {
   it("neither refuses nor double counts a different eventId with the same hash", async () => {

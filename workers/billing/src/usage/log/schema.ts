@@ -10,14 +10,19 @@
  *                  pages in event-time order.
  *   outbox         events accepted but not yet sent to usage-raw; written in
  *                  the same transaction as the event, deleted once sent.
- *   event_ids_<yyyymmdd>
- *                  one table per UTC day of receipt: the archived events'
- *                  duplicate guard and id -> file index, an 8-byte hash of
- *                  the eventId (the rowid) and the archive file's number.
- *                  Written when a file is finished (never on the ingestion
- *                  path); a day past the retention window goes as one
- *                  DROP TABLE. A hash hit is confirmed against the file's
- *                  own eventIds (event-id-hash.ts).
+ *   event_ids_<yyyymmdd>_<nnnn>
+ *                  segments of the archived events' duplicate guard and
+ *                  id -> file index, each of one UTC day of receipt and at
+ *                  most SEGMENT_IDS ids: an 8-byte hash of the eventId (the
+ *                  rowid) and the archive file's number. Written when a
+ *                  file is finished (never on the ingestion path); a day
+ *                  past the retention window goes as DROP TABLEs. A hash
+ *                  hit is confirmed against the file's own eventIds
+ *                  (event-id-hash.ts). Objects of earlier releases also
+ *                  have one unsegmented table per day (`event_ids_<yyyymmdd>`,
+ *                  no filter), read until it ages out.
+ *   id_filters     each segment's id count and filter (id-filter.ts), read
+ *                  once when the object starts, written with its segment.
  *   id_collisions  the full eventId of an archived event whose hash its
  *                  day's table already held for another id (rare).
  *   files          the Parquet files written to R2 (WRITING until every event
@@ -75,6 +80,11 @@ CREATE TABLE IF NOT EXISTS id_collisions (
   day TEXT NOT NULL,
   file_id INTEGER NOT NULL
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS id_filters (
+  segment TEXT PRIMARY KEY,
+  ids INTEGER NOT NULL,
+  bits BLOB NOT NULL
+);
 CREATE TABLE IF NOT EXISTS files (
   id INTEGER PRIMARY KEY,
   key TEXT NOT NULL UNIQUE,

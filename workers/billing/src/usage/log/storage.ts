@@ -7,7 +7,7 @@ import type {
 import * as archive from "./archive-files.ts";
 import { type EventIdHash, eventIdHash } from "./event-id-hash.ts";
 import * as lifecycle from "./event-lifecycle.ts";
-import { EventIdIndex } from "./id-index.ts";
+import { EventIdIndex, type IndexSizes } from "./id-index.ts";
 import * as listing from "./listing.ts";
 import * as outbox from "./outbox.ts";
 import { applyLogSchema, SCHEMA } from "./schema.ts";
@@ -32,14 +32,34 @@ export { SCHEMA };
  * the modules named below.
  */
 export class UsageLogStore {
-  private readonly index: EventIdIndex;
+  private loadedIndex: EventIdIndex | null = null;
 
+  /** `sizes`: the archived-id index's segment and compaction step sizes (tests make them small). */
   constructor(
     private readonly sql: SqlStorage,
-    hash: EventIdHash = eventIdHash,
+    private readonly hash: EventIdHash = eventIdHash,
+    private readonly sizes: IndexSizes = {},
   ) {
     applyLogSchema(sql);
-    this.index = new EventIdIndex(sql, hash);
+  }
+
+  /**
+   * The archived-id index, read from storage when first used and again
+   * after a write to it failed (its transaction rolled back what it holds
+   * in memory).
+   */
+  private get index(): EventIdIndex {
+    this.loadedIndex ??= new EventIdIndex(this.sql, this.hash, this.sizes);
+    return this.loadedIndex;
+  }
+
+  private writingIndex<T>(write: (index: EventIdIndex) => T): T {
+    try {
+      return write(this.index);
+    } catch (error) {
+      this.loadedIndex = null;
+      throw error;
+    }
   }
 
   meta(key: string): string | undefined {
@@ -63,7 +83,16 @@ export class UsageLogStore {
   }
 
   prune(before: number, limit: number): number {
-    return this.index.prune(before, limit);
+    return this.writingIndex((index) => index.prune(before, limit));
+  }
+
+  /** One step of merging a past day's segments into its one table; whether more is due now. */
+  compactIds(nowMs: number): boolean {
+    return this.writingIndex((index) => index.compact(nowMs));
+  }
+
+  nextCompactionAt(): number | null {
+    return this.index.nextCompactionAt();
   }
 
   oldestIdMs(): number | null {
@@ -202,6 +231,6 @@ export class UsageLogStore {
   }
 
   finishFile(fileId: number, bytes: number): number {
-    return archive.finishFile(this.sql, this.index, fileId, bytes);
+    return this.writingIndex((index) => archive.finishFile(this.sql, index, fileId, bytes));
   }
 }

@@ -42,7 +42,9 @@ import type {
  * 4, 8, 16 s; the fifth failure dead-letters the event at the PUBLISHING
  * stage), re-drives events that stayed PENDING or VALIDATED longer than
  * USAGE_REDRIVE_AFTER_SECONDS, streams finished events to R2 as Parquet
- * (archiveDue) and forgets ids past the retention window.
+ * (archiveDue), merges each past day's archived-id segments into one table
+ * (their filters would otherwise hold memory for the whole retention
+ * window) and forgets ids past the retention window.
  *
  * Statuses move here: VALIDATED and REJECTED from the validation stage, and
  * AGGREGATED from the tenant's EntitlementCounter, whose flush first claims
@@ -84,6 +86,8 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
   private sendAgain = false;
   private lastRedriveMs = 0;
   private lastPruneMs = 0;
+  /** Whether a compaction of the archived-id index has more to do at once. */
+  private compactionBacklog = false;
   private archiveBacklog = false;
   /** The tenant and shard this object serves (read once, then kept). */
   private binding: { tenantId: string; shard: number } | undefined;
@@ -206,6 +210,11 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
     return this.store.prune(nowMs - retention, PRUNE_BATCH);
   }
 
+  /** One step of merging a past day's archived-id segments into its one table (`nowMs`: tests); whether more is due. */
+  compactIds(nowMs: number = Date.now()): boolean {
+    return this.ctx.storage.transactionSync(() => this.store.compactIds(nowMs));
+  }
+
   /** Sizes for monitoring and tests. */
   stats() {
     const count = (table: string) =>
@@ -219,7 +228,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
     };
   }
 
-  // --- the alarm: outbox, re-drive, archive, prune ---------------------------
+  // --- the alarm: outbox, re-drive, archive, compaction, prune ---------------
 
   override async alarm(): Promise<void> {
     const nowMs = Date.now();
@@ -233,6 +242,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       // One file per alarm (encoding holds the object for a moment); the
       // next alarm comes at once while full files are waiting.
       this.archiveBacklog = (await this.archiveDue({ nowMs, maxFiles: 1 })).more;
+      this.compactionBacklog = this.ctx.storage.transactionSync(() => this.store.compactIds(nowMs));
       if (nowMs - this.lastPruneMs >= PRUNE_INTERVAL_MS) {
         const forgotten = this.prune(nowMs);
         // A full batch: more are due, so the next alarm prunes again.
@@ -489,6 +499,8 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       const settings = archiveSettings(this.env);
       candidates.push(Math.min(nowMs + settings.settleMs, hourStartMs(nowMs) + 3_600_000));
     }
+    const compactAt = this.compactionBacklog ? nowMs : this.store.nextCompactionAt();
+    if (compactAt !== null) candidates.push(Math.max(nowMs + 1_000, compactAt));
     const oldest = this.store.oldestIdMs();
     if (oldest !== null) {
       // Sooner while a full prune batch left more to forget.
