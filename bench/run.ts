@@ -34,7 +34,7 @@ for (const script of scripts) {
   const result = spawnSync(
     process.execPath,
     [
-      "--experimental-strip-types",
+      "--experimental-transform-types",
       "--disable-warning=ExperimentalWarning",
       path.join(benchDir, script),
       ...options,

@@ -29,7 +29,7 @@
  *   --config FILE            the wrangler.toml whose [vars] are the defaults
  *   --envelope-events        events per queue message (100)
  *   --batch                  events per ingestion request (1000)
- *   --id-bytes               bytes of an eventId's index row (measured: 152)
+ *   --id-bytes               bytes of an eventId's index row (measured: 17.1)
  *   --distinct-values N      distinct values per window the busiest tenant's
  *                            counter keeps over its UNIQUE_COUNT features
  *                            (100000)
@@ -37,12 +37,15 @@
  *                            every tenant's (1000; a feature keeps at most
  *                            MAX_GROUP_COMBINATIONS apart)
  *   --measure                measure the costs on this machine and print them
+ *                            (with a shard's cost curve from 0 to 10,000,000
+ *                            stored ids: a few minutes)
  * Shorthands for settings: --shards, --hot-shards, --retention-days,
  * --flush-interval-ms, --flush-ids-seconds, --counter-id-seconds,
  * --raw-queues, --file-events.
  */
 import path from "node:path";
 import { parseArgs } from "node:util";
+import { FILTERED_SECONDS, filterMemoryUse, shardCostFactor } from "./lib/capacity-growth.ts";
 import {
   counterMeterBytes,
   d1MeterGroupBytes,
@@ -77,7 +80,7 @@ export const LIMITS = {
 export const COSTS = {
   /** measured: a hot event's row in its shard (`events`, AGGREGATED, every column set, WITHOUT ROWID). */
   hotEventBytes: 406,
-  /** measured: an archived eventId's row in its day's table (8-byte hash and file number: duplicate guard and id -> file index). */
+  /** measured: an archived eventId's row in its past day's merged table (8-byte hash and file number: duplicate guard and id -> file index): 17.1. */
   eventIdBytes: 18,
   /** measured: one archive file's row in `files` (kept for the retention window). */
   fileRowBytes: 444,
@@ -230,7 +233,16 @@ const busiestQueueShare = (input: CapacityInput) => {
   return Math.min(others, others * p + 2 * Math.sqrt(others * p * (1 - p))) / others;
 };
 
-/** The limits of one tenant shard: its storage, its single writer, its request rate. */
+/** The days of ids a shard keeps: the retention window, at least the validation window. */
+const keptDays = (input: CapacityInput) => Math.max(input.retentionDays, COSTS.dedupDays);
+/** The archived ids a shard of `tenant` keeps. */
+const shardIdsKept = (input: CapacityInput, tenant: Tenant) =>
+  shardEps(input, tenant) * DAY * keptDays(input);
+/** A shard's cost per event relative to an empty one's, with the ids it keeps (scripts/lib/capacity-growth.ts). */
+const shardCost = (input: CapacityInput, tenant: Tenant) =>
+  shardCostFactor(shardEps(input, tenant), keptDays(input));
+
+/** The limits of one tenant shard: its storage, its memory, its single writer, its request rate. */
 function shardTerms(tenant: Tenant): Term[] {
   return [
     {
@@ -240,16 +252,23 @@ function shardTerms(tenant: Tenant): Term[] {
         const rate = shardEps(input, tenant);
         const bytes =
           rate * hotSeconds(rate, input) * COSTS.hotEventBytes +
-          rate * DAY * Math.max(input.retentionDays, COSTS.dedupDays) * input.idBytes +
+          shardIdsKept(input, tenant) * input.idBytes +
           filesPerSecond(rate, input) * DAY * input.retentionDays * COSTS.fileRowBytes;
         return bytes / LIMITS.durableObjectBytes;
       },
       next: `more shards (${shardSetting(tenant)}), or a shorter USAGE_RETENTION_DAYS (at least 8)`,
     },
     {
-      limit: () =>
-        `DO single writer: a shard of the ${tenant} tenant (statements and Parquet encoding)`,
-      use: (input) => (shardEps(input, tenant) * COSTS.shardMsPerEvent) / 1000,
+      limit: (input) =>
+        `DO memory (128 MB): a shard of the ${tenant} tenant (the filters of the ${format(shardEps(input, tenant) * FILTERED_SECONDS)} ids of its current day)`,
+      use: (input) => filterMemoryUse(shardEps(input, tenant) * FILTERED_SECONDS),
+      next: `more shards (${shardSetting(tenant)})`,
+    },
+    {
+      limit: (input) =>
+        `DO single writer: a shard of the ${tenant} tenant (statements and Parquet encoding, ${shardCost(input, tenant).toFixed(2)}x an empty shard's with its ids of ${keptDays(input)} days)`,
+      use: (input) =>
+        (shardEps(input, tenant) * COSTS.shardMsPerEvent * shardCost(input, tenant)) / 1000,
       next: `more shards (${shardSetting(tenant)})`,
     },
     {
@@ -652,9 +671,14 @@ async function main(): Promise<void> {
   if (measure) {
     const { measureUsageLog } = await import("./lib/capacity-measure.ts");
     const { measureMeters } = await import("./lib/capacity-measure-meters.ts");
+    const { measurePastDays, measureShardGrowth } = await import(
+      "./lib/capacity-measure-growth.ts"
+    );
     const measured = {
       ...(await measureUsageLog({ events: 100_000 })),
       meters: await measureMeters(),
+      shardGrowth: await measureShardGrowth(),
+      pastDays: await measurePastDays(),
     };
     process.stdout.write(`${JSON.stringify(measured, null, 2)}\n`);
     return;

@@ -22,7 +22,7 @@ type SqlValue = string | number | null | ArrayBuffer;
 type SqlRow = Record<string, SqlValue>;
 
 /** What this measurement calls of the shard's store (workers/billing/src/usage/log/storage.ts). */
-interface UsageLogStoreApi {
+export interface UsageLogStoreApi {
   insert(events: unknown[], receivedAt: string, nowMs: number, firstSendAt: number): string[];
   deleteOutbox(ids: string[]): void;
   rows(tenantId: string, ids: string[]): unknown[];
@@ -39,6 +39,7 @@ interface UsageLogStoreApi {
     file: { id: number; first_id: string; last_id: string },
   ): Parameters<typeof encodeUsageEventsParquet>[0];
   finishFile(fileId: number, bytes: number): number;
+  compactIds(nowMs: number): boolean;
 }
 
 /**
@@ -83,13 +84,17 @@ export function sqlStorage(db: DatabaseSync, options: { cacheStatements?: boolea
     return cached;
   };
   return {
-    exec(query: string, ...bindings: SQLInputValue[]) {
+    exec(query: string, ...bindings: (SQLInputValue | ArrayBuffer)[]) {
       const text = query.trim().replace(/;\s*$/, "");
       if (text.includes(";")) {
         db.exec(text);
         return cursor([], 0);
       }
-      const rows = prepare(text).all(...bindings) as SqlRow[];
+      // Durable Objects bind BLOBs as ArrayBuffers; node:sqlite takes views.
+      const values = bindings.map((value) =>
+        value instanceof ArrayBuffer ? new Uint8Array(value) : value,
+      );
+      const rows = prepare(text).all(...values) as SqlRow[];
       const written = /^\s*(INSERT|UPDATE|DELETE|REPLACE)/i.test(text)
         ? Number((changes.get() as { n: number }).n)
         : 0;
@@ -142,7 +147,7 @@ export function count(db: DatabaseSync, table: string): number {
 }
 
 /** A time-ordered id of ours (UUID v7 shape) with the shard in its last four hex digits. */
-function ourId(ms: number, shard: number): string {
+export function ourId(ms: number, shard: number): string {
   const time = ms.toString(16).padStart(12, "0");
   const random = crypto.randomUUID().replaceAll("-", "");
   return `${time.slice(0, 8)}-${time.slice(8)}-7${random.slice(0, 3)}-8${random.slice(3, 6)}-${random.slice(6, 14)}${shard.toString(16).padStart(4, "0")}`;
@@ -154,7 +159,7 @@ export interface UsageLogMeasurement {
   fileEvents: number;
   /** A hot event's row (AGGREGATED, every column set) in `events`. */
   hotEventBytes: number;
-  /** An archived eventId's row in its day's table (8-byte hash and file: duplicate guard and id -> file index). */
+  /** An archived eventId's row in its past day's merged table (8-byte hash and file: duplicate guard and id -> file index). */
   eventIdBytes: number;
   /** One archive file's row in `files` with its index. */
   fileRowBytes: number;
@@ -207,91 +212,37 @@ export async function measureUsageLog(
   const store = new UsageLogStore(sqlStorage(db));
   const tenantId = crypto.randomUUID();
   const subscriptionId = crypto.randomUUID();
-  const time = {
-    insert: 0,
-    publish: 0,
-    validationRead: 0,
-    claim: 0,
-    finish: 0,
-    archive: 0,
-    encode: 0,
-  };
-  const timed = <T>(step: keyof typeof time, work: () => T): T => {
-    const start = cpuMs();
-    const result = work();
-    time[step] += cpuMs() - start;
-    return result;
-  };
+  const { time, timed } = stepTimer(["encode"]);
   let hotEventBytes = 0;
   let parquetBytes = 0;
-  let clock = Date.parse("2026-11-20T10:00:00.000Z");
+  const shard: ShardRun = {
+    db,
+    store,
+    tenantId,
+    subscriptionId,
+    clock: Date.parse("2026-11-20T10:00:00.000Z"),
+  };
   for (let done = 0; done < total; done += batch) {
-    clock += 100;
-    const receivedAt = new Date(clock).toISOString();
-    const events = Array.from({ length: batch }, (_, index) => ({
-      id: ourId(clock, 0),
-      eventId: crypto.randomUUID(),
-      feature: "api_calls",
-      amount: (index % 3) + 1,
-      timestamp: receivedAt,
-      metadata: {},
-    }));
-    const ids = events.map((event) => event.id);
-    timed("insert", () => transaction(db, () => store.insert(events, receivedAt, clock, clock)));
-    timed("publish", () => store.deleteOutbox(ids));
-    timed("validationRead", () => store.rows(tenantId, ids));
-    const flushId = crypto.randomUUID();
-    const claims = events.map((event) => ({
-      id: event.id,
-      subscriptionId,
-      featureLookupKey: event.feature,
-      periodKey: "2026-11",
-      periodStart: "2026-11-01T00:00:00.000Z",
-      periodEnd: "2026-12-01T00:00:00.000Z",
-      amount: event.amount,
-    }));
-    timed("claim", () => transaction(db, () => store.claim(flushId, claims)));
-    timed("finish", () => store.finishClaim(flushId, ids, receivedAt, clock));
+    runShardBatch(shard, batch, timed);
     if (count(db, "events") >= fileEvents) {
       // Measured before the archive takes them: a full file's worth of hot rows.
       hotEventBytes = (pageBytes(db).get("events") ?? 0) / count(db, "events");
-      const rows = timed("archive", () => store.archivable(clock + 1, fileEvents));
-      const first = rows[0];
-      const last = rows.at(-1);
-      if (!first || !last) continue;
-      const fileId = timed("archive", () =>
-        transaction(db, () =>
-          store.startFile(
-            {
-              key: `usage/tenant=${tenantId}/date=${first.received_at.slice(0, 10)}/shard-0-${first.id}.parquet`,
-              day: first.received_at.slice(0, 10),
-              first_id: first.id,
-              last_id: last.id,
-              first_received: first.received_at,
-              last_received: last.received_at,
-              events: rows.length,
-              bytes: null,
-              created_ms: clock,
-            },
-            { settledBefore: clock + 1, closedBefore: "", full: true },
-            clock,
-          ),
-        ),
-      );
-      const fileRows = timed("archive", () =>
-        store.fileEvents(tenantId, { id: fileId, first_id: first.id, last_id: last.id }),
-      );
-      const file = timed("encode", () => encodeUsageEventsParquet(fileRows));
-      parquetBytes += file.byteLength;
-      timed("archive", () => transaction(db, () => store.finishFile(fileId, file.byteLength)));
+      const rows = archiveShardFile(shard, fileEvents, timed);
+      if (rows) {
+        const file = timed("encode", () => encodeUsageEventsParquet(rows));
+        parquetBytes += file.byteLength;
+      }
     }
   }
+  // The days past: their segments merged into one table each, as the alarm does after a day ends.
+  const dayAfter = Date.parse("2026-11-22T00:00:00.000Z");
+  while (transaction(db, () => store.compactIds(dayAfter)));
   const pages = pageBytes(db);
   const sum = (...names: string[]) =>
     names.reduce((bytes, name) => bytes + (pages.get(name) ?? 0), 0);
-  // The archived-id index: one table per day (`event_ids_<yyyymmdd>`) and the collision rows.
+  // The archived-id index as a past day keeps it: its merged table and the collision rows.
   const indexTables = [...pages.keys()].filter(
-    (name) => /^event_ids_\d{8}$/.test(name) || name === "id_collisions",
+    (name) => /^event_ids_\d{8}_all$/.test(name) || name === "id_collisions",
   );
   const idRows = indexTables.reduce((rows, name) => rows + count(db, name), 0);
   const per = (ms: number) => ms / total;
@@ -324,6 +275,109 @@ export async function measureUsageLog(
     ingestionMsPerEvent,
     parquetBytesPerEvent: parquetBytes / Math.max(1, total - count(db, "events")),
   };
+}
+
+/** One shard's store and the state of a run through its life cycle. */
+export interface ShardRun {
+  db: DatabaseSync;
+  store: UsageLogStoreApi;
+  tenantId: string;
+  subscriptionId: string;
+  /** The run's clock (ms): each batch is received 100 ms after the one before. */
+  clock: number;
+}
+
+export type ShardStep = "insert" | "publish" | "validationRead" | "claim" | "finish" | "archive";
+type Timed = <T>(step: ShardStep, work: () => T) => T;
+
+/** CPU time per step of the shard's life cycle (and the `extra` steps), and the function that adds to it. */
+export function stepTimer<Extra extends string = never>(extra: Extra[] = []) {
+  const steps = ["insert", "publish", "validationRead", "claim", "finish", "archive", ...extra];
+  const time = Object.fromEntries(steps.map((step) => [step, 0])) as Record<
+    ShardStep | Extra,
+    number
+  >;
+  const timed = <T>(step: ShardStep | Extra, work: () => T): T => {
+    const start = cpuMs();
+    const result = work();
+    time[step] += cpuMs() - start;
+    return result;
+  };
+  return { time, timed };
+}
+
+/**
+ * One ingestion batch of `batch` new events through the shard: stored with
+ * their outbox entries (one transaction), sent (outbox deleted), read by
+ * validation, claimed and finished by a counter flush. Random UUID v4
+ * eventIds, as most clients send.
+ */
+export function runShardBatch(shard: ShardRun, batch: number, timed: Timed): void {
+  const { db, store } = shard;
+  shard.clock += 100;
+  const clock = shard.clock;
+  const receivedAt = new Date(clock).toISOString();
+  const events = Array.from({ length: batch }, (_, index) => ({
+    id: ourId(clock, 0),
+    eventId: crypto.randomUUID(),
+    feature: "api_calls",
+    amount: (index % 3) + 1,
+    timestamp: receivedAt,
+    metadata: {},
+  }));
+  const ids = events.map((event) => event.id);
+  timed("insert", () => transaction(db, () => store.insert(events, receivedAt, clock, clock)));
+  timed("publish", () => store.deleteOutbox(ids));
+  timed("validationRead", () => store.rows(shard.tenantId, ids));
+  const flushId = crypto.randomUUID();
+  const claims = events.map((event) => ({
+    id: event.id,
+    subscriptionId: shard.subscriptionId,
+    featureLookupKey: event.feature,
+    periodKey: "2026-11",
+    periodStart: "2026-11-01T00:00:00.000Z",
+    periodEnd: "2026-12-01T00:00:00.000Z",
+    amount: event.amount,
+  }));
+  timed("claim", () => transaction(db, () => store.claim(flushId, claims)));
+  timed("finish", () => store.finishClaim(flushId, ids, receivedAt, shard.clock));
+}
+
+/**
+ * Archives the oldest `fileEvents` finished events as one file: its intent,
+ * its rows read for the writer, then indexed and deleted. Returns the rows
+ * (for the caller's encoding), or nothing when none is finished.
+ */
+export function archiveShardFile(shard: ShardRun, fileEvents: number, timed: Timed) {
+  const { db, store, tenantId, clock } = shard;
+  const rows = timed("archive", () => store.archivable(clock + 1, fileEvents));
+  const first = rows[0];
+  const last = rows.at(-1);
+  if (!first || !last) return undefined;
+  const fileId = timed("archive", () =>
+    transaction(db, () =>
+      store.startFile(
+        {
+          key: `usage/tenant=${tenantId}/date=${first.received_at.slice(0, 10)}/shard-0-${first.id}.parquet`,
+          day: first.received_at.slice(0, 10),
+          first_id: first.id,
+          last_id: last.id,
+          first_received: first.received_at,
+          last_received: last.received_at,
+          events: rows.length,
+          bytes: null,
+          created_ms: clock,
+        },
+        { settledBefore: clock + 1, closedBefore: "", full: true },
+        clock,
+      ),
+    ),
+  );
+  const fileRows = timed("archive", () =>
+    store.fileEvents(tenantId, { id: fileId, first_id: first.id, last_id: last.id }),
+  );
+  timed("archive", () => transaction(db, () => store.finishFile(fileId, 1)));
+  return fileRows;
 }
 
 /** The Worker's part of ingestion, per event (see UsageLogMeasurement.ingestionMsPerEvent). */
