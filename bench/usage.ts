@@ -10,7 +10,8 @@
  *    sending at once (BENCH_TENANTS=50 is the many-tenants run).
  * 3. Baseline: autocannon GET /health/live (the worker answers, no I/O) for
  *    BENCH_SECONDS, the machine's baseline in this run; then GET /health
- *    (readiness: D1 and a Durable Object) as a second reference row.
+ *    (readiness: D1 and a Durable Object) as a second reference row. In
+ *    long mode the baseline is outside the stack's process instead (below).
  * 4. Ingestion throughput: each client posts 1000-event batches (fresh
  *    eventIds) back to back for BENCH_SECONDS; events accepted per second,
  *    request p50/p99, and the ratio of batch requests per second to the
@@ -43,30 +44,38 @@
  *    With BENCH_RATE the load is open-loop instead: that rate on a fixed
  *    schedule, each batch sent on time whether or not earlier ones were
  *    answered (at most twice the burst's concurrency in flight).
- * Long mode (BENCH_STORED_EVENTS=N, e.g. 3000000): a warm-up of 75 s of
- *    the burst's load comes before the baseline, so the first burst runs in
- *    the steady state every later minute runs in (the archive writing
- *    Parquet files of events finished a minute before), and the baseline
- *    and the burst last as long as the sustained window. Between the bursts
- *    and the sustained window, the same clients post back to back until N
- *    events are stored (progress every 30 s), then the pipeline drains, the
- *    totals are checked and the baseline is measured again; the sustained
- *    window then measures ingestion after N stored events against the
- *    first burst, each as events per request of the baseline taken just
- *    before it (target at least 0.9x; a shared machine's speed drifts over
- *    a half-hour run, and the plain events/s ratio is printed beside it),
- *    with aggregation and 202 -> AGGREGATED as usual.
+ * Long mode (BENCH_STORED_EVENTS=N, e.g. 3000000; bench/lib/usage-long.ts):
+ *    how ingestion holds its rate as the stored log grows, in raw events/s
+ *    at each point. The baseline is a no-I/O `node:http` server that the
+ *    bench starts in a process of its own (bench/lib/baseline-server.ts),
+ *    measured with autocannon like the short run's at the start and again
+ *    before the last burst: a slowdown of the whole stack process shows
+ *    against it, and its two figures show the machine's drift. Points: the
+ *    first burst on the fresh stack; the clients post back to back until
+ *    250,000 events are stored (less for a small N), the pipeline drains,
+ *    and a burst of the same length is measured there, the archive writing
+ *    its files; they post on to N without a pause, each segment timed by
+ *    the answers that pass its boundaries (segments of 500,000 stored
+ *    events for N from 2,000,000, smaller ones giving at least four
+ *    segments below: 100,000 for N = 600,000); the pipeline drains and the
+ *    totals are checked; the baseline again; a burst after N stored. The
+ *    burst after N must take at least 0.9x the warm burst's events/s and
+ *    each segment at least 0.85x the first's, in raw events/s (the figures
+ *    per baseline request are printed beside them, not judged). Then the
+ *    sustained window (five minutes) measures aggregation, the backlog and
+ *    202 -> AGGREGATED after N stored, as in the short run.
  * 6. The verdict: each criterion of "the pipeline keeps up at the ingestion
  *    rate" (ingestion saturated for the whole window, every event accepted,
  *    aggregation >= 0.95x the ingestion rate while ingesting, backlog not
- *    growing, p99 < 2 s, exact totals), PASS or FAIL, and whether it holds
- *    in this run (exit code 1 when it does not).
+ *    growing, p99 < 2 s, exact totals; in long mode also the burst after N
+ *    and the fill segments), PASS or FAIL, and whether it holds in this run
+ *    (exit code 1 when it does not).
  *
- * Environment: BENCH_SECONDS (default 10; in long mode the sustained
- * window's length), BENCH_TENANTS (default 4;
+ * Environment: BENCH_SECONDS (default 10: the baselines and every burst,
+ * the long mode's three too), BENCH_TENANTS (default 4;
  * BENCH_CLIENTS is the same setting's older name), BENCH_STORED_EVENTS
- * (default: none, no long mode), BENCH_WARMUP_SECONDS (default 75 in long
- * mode, 0 otherwise),
+ * (default: none, no long mode), BENCH_WARMUP_SECONDS (the burst's load
+ * before the first burst, default 0),
  * BENCH_BURSTS (step 4 repeated, default 1: the first burst is the measured
  * rate, the others show it as the tables grow), BENCH_EVENT_IDS=ordered
  * (time-ordered eventIds instead of random ones),
@@ -91,6 +100,13 @@ import {
   times,
   verdict,
 } from "./lib/benchmarks-doc.ts";
+import { type ExternalBaseline, measureExternalBaseline } from "./lib/external-baseline.ts";
+import {
+  inProcessBaseline,
+  inProcessBurstText,
+  inProcessRows,
+  inProcessText,
+} from "./lib/in-process-baseline.ts";
 import {
   compareMetered,
   grantMeteredFeature,
@@ -104,13 +120,15 @@ import {
   aggregatedUnits,
   type BurstResult,
   drained,
+  eventMaker,
   type LoadShape,
   measuredBurst,
   postBackToBack,
   postBatch,
-  send,
-  type UsageEvent,
+  readBackLatency,
+  tenantKeys,
 } from "./lib/usage-load.ts";
+import { type LongRun, longModeMethod, longModeReport, runLongMode } from "./lib/usage-long.ts";
 
 /**
  * The sustained window. A long run's is five minutes: its archive writes a
@@ -123,30 +141,25 @@ const SUSTAIN_SECONDS = Number(
   process.env.BENCH_SUSTAIN_SECONDS ?? (process.env.BENCH_STORED_EVENTS ? 300 : 60),
 );
 /**
- * The baseline's and each burst's length. A long run's first burst lasts as
- * long as its sustained window, so that the two it compares are the same
- * measurement (a 10-s window on a shared machine swings by a tenth either way).
+ * The baselines' and each burst's length. In long mode every burst (the
+ * first, the warm one and the one after N) lasts as long, so that they are
+ * the same measurement; a longer one moves the warm burst's end further
+ * into the fill's first segment.
  */
-const SECONDS = Number(
-  process.env.BENCH_SECONDS ?? (process.env.BENCH_STORED_EVENTS ? SUSTAIN_SECONDS : 10),
-);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 /** Tenants sending at once, one client (and API key) each. */
 const CLIENTS = Number(process.env.BENCH_TENANTS ?? process.env.BENCH_CLIENTS ?? 4);
-/** Long mode: events stored before the sustained window (none: the window follows the bursts). */
+/** Long mode: events stored before the last burst and the sustained window (none: the window follows the bursts). */
 const STORED_EVENTS = process.env.BENCH_STORED_EVENTS
   ? Number(process.env.BENCH_STORED_EVENTS)
   : undefined;
 const FIXED_RATE = process.env.BENCH_RATE ? Number(process.env.BENCH_RATE) : undefined;
 /**
- * Ingestion before the baseline and the first burst. In long mode it
- * outlasts the archive's settle time (60 s), so that the first burst runs
- * with the archive writing files, as every later minute does: the long
- * run's ratio then compares the same work per event, with and without the
- * stored log.
+ * Ingestion before the baseline and the first burst (none unless set): the
+ * first burst then no longer runs on a fresh stack. Long mode measures its
+ * steady state at the warm burst instead (bench/lib/usage-long.ts).
  */
-const WARMUP_SECONDS = Number(
-  process.env.BENCH_WARMUP_SECONDS ?? (process.env.BENCH_STORED_EVENTS ? 75 : 0),
-);
+const WARMUP_SECONDS = Number(process.env.BENCH_WARMUP_SECONDS ?? 0);
 const BATCH = 1000;
 /** Sampled events read back for 202 -> AGGREGATED. */
 const MAX_READ_BACK = 5000;
@@ -166,90 +179,21 @@ const METERED_SECONDS = Number(process.env.BENCH_METERED_SECONDS ?? Math.min(SEC
 /** `ordered` sends time-ordered eventIds (UUID v7 shape) instead of random ones (v4). */
 const ORDERED_IDS = process.env.BENCH_EVENT_IDS === "ordered";
 /** Aggregation is a ratio of the ingestion rate in the same run. */
-const TARGETS = { eventsPerSecond: 5000, p99Ms: 2000, aggregation: 0.95, longRunRatio: 0.9 };
+const TARGETS = { eventsPerSecond: 5000, p99Ms: 2000, aggregation: 0.95 };
+/** The baselines' autocannon connections. */
+const BASELINE_CONNECTIONS = 20;
 
 function log(line: string): void {
   process.stderr.write(`[bench:usage] ${line}\n`);
 }
 
-let orderedSequence = 0;
-
-/** A UUID v7-shaped id: milliseconds first, then a sequence, so ids sort by time. */
-function orderedEventId(): string {
-  const ms = Date.now().toString(16).padStart(12, "0");
-  const sequence = (orderedSequence++).toString(16).padStart(18, "0");
-  return `${ms.slice(0, 8)}-${ms.slice(8)}-7${sequence.slice(0, 3)}-8${sequence.slice(3, 6)}-${sequence.slice(6)}`;
-}
-
-function events(
-  count: number,
-  amount: (i: number) => number = () => 1,
-  feature = "api_calls",
-  properties?: (i: number) => Record<string, string | number>,
-): UsageEvent[] {
-  const timestamp = new Date().toISOString();
-  return Array.from({ length: count }, (_, i) => ({
-    eventId: ORDERED_IDS ? orderedEventId() : crypto.randomUUID(),
-    feature,
-    amount: amount(i),
-    timestamp,
-    ...(properties ? { properties: properties(i) } : {}),
-  }));
-}
+const events = eventMaker(ORDERED_IDS);
 
 /** The burst's load: plain events of the Pro plan's `api_calls`, amounts 1-3. */
 const plainLoad: LoadShape = {
   batch: () => events(BATCH, (i) => (i % 3) + 1),
   units: (event) => event.amount,
 };
-
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>) {
-  const results: R[] = new Array(items.length);
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const index = next++;
-        results[index] = await fn(items[index] as T);
-      }
-    }),
-  );
-  return results;
-}
-
-/**
- * `count` tenants subscribed to the plan, each with its own API key. One
- * owner registers (registration is rate-limited per address) and creates
- * the others, as an agency running many customers' accounts would.
- */
-async function tenantKeys(
-  base: string,
-  run: string,
-  count: number,
-  subscription: { planId: string; priceId: string },
-): Promise<string[]> {
-  const owner = await send(base, "/auth/register", {
-    body: {
-      email: `usage-bench-${run}@example.com`,
-      password: "BenchPassw0rd",
-      firstName: "Bench",
-      lastName: "Usage",
-      tenantName: `Usage bench ${run} 0`,
-    },
-  });
-  const token = owner.accessToken as string;
-  const tenantIds: string[] = [owner.tenant.id];
-  for (let i = 1; i < count; i++) {
-    tenantIds.push(
-      (await send(base, "/tenants", { token, body: { name: `Usage bench ${run} ${i}` } })).id,
-    );
-  }
-  return mapLimit(tenantIds, 5, async (tenant) => {
-    await send(base, "/subscriptions", { token, tenant, body: subscription });
-    return (await send(base, "/api-keys", { token, tenant, body: { name: "bench" } }))
-      .key as string;
-  });
-}
 
 /**
  * BENCH_WARMUP_SECONDS of the burst's load, then a drained pipeline.
@@ -265,6 +209,14 @@ async function warmUp(base: string, keys: string[]): Promise<number> {
     throw new Error("warm-up: the pipeline did not drain within 300 s");
   }
   return load.accepted;
+}
+
+/** The long run's reference, outside the stack's process: measured anew each time. */
+function externalBaseline(): Promise<ExternalBaseline> {
+  log(
+    `external baseline: a no-I/O node:http server in its own process, autocannon ${BASELINE_CONNECTIONS} connections, ${SECONDS} s`,
+  );
+  return measureExternalBaseline({ seconds: SECONDS, connections: BASELINE_CONNECTIONS });
 }
 
 async function main(): Promise<void> {
@@ -288,27 +240,34 @@ async function main(): Promise<void> {
     const keys = await tenantKeys(base, run, CLIENTS, { planId: pro.id, priceId: price.id });
 
     log("warm-up");
-    await autocannon({ url: `${base}/health/live`, connections: 20, duration: 2 });
-    await autocannon({ url: `${base}/health`, connections: 20, duration: 2 });
-    for (const key of keys) await postBatch(base, key, events(BATCH));
+    if (STORED_EVENTS === undefined) {
+      await autocannon({ url: `${base}/health/live`, connections: 20, duration: 2 });
+      await autocannon({ url: `${base}/health`, connections: 20, duration: 2 });
+    }
+    // Events stored so far (plain and metered alike: one log).
+    let stored = 0;
+    for (const key of keys) stored += (await postBatch(base, key, events(BATCH))).accepted;
     if (METERED_ROUNDS > 0) {
       for (const [client, key] of keys.entries()) {
         const batch = metered.shape.batch();
-        if ((await postBatch(base, key, batch)).status === 202)
-          metered.shape.onAccepted?.(client, batch);
+        const result = await postBatch(base, key, batch);
+        if (result.status !== 202) continue;
+        stored += result.accepted;
+        metered.shape.onAccepted?.(client, batch);
       }
     }
-    const warmedUp = await warmUp(base, keys);
-
-    log(`baseline: autocannon GET /health/live, then GET /health, 20 connections, ${SECONDS} s`);
-    const live = await autocannon({
-      url: `${base}/health/live`,
-      connections: 20,
-      duration: SECONDS,
-    });
-    const liveRps = live.requests.total / SECONDS;
-    const health = await autocannon({ url: `${base}/health`, connections: 20, duration: SECONDS });
-    const healthRps = health.requests.total / SECONDS;
+    stored += await warmUp(base, keys);
+    // The short run's reference is the worker's own no-I/O route; the long
+    // run's is a server outside the stack's process (bench/lib/external-baseline.ts).
+    const reference =
+      STORED_EVENTS === undefined
+        ? await inProcessBaseline(base, {
+            seconds: SECONDS,
+            connections: BASELINE_CONNECTIONS,
+            log,
+          })
+        : undefined;
+    const baselineStart = STORED_EVENTS === undefined ? undefined : await externalBaseline();
 
     // One burst: the clients post back to back for SECONDS, then the
     // pipeline is drained and checked exactly against what was accepted.
@@ -330,80 +289,30 @@ async function main(): Promise<void> {
     }
     // The first burst, on an empty log, is the measured ingestion rate.
     const first = bursts[0]!;
-    const { latencies, ingestSeconds, accepted, eventsPerSecond, batchRps } = first;
-    const storedAfterBursts =
-      CLIENTS * BATCH + warmedUp + bursts.reduce((sum, result) => sum + result.accepted, 0);
+    const { latencies, ingestSeconds, accepted, eventsPerSecond } = first;
+    const firstStored = stored;
+    stored += bursts.reduce((sum, result) => sum + result.accepted, 0);
 
     const aggregatedNow = async () =>
       (await Promise.all(keys.map((key) => aggregatedUnits(base, key)))).reduce((a, b) => a + b, 0);
-    const fill = STORED_EVENTS === undefined ? undefined : await fillTo(STORED_EVENTS);
-    const exact = bursts.every((result) => result.exact) && (fill?.exact ?? true);
-    const storedBeforeSustained = storedAfterBursts + (fill?.accepted ?? 0);
-
-    // Long mode: the clients post back to back until `target` events are
-    // stored, then the pipeline drains and the totals are checked.
-    async function fillTo(target: number) {
-      const unitsBefore = await aggregatedNow();
-      let fillAccepted = 0;
-      let fillFailures = 0;
-      const fillStart = performance.now();
-      const progress: { stored: number; eventsPerSecond: number }[] = [];
-      let mark = { at: fillStart, accepted: 0 };
-      log(
-        `long mode: ${CLIENTS} clients posting ${BATCH}-event batches until ${target} events are stored`,
-      );
-      await Promise.all(
-        keys.map(async (key) => {
-          while (storedAfterBursts + fillAccepted < target) {
-            const result = await postBatch(base, key, events(BATCH));
-            if (result.status === 202) fillAccepted += result.accepted;
-            else if (++fillFailures > 100)
-              throw new Error(`long mode: ${fillFailures} failed requests`);
-            const now = performance.now();
-            if (now - mark.at >= 30_000) {
-              const rate = ((fillAccepted - mark.accepted) * 1000) / (now - mark.at);
-              progress.push({ stored: storedAfterBursts + fillAccepted, eventsPerSecond: rate });
-              log(
-                `stored ${storedAfterBursts + fillAccepted}: ${rate.toFixed(0)} events/s over the last ${((now - mark.at) / 1000).toFixed(0)} s`,
-              );
-              mark = { at: now, accepted: fillAccepted };
-            }
-          }
-        }),
-      );
-      const seconds = (performance.now() - fillStart) / 1000;
-      log(
-        `long mode: ${storedAfterBursts + fillAccepted} stored after ${seconds.toFixed(0)} s; draining`,
-      );
-      const drainStart = performance.now();
-      let filledExact = false;
-      while (performance.now() - drainStart < 600_000) {
-        filledExact = (await aggregatedNow()) - unitsBefore === fillAccepted;
-        if (filledExact) break;
-        await new Promise((resolve) => setTimeout(resolve, 1000));
-      }
-      return {
-        accepted: fillAccepted,
-        failures: fillFailures,
-        seconds,
-        progress,
-        exact: filledExact,
-        drainSeconds: (performance.now() - drainStart) / 1000,
-      };
-    }
-    // Long mode: the machine's baseline again, just before the sustained
-    // minute, as it was just before the first burst (a shared machine's
-    // speed drifts over a long run).
-    let liveAfterRps: number | undefined;
-    if (fill) {
-      log(`baseline again: autocannon GET /health/live, 20 connections, ${SECONDS} s`);
-      const again = await autocannon({
-        url: `${base}/health/live`,
-        connections: 20,
-        duration: SECONDS,
-      });
-      liveAfterRps = again.requests.total / SECONDS;
-    }
+    // Long mode: the warm burst, the fill in segments to N, the external
+    // baseline again and the burst after N (bench/lib/usage-long.ts).
+    const long: LongRun | undefined =
+      STORED_EVENTS === undefined
+        ? undefined
+        : await runLongMode(
+            {
+              base,
+              keys,
+              target: STORED_EVENTS,
+              burstSeconds: SECONDS,
+              load: plainLoad,
+              log,
+              baseline: externalBaseline,
+            },
+            stored,
+          );
+    const exact = bursts.every((result) => result.exact) && (long?.exact ?? true);
     const baseUnits = await aggregatedNow();
     const samples: { eventId: string; key: string; acceptedAt: number }[] = [];
     const backlog: { second: number; accepted: number; aggregated: number; events: number }[] = [];
@@ -411,7 +320,7 @@ async function main(): Promise<void> {
     let acceptedUnits = 0;
     let offeredEvents = 0;
     let sustainedFailures = 0;
-    const storedAtStart = storedBeforeSustained;
+    const storedAtStart = long?.storedAfter ?? stored;
     const onAnswer = (
       key: string,
       batch: ReturnType<typeof events>,
@@ -540,28 +449,10 @@ async function main(): Promise<void> {
     const growing = lateBacklog > earlyBacklog + RATE;
     // What the pipeline finished while the load was offered (until the last answer), per second.
     const aggregationRate = aggregatedAtEnd / answeredSeconds;
-    const endToEnd: number[] = [];
-    let notAggregated = 0;
     // Every 20th event is a sample; at most MAX_READ_BACK of them, evenly
     // spaced over the window, are read back (a five-minute window's archived
     // events would otherwise take longer to read than the run).
-    const step = Math.max(1, samples.length / MAX_READ_BACK);
-    const readBack = Array.from(
-      { length: Math.min(samples.length, MAX_READ_BACK) },
-      (_, index) => samples[Math.floor(index * step)]!,
-    );
-    for (let start = 0; start < readBack.length; start += 20) {
-      await Promise.all(
-        readBack.slice(start, start + 20).map(async (sample) => {
-          const view = await send(base, `/usage/events/${sample.eventId}`, { token: sample.key });
-          if (view.status !== "AGGREGATED") {
-            notAggregated++;
-            return;
-          }
-          endToEnd.push(Date.parse(view.aggregatedAt) - sample.acceptedAt);
-        }),
-      );
-    }
+    const { endToEnd, notAggregated } = await readBackLatency(base, samples, MAX_READ_BACK);
     const p50 = quantile(endToEnd, 0.5);
     const p99 = quantile(endToEnd, 0.99);
 
@@ -621,21 +512,24 @@ async function main(): Promise<void> {
       [
         "aggregates exactly equal the accepted units",
         exactTarget.met,
-        `${aggregatedFinal} of ${acceptedUnits} units after the sustained load`,
+        `${aggregatedFinal} of ${acceptedUnits} units after the sustained load; bursts${long ? " and fill" : ""} ${exact ? "exact" : "NOT exact"}`,
       ],
     ];
-    // Long mode: events per baseline request after N stored, against the
-    // first burst's events per baseline request (each baseline taken just
-    // before its measurement), and the plain events/s ratio beside it.
-    const longRatio =
-      liveAfterRps === undefined ? undefined : offered / liveAfterRps / (eventsPerSecond / liveRps);
-    if (fill && FIXED_RATE === undefined && longRatio !== undefined) {
-      criteria.push([
-        `ingestion after ${STORED_EVENTS} stored events >= ${TARGETS.longRunRatio}x the first burst (events per baseline request)`,
-        longRatio >= TARGETS.longRunRatio,
-        `${(offered / (liveAfterRps ?? 1)).toFixed(2)} events per baseline request (${offered.toFixed(0)} events/s, baseline ${(liveAfterRps ?? 0).toFixed(0)} req/s) with ${storedAtStart} -> ${storedAtStart + acceptedUnits} stored = ${longRatio.toFixed(2)}x the first burst's ${(eventsPerSecond / liveRps).toFixed(2)} (${eventsPerSecond.toFixed(0)} events/s, baseline ${liveRps.toFixed(0)} req/s); in events/s alone ${(offered / eventsPerSecond).toFixed(2)}x`,
-      ]);
-    }
+    // Long mode: raw events/s at each point, judged burst against burst and
+    // segment against segment, the external baseline printed beside them.
+    const longReport =
+      long && baselineStart
+        ? longModeReport({
+            run: long,
+            first: { stored: firstStored, burst: first },
+            firstName: `first ${SECONDS}-s burst, ${WARMUP_SECONDS > 0 ? `after a ${WARMUP_SECONDS}-s warm-up` : "fresh stack"}`,
+            firstTarget: ingestionTarget,
+            burstSeconds: SECONDS,
+            target: STORED_EVENTS ?? 0,
+            baselineStart,
+          })
+        : undefined;
+    criteria.push(...(longReport?.criteria ?? []));
     // The metered scenario against the plain load: after the sustained
     // window, so that its bursts' events do not change the log the
     // sustained figures (and their latency target) are measured on.
@@ -663,22 +557,18 @@ async function main(): Promise<void> {
     const ms = (value: number) => `${value.toFixed(0)} ms`;
     process.stdout.write(
       `\nUsage pipeline benchmark (${process.arch}, Node ${process.version}; one stack, one run)\n\n` +
-        `baseline        GET /health/live (no I/O): ${liveRps.toFixed(0)} req/s (p50 ${live.latency.p50} ms, p99 ${live.latency.p99} ms, 20 connections)\n` +
-        `readiness       GET /health (D1 + DO): ${healthRps.toFixed(0)} req/s = ${(healthRps / liveRps).toFixed(2)} x baseline (p50 ${health.latency.p50} ms, p99 ${health.latency.p99} ms)\n` +
+        (reference ? inProcessText(reference) : "") +
         `ingestion       ${CLIENTS} clients x ${BATCH}-event batches, ${ingestSeconds.toFixed(1)} s, pipeline running: ${accepted} events accepted, ${first.failures} failed requests\n` +
         `                ${eventsPerSecond.toFixed(0)} events/s accepted (target ${ingestionTarget.label}: ${verdict(ingestionTarget)})\n` +
-        `                ${batchRps.toFixed(1)} batch requests/s = ${(batchRps / liveRps).toFixed(4)} x baseline req/s; ${(eventsPerSecond / liveRps).toFixed(2)} events per baseline request (${(eventsPerSecond / healthRps).toFixed(2)} per GET /health)\n` +
+        (reference ? inProcessBurstText(reference, first) : "") +
         `                request p50 ${ms(quantile(latencies, 0.5))}, p99 ${ms(quantile(latencies, 0.99))}\n` +
         `drain           pipeline caught up ${first.drainSeconds.toFixed(1)} s after the last batch; aggregates ${exact ? "exactly equal" : "DO NOT equal"} the accepted units; pipeline ~${first.pipelineRate.toFixed(0)} events/s end to end = ${(first.pipelineRate / eventsPerSecond).toFixed(2)} x ingestion\n` +
         (meteredReport?.text ?? "") +
         (BURSTS > 1
           ? `bursts          ${BURSTS} x ${SECONDS} s, ${ORDERED_IDS ? "time-ordered" : "random"} eventIds, events/s as the tables grow: ${bursts.map((result) => result.eventsPerSecond.toFixed(0)).join(", ")} (pipeline caught up within ${Math.max(...bursts.map((result) => result.drainSeconds)).toFixed(1)} s of each)\n`
           : "") +
-        (fill
-          ? `long mode       ${fill.accepted} more events posted back to back in ${fill.seconds.toFixed(0)} s (${(fill.accepted / fill.seconds).toFixed(0)} events/s, ${fill.failures} failed requests) until ${storedBeforeSustained} were stored; pipeline caught up ${fill.drainSeconds.toFixed(1)} s later, ${fill.exact ? "exact" : "NOT exact"}\n` +
-            `                events/s per 30 s as the log grew: ${fill.progress.map((row) => `${row.eventsPerSecond.toFixed(0)} (${row.stored} stored)`).join(", ")}\n`
-          : "") +
-        `sustained       ${shape}, ${SUSTAIN_SECONDS} s, pipeline running: ${offered.toFixed(0)} events/s accepted (${(offered / eventsPerSecond).toFixed(2)} x the burst; ${(offered / liveRps).toFixed(2)} events per baseline request); ${acceptedUnits} accepted, ${sustainedFailures} failed requests; request p50 ${ms(quantile(sustainedLatencies, 0.5))}, p99 ${ms(quantile(sustainedLatencies, 0.99))}\n` +
+        (longReport?.text ?? "") +
+        `sustained       ${shape}, ${SUSTAIN_SECONDS} s, pipeline running: ${offered.toFixed(0)} events/s accepted (${(offered / eventsPerSecond).toFixed(2)} x the burst${reference ? `; ${(offered / reference.liveRps).toFixed(2)} events per baseline request` : ""}); ${acceptedUnits} accepted, ${sustainedFailures} failed requests; request p50 ${ms(quantile(sustainedLatencies, 0.5))}, p99 ${ms(quantile(sustainedLatencies, 0.99))}\n` +
         `                events stored before / after: ${storedAtStart} / ${storedAtStart + acceptedUnits}\n` +
         `                per 5 s, accepted: ${perInterval((row) => row.accepted)}\n` +
         `                per 5 s, aggregated: ${perInterval((row) => row.aggregated)}\n` +
@@ -697,27 +587,18 @@ async function main(): Promise<void> {
           ? `  => ${holds ? "HOLDS" : "DOES NOT HOLD"} in this run\n`
           : `  => ${holds ? "holds" : "does NOT hold"} at BENCH_RATE=${FIXED_RATE}; the acceptance point is judged at the measured rate (run without BENCH_RATE)\n`),
     );
-    const liveBaseline = `\`GET /health/live\` (no I/O), ${count(liveRps)} req/s`;
     const sustainedBaseline = `the sustained ingestion rate, ${count(offered)} events/s`;
     const [sustainedName, sustainedOk] = criteria[0]!;
     const rows: BenchmarkRow[] = [
-      {
-        benchmark: "`GET /health/live` (baseline: the worker answers with no I/O)",
-        figure: `${count(liveRps)} req/s; p50 ${live.latency.p50} ms, p99 ${live.latency.p99} ms`,
-      },
-      {
-        benchmark: "`GET /health` (readiness: a D1 read and a Durable Object call)",
-        figure: `${count(healthRps)} req/s`,
-        ratio: times(healthRps / liveRps),
-        baseline: liveBaseline,
-      },
-      {
-        benchmark: `ingestion burst: ${CLIENTS} clients posting ${count(BATCH)}-event batches for ${SECONDS} s`,
-        figure: `${count(eventsPerSecond)} events/s; request p50 ${count(quantile(latencies, 0.5))} ms, p99 ${count(quantile(latencies, 0.99))} ms`,
-        ratio: `${(eventsPerSecond / liveRps).toFixed(1)} events per baseline request`,
-        baseline: liveBaseline,
-        target: ingestionTarget,
-      },
+      ...(reference
+        ? inProcessRows(
+            reference,
+            first,
+            `ingestion burst: ${CLIENTS} clients posting ${count(BATCH)}-event batches for ${SECONDS} s`,
+            ingestionTarget,
+          )
+        : []),
+      ...(longReport?.rows ?? []),
       {
         benchmark: "pipeline after the burst (ingestion to aggregates, end to end)",
         figure: `${count(first.pipelineRate)} events/s; caught up ${first.drainSeconds.toFixed(1)} s after the last batch`,
@@ -737,17 +618,6 @@ async function main(): Promise<void> {
           sustainedOk && acceptedUnits === offeredEvents,
         ),
       },
-      ...(fill && FIXED_RATE === undefined
-        ? [
-            {
-              benchmark: `ingestion after ${count(storedAtStart)} stored events (sustained), against the first burst`,
-              figure: `${count(offered)} events/s = ${(offered / (liveAfterRps ?? 1)).toFixed(1)} events per baseline request (baseline again just before: ${count(liveAfterRps ?? 0)} req/s); filled at ${count(fill.accepted / fill.seconds)} events/s over ${count(fill.seconds)} s; in events/s alone ${times(offered / eventsPerSecond)}`,
-              ratio: times(longRatio ?? 0),
-              baseline: `the first burst's ${(eventsPerSecond / liveRps).toFixed(1)} events per baseline request (${count(eventsPerSecond)} events/s)`,
-              target: atLeast(longRatio ?? 0, TARGETS.longRunRatio),
-            },
-          ]
-        : []),
       {
         benchmark: "aggregation while ingesting (sustained)",
         figure: `${count(aggregationRate)} events/s; caught up ${tailSeconds.toFixed(1)} s after the last answer`,
@@ -767,7 +637,7 @@ async function main(): Promise<void> {
       },
       {
         benchmark: "aggregates against accepted units",
-        figure: `${count(aggregatedFinal)} of ${count(acceptedUnits)} units (sustained); bursts ${exact ? "exact" : "NOT exact"}`,
+        figure: `${count(aggregatedFinal)} of ${count(acceptedUnits)} units (sustained); bursts${long ? " and fill" : ""} ${exact ? "exact" : "NOT exact"}`,
         target: exactTarget,
       },
     ];
@@ -775,7 +645,14 @@ async function main(): Promise<void> {
       title: "Usage: ingestion and aggregation",
       method:
         "One stack (billing and usage-consumer in one `wrangler dev`, real D1, Queues and Durable Objects, log level warn), " +
-        `${CLIENTS} tenants on the Pro plan, one client each. Baseline: autocannon, 20 connections, ${SECONDS} s. ` +
+        `${CLIENTS} tenants on the Pro plan, one client each. ` +
+        (STORED_EVENTS === undefined
+          ? `Baseline: autocannon, ${BASELINE_CONNECTIONS} connections, ${SECONDS} s. `
+          : longModeMethod({
+              burstSeconds: SECONDS,
+              target: STORED_EVENTS,
+              connections: BASELINE_CONNECTIONS,
+            })) +
         `Burst: the clients post ${count(BATCH)}-event batches back to back for ${SECONDS} s${BURSTS > 1 ? ` (${BURSTS} bursts; the first is the figure)` : ""}, then the pipeline drains and the aggregates are compared with what was accepted. ` +
         (comparison
           ? `Metered, after the sustained window and 75 s for its archive work to settle: ${METERED_ROUNDS} pairs of ${METERED_SECONDS}-s bursts of the same load by the same clients, one plain (as the burst) and one whose events each carry \`model\` (4 values), \`direction\` (input, output) and \`tokens\` (a whole number) for a feature on Pro with api_calls' terms whose meter is SUM of \`tokens\` grouped by model and direction; plain, metered, metered, plain (so the log's growth falls on both alike), each drained and checked, then the aggregates per group and the counter's \`used\` against the tokens sent; the ratio is the median of the pairs' ratios. `
@@ -786,7 +663,8 @@ async function main(): Promise<void> {
       rows,
       notes: [
         `Events stored before / after the sustained load: ${count(storedAtStart)} / ${count(storedAtStart + acceptedUnits)}; the sustained rate against the burst's shows whether ingestion slows as the log grows under random ids (see [capacity](capacity.md)).`,
-        `The pipeline ${holds ? "keeps" : "does NOT keep"} up at the ingestion rate in this run${FIXED_RATE === undefined ? "" : ` at BENCH_RATE=${FIXED_RATE}`}: the sustained, aggregation, backlog, latency and exact-totals targets are ${holds ? "all met" : "not all met"}.`,
+        `The pipeline ${holds ? "keeps" : "does NOT keep"} up at the ingestion rate in this run${FIXED_RATE === undefined ? "" : ` at BENCH_RATE=${FIXED_RATE}`}: the sustained, aggregation, backlog, latency and exact-totals targets${longReport ? " and the long run's rate targets" : ""} are ${holds ? "all met" : "not all met"}.`,
+        ...(longReport?.notes ?? []),
       ],
     });
     // The ratios are targets; metered totals that differ are a failure like the plain ones.

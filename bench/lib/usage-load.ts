@@ -1,7 +1,8 @@
 /**
- * What the usage benchmark's scenarios share: requests to the API, batches
- * posted back to back by one client per tenant, and the wait until the
- * pipeline has counted them (bench/usage.ts; the metered scenario in
+ * What the usage benchmark's scenarios share: requests to the API, the
+ * tenants and their keys, batches posted back to back by one client per
+ * tenant, and the wait until the pipeline has counted them
+ * (bench/usage.ts; its long mode in bench/lib/usage-long.ts; the metered scenario in
  * bench/lib/metered-usage.ts runs the plain load and its own through the
  * same functions, so the two differ only in their events).
  */
@@ -17,6 +18,38 @@ export interface UsageEvent {
   amount: number;
   timestamp: string;
   properties?: Record<string, string | number>;
+}
+
+let orderedSequence = 0;
+
+/** A UUID v7-shaped id: milliseconds first, then a sequence, so ids sort by time. */
+function orderedEventId(): string {
+  const ms = Date.now().toString(16).padStart(12, "0");
+  const sequence = (orderedSequence++).toString(16).padStart(18, "0");
+  return `${ms.slice(0, 8)}-${ms.slice(8)}-7${sequence.slice(0, 3)}-8${sequence.slice(3, 6)}-${sequence.slice(6)}`;
+}
+
+/**
+ * Makes `count` events of `feature` (fresh eventIds: random UUID v4, or
+ * time-ordered ones with `ordered`), amounts by index (1 unless given), all
+ * with one timestamp.
+ */
+export function eventMaker(ordered: boolean) {
+  return (
+    count: number,
+    amount: (i: number) => number = () => 1,
+    feature = "api_calls",
+    properties?: (i: number) => Record<string, string | number>,
+  ): UsageEvent[] => {
+    const timestamp = new Date().toISOString();
+    return Array.from({ length: count }, (_, i) => ({
+      eventId: ordered ? orderedEventId() : crypto.randomUUID(),
+      feature,
+      amount: amount(i),
+      timestamp,
+      ...(properties ? { properties: properties(i) } : {}),
+    }));
+  };
 }
 
 /** One load: how a client's next batch is made and how many units each accepted event adds. */
@@ -56,6 +89,54 @@ export async function postBatch(base: string, key: string, batch: unknown[]) {
   });
   const body = (await response.json()) as { accepted?: number };
   return { status: response.status, accepted: body.accepted ?? 0, ms: performance.now() - started };
+}
+
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T) => Promise<R>) {
+  const results: R[] = new Array(items.length);
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(limit, items.length) }, async () => {
+      while (next < items.length) {
+        const index = next++;
+        results[index] = await fn(items[index] as T);
+      }
+    }),
+  );
+  return results;
+}
+
+/**
+ * `count` tenants subscribed to the plan, each with its own API key. One
+ * owner registers (registration is rate-limited per address) and creates
+ * the others, as an agency running many customers' accounts would.
+ */
+export async function tenantKeys(
+  base: string,
+  run: string,
+  count: number,
+  subscription: { planId: string; priceId: string },
+): Promise<string[]> {
+  const owner = await send(base, "/auth/register", {
+    body: {
+      email: `usage-bench-${run}@example.com`,
+      password: "BenchPassw0rd",
+      firstName: "Bench",
+      lastName: "Usage",
+      tenantName: `Usage bench ${run} 0`,
+    },
+  });
+  const token = owner.accessToken as string;
+  const tenantIds: string[] = [owner.tenant.id];
+  for (let i = 1; i < count; i++) {
+    tenantIds.push(
+      (await send(base, "/tenants", { token, body: { name: `Usage bench ${run} ${i}` } })).id,
+    );
+  }
+  return mapLimit(tenantIds, 5, async (tenant) => {
+    await send(base, "/subscriptions", { token, tenant, body: subscription });
+    return (await send(base, "/api-keys", { token, tenant, body: { name: "bench" } }))
+      .key as string;
+  });
 }
 
 /** A tenant's aggregated amount of `feature` over all its windows (a meter's quantity for a metered one). */
@@ -111,8 +192,8 @@ export async function postBackToBack(
 }
 
 /**
- * Waits (up to 300 s) until each tenant's aggregates of `feature` are
- * `before` plus `units`; whether they got there.
+ * Waits (up to `timeoutMs`, 300 s unless given) until each tenant's
+ * aggregates of `feature` are `before` plus `units`; whether they got there.
  */
 export async function drained(
   base: string,
@@ -120,9 +201,10 @@ export async function drained(
   before: number[],
   units: number[],
   feature = "api_calls",
+  timeoutMs = 300_000,
 ) {
   const start = performance.now();
-  while (performance.now() - start < 300_000) {
+  while (performance.now() - start < timeoutMs) {
     const now = await Promise.all(keys.map((key) => aggregatedUnits(base, key, feature)));
     if (now.every((value, i) => value - (before[i] ?? 0) === units[i])) return true;
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -171,4 +253,39 @@ export async function measuredBurst(
     drainSeconds,
     pipelineRate: load.accepted / (load.seconds + drainSeconds),
   };
+}
+
+/** An event whose 202 was received at `acceptedAt` (Date.now()) by the client with `key`. */
+export interface LatencySample {
+  eventId: string;
+  key: string;
+  acceptedAt: number;
+}
+
+/**
+ * 202 -> AGGREGATED: at most `max` of the samples, evenly spaced, read back
+ * 20 at a time; each latency is the server's aggregatedAt minus the moment
+ * the client got the 202 (one machine, one clock).
+ */
+export async function readBackLatency(base: string, samples: LatencySample[], max: number) {
+  const endToEnd: number[] = [];
+  let notAggregated = 0;
+  const step = Math.max(1, samples.length / max);
+  const readBack = Array.from(
+    { length: Math.min(samples.length, max) },
+    (_, index) => samples[Math.floor(index * step)]!,
+  );
+  for (let start = 0; start < readBack.length; start += 20) {
+    await Promise.all(
+      readBack.slice(start, start + 20).map(async (sample) => {
+        const view = await send(base, `/usage/events/${sample.eventId}`, { token: sample.key });
+        if (view.status !== "AGGREGATED") {
+          notAggregated++;
+          return;
+        }
+        endToEnd.push(Date.parse(view.aggregatedAt) - sample.acceptedAt);
+      }),
+    );
+  }
+  return { endToEnd, notAggregated };
 }
