@@ -10,6 +10,12 @@ export const WRANGLER_ENV = {
   CLOUDFLARE_CF_FETCH_ENABLED: "false",
   // A coloured, interactive session would fight the prefixed log lines.
   FORCE_COLOR: "0",
+  // wrangler's local trace store (spans of every request and call, for its
+  // local explorer) writes into one SQLite file inside the stack's own
+  // process, so the whole stack slowed as it grew: off unless asked for
+  // (X_LOCAL_OBSERVABILITY=true). Production's observability is not in the
+  // Worker's process.
+  X_LOCAL_OBSERVABILITY: process.env.X_LOCAL_OBSERVABILITY ?? "false",
 };
 
 export const WRANGLER_BIN = path.join(ROOT, "node_modules", ".bin", "wrangler");
