@@ -86,8 +86,6 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
   private sendAgain = false;
   private lastRedriveMs = 0;
   private lastPruneMs = 0;
-  /** Whether a compaction of the archived-id index has more to do at once. */
-  private compactionBacklog = false;
   private archiveBacklog = false;
   /** The tenant and shard this object serves (read once, then kept). */
   private binding: { tenantId: string; shard: number } | undefined;
@@ -242,7 +240,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       // One file per alarm (encoding holds the object for a moment); the
       // next alarm comes at once while full files are waiting.
       this.archiveBacklog = (await this.archiveDue({ nowMs, maxFiles: 1 })).more;
-      this.compactionBacklog = this.ctx.storage.transactionSync(() => this.store.compactIds(nowMs));
+      this.compactIds(nowMs);
       if (nowMs - this.lastPruneMs >= PRUNE_INTERVAL_MS) {
         const forgotten = this.prune(nowMs);
         // A full batch: more are due, so the next alarm prunes again.
@@ -499,7 +497,8 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       const settings = archiveSettings(this.env);
       candidates.push(Math.min(nowMs + settings.settleMs, hourStartMs(nowMs) + 3_600_000));
     }
-    const compactAt = this.compactionBacklog ? nowMs : this.store.nextCompactionAt();
+    // 0 while a compaction is under way: the next alarm comes at once.
+    const compactAt = this.store.nextCompactionAt();
     if (compactAt !== null) candidates.push(Math.max(nowMs + 1_000, compactAt));
     const oldest = this.store.oldestIdMs();
     if (oldest !== null) {
