@@ -18,7 +18,7 @@ import { readLocalR2Objects } from "./lib/local-r2.ts";
 // usage_aggregates, then the usage log's Parquet files in R2), and DuckDB
 // reading the tenant's files out of the stack's local R2 bucket sums
 // exactly what usage_aggregates holds. The suite's stack archives in files
-// of 200 events once they have settled for 5 s, so a few hundred events
+// of exactly 200 events once they have settled for 5 s, so a few hundred events
 // make whole files within seconds of being aggregated.
 
 const FILE_EVENTS = 200;

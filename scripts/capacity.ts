@@ -21,7 +21,8 @@
  *   USAGE_FLUSH_IDS_RETENTION_SECONDS  how long usage_flushes rows stay in D1
  *   USAGE_COUNTER_ID_RETENTION_SECONDS how long a counter remembers recorded ids
  *   USAGE_RAW_QUEUES                   usage-raw queues, tenants spread by hash
- *   USAGE_ARCHIVE_FILE_EVENTS          events per archive file
+ *   USAGE_ARCHIVE_FILE_EVENTS          events per archive file (at most)
+ *   USAGE_ARCHIVE_FILE_SPREAD          how much smaller a file may be (0-0.9)
  * Other options:
  *   --tenants, --eps         tenants and events/s of the whole platform
  *   --hot-share              the busiest tenant's share of all events
@@ -149,6 +150,8 @@ export interface CapacityInput {
   envelopeEvents: number;
   batch: number;
   fileEvents: number;
+  /** Files hold fileEvents x (1 - fileSpread/2) on average (0 when not given). */
+  fileSpread?: number;
   /** Bytes of an eventId's row in the duplicate guard and id -> file index. */
   idBytes: number;
   /** Distinct values per window in the busiest tenant's counter (its UNIQUE_COUNT features). */
@@ -212,9 +215,9 @@ const hotSeconds = (rate: number, input: CapacityInput) =>
   Math.min(input.fileEvents / Math.max(rate, 1e-9), COSTS.archiveHourSeconds) +
   COSTS.settleSeconds +
   COSTS.pipelineSeconds;
-/** Archive files a shard writes per second: a full file, or at least the closed hour's. */
-const filesPerSecond = (rate: number, input: CapacityInput) =>
-  Math.max(rate / input.fileEvents, 1 / COSTS.archiveHourSeconds);
+/** Archive files a shard writes per second: full files (of the mean size), or at least the closed hour's. */
+const filesPerSecond = (rate: number, { fileEvents, fileSpread = 0 }: CapacityInput) =>
+  Math.max(rate / (fileEvents * (1 - fileSpread / 2)), 1 / COSTS.archiveHourSeconds);
 /** Queue messages per ingestion request of a tenant with `shards` shards (each shard sends its part in envelopes). */
 const messagesPerRequest = (shards: number, input: CapacityInput) => {
   const touched = Math.min(shards, input.batch);
@@ -485,6 +488,7 @@ export const SETTINGS = [
   "USAGE_COUNTER_ID_RETENTION_SECONDS",
   "USAGE_RAW_QUEUES",
   "USAGE_ARCHIVE_FILE_EVENTS",
+  "USAGE_ARCHIVE_FILE_SPREAD",
 ] as const;
 export type Setting = (typeof SETTINGS)[number];
 
@@ -498,6 +502,7 @@ const SHORTHANDS: Record<string, Setting> = {
   "counter-id-seconds": "USAGE_COUNTER_ID_RETENTION_SECONDS",
   "raw-queues": "USAGE_RAW_QUEUES",
   "file-events": "USAGE_ARCHIVE_FILE_EVENTS",
+  "file-spread": "USAGE_ARCHIVE_FILE_SPREAD",
 };
 
 const ROOT_CONFIG = path.join(import.meta.dirname, "../wrangler.toml");
@@ -595,6 +600,10 @@ export function parseInput(argv: string[]): {
     envelopeEvents: Math.floor(number("--envelope-events", text("envelope-events"))),
     batch: Math.floor(number("--batch", text("batch"))),
     fileEvents: Math.floor(number("USAGE_ARCHIVE_FILE_EVENTS", settings.USAGE_ARCHIVE_FILE_EVENTS)),
+    fileSpread: Math.min(
+      0.9,
+      number("USAGE_ARCHIVE_FILE_SPREAD", settings.USAGE_ARCHIVE_FILE_SPREAD),
+    ),
     distinctValues: atLeastZero("--distinct-values", text("distinct-values")),
     meterGroups: atLeastZero("--meter-groups", text("meter-groups")),
   };
@@ -628,6 +637,7 @@ export function configurationOf(input: CapacityInput): Record<Setting, string> {
     USAGE_COUNTER_ID_RETENTION_SECONDS: String(Math.round(input.counterIdDays * DAY)),
     USAGE_RAW_QUEUES: String(input.rawQueues),
     USAGE_ARCHIVE_FILE_EVENTS: String(input.fileEvents),
+    USAGE_ARCHIVE_FILE_SPREAD: String(input.fileSpread ?? 0),
   };
 }
 

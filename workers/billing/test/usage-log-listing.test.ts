@@ -52,7 +52,12 @@ function archiveInFiles(tenantId: string, shard: number, fileEvents?: number) {
   return runInDurableObject(usageLogObject(tenantId, shard), async (instance: UsageLog) => {
     const holder = instance as unknown as { env: Env };
     const original = holder.env;
-    if (fileEvents) holder.env = { ...original, USAGE_ARCHIVE_FILE_EVENTS: String(fileEvents) };
+    if (fileEvents)
+      holder.env = {
+        ...original,
+        USAGE_ARCHIVE_FILE_EVENTS: String(fileEvents),
+        USAGE_ARCHIVE_FILE_SPREAD: "0",
+      };
     let files = 0;
     try {
       for (let run = 0; run < 50; run++) {

@@ -2,7 +2,11 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { shardOfEventId, shardOfId } from "@edge-platform/shared/usage-log/client";
 import { describe, expect, it } from "vitest";
-import { tenantArchivePrefix } from "../src/usage/log/archive-layout.ts";
+import {
+  archiveSettings,
+  fileTarget,
+  tenantArchivePrefix,
+} from "../src/usage/log/archive-layout.ts";
 import type { EventIdHash } from "../src/usage/log/event-id-hash.ts";
 import { dayTableName } from "../src/usage/log/id-index.ts";
 import { decodeUsageEventsParquet } from "../src/usage/log/parquet.ts";
@@ -202,7 +206,7 @@ describe("usage log: the Parquet archive in R2", () => {
 
   it("writes every N finished events without waiting for the hour", async () => {
     const tenantId = await insertTenant();
-    const small = { ...env, USAGE_ARCHIVE_FILE_EVENTS: "5" };
+    const small = { ...env, USAGE_ARCHIVE_FILE_EVENTS: "5", USAGE_ARCHIVE_FILE_SPREAD: "0" };
     await storeUsageEvents(
       env,
       tenantId,
@@ -230,6 +234,37 @@ describe("usage log: the Parquet archive in R2", () => {
     ]);
     expect(await hotCount(tenantId, 0)).toBe(2);
     expect(await archiveObjects(tenantId)).toHaveLength(2);
+  });
+
+  it("writes full files of the sizes the spread gives their first events, every event once", async () => {
+    const tenantId = await insertTenant();
+    const spread = { ...env, USAGE_ARCHIVE_FILE_EVENTS: "10", USAGE_ARCHIVE_FILE_SPREAD: "0.5" };
+    const events = Array.from({ length: 40 }, () => incoming());
+    await storeUsageEvents(env, tenantId, events);
+    await aggregateAll(tenantId, 0);
+    await receivedInOpenHour(tenantId, 0);
+    const files = await runInDurableObject(
+      usageLogObject(tenantId, 0),
+      async (instance: UsageLog) => {
+        (instance as unknown as { env: Env }).env = spread as Env;
+        while ((await instance.archiveDue({ nowMs: ARCHIVE_AT(), maxFiles: 1 })).more);
+        return (instance as unknown as { ctx: DurableObjectState }).ctx.storage.sql
+          .exec<{ first_id: string; events: number }>(
+            "SELECT first_id, events FROM files ORDER BY id",
+          )
+          .toArray();
+      },
+    );
+    const settings = archiveSettings(spread as Env);
+    expect(files.length).toBeGreaterThanOrEqual(3);
+    for (const file of files) {
+      expect(file.events).toBe(fileTarget(settings, file.first_id));
+      expect(file.events).toBeGreaterThanOrEqual(5);
+    }
+    // The rest (fewer than a full file) waits for its hour to close.
+    const archived = files.reduce((sum, file) => sum + file.events, 0);
+    expect(await hotCount(tenantId, 0)).toBe(40 - archived);
+    expect(40 - archived).toBeLessThan(10);
   });
 
   it.each(["intent", "put"] as const)(

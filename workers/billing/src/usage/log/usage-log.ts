@@ -14,7 +14,7 @@ import type {
   ValidatedUpdate,
 } from "@edge-platform/shared/usage-log/client";
 import { redriveAfterSeconds, redriveOf } from "../domain/usage-redrive.ts";
-import { archiveFileKey, archiveSettings, hourStartMs } from "./archive-layout.ts";
+import { archiveFileKey, archiveSettings, fileTarget, hourStartMs } from "./archive-layout.ts";
 import type { ListFilter } from "./listing.ts";
 import { decodeUsageEventsParquet, encodeUsageEventsParquet } from "./parquet.ts";
 import { sendInChunks } from "./publishing.ts";
@@ -359,10 +359,13 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       if (!first) break;
       const day = first.received_at.slice(0, 10);
       const closedBefore = new Date(hourStartMs(nowMs)).toISOString();
-      const full = candidates.length >= settings.fileEvents;
-      const chosen = candidates.filter(
-        (row) => row.received_at.slice(0, 10) === day && (full || row.received_at < closedBefore),
-      );
+      const target = fileTarget(settings, first.id);
+      const full = candidates.length >= target;
+      const chosen = candidates
+        .slice(0, target)
+        .filter(
+          (row) => row.received_at.slice(0, 10) === day && (full || row.received_at < closedBefore),
+        );
       if (chosen.length === 0) break;
       const last = chosen.at(-1) ?? first;
       const receivedTimes = chosen.map((row) => row.received_at).sort();
