@@ -6,13 +6,16 @@
  * After the first burst (on the fresh stack, measured by bench/usage.ts), the
  * clients post back to back until the warm point (250,000 events stored,
  * less for a small N: see `fillPlan`), the pipeline drains, and a burst of
- * the same length as the first is measured there: the archive is writing its
- * files by then, as it does for the rest of the run. Then the clients fill on
+ * the same length as the first is measured there, once the archive files the
+ * fill left are written (ARCHIVE_QUIET_SECONDS: each burst measures
+ * ingestion at its stored count, not the archive catching up with the load
+ * before it; the fill's segments carry the archive's steady work). Then the
+ * clients fill on
  * to N without a pause, the time at which each segment boundary is passed
  * recorded, so each segment's rate is the events it took over the seconds
  * it took; the pipeline drains and the totals are checked; the external
- * baseline is measured again; and a last burst of the same length is
- * measured after N stored.
+ * baseline is measured again; and after the same quiet wait a last burst of
+ * the same length is measured after N stored.
  *
  * Judged in raw events/s, never divided by a baseline: the burst after N
  * against the warm burst (at least 0.9x), and each fill segment against the
@@ -47,6 +50,13 @@ export const LONG_TARGETS = {
   /** Each fill segment against the first, raw events/s. */
   segment: 0.85,
 };
+
+/**
+ * Seconds without load before each measured burst: the stack's settle time
+ * (60 s: a finished event stays that long before it may be archived) and
+ * time for the files that then come due to be written.
+ */
+export const ARCHIVE_QUIET_SECONDS = 90;
 
 /** Where the warm burst is measured, unless N is under twice as many. */
 export const WARM_STORED = 250_000;
@@ -176,6 +186,8 @@ export interface LongContext {
   log: (line: string) => void;
   /** The external baseline, measured anew. */
   baseline: () => Promise<ExternalBaseline>;
+  /** Seconds without load before each measured burst (ARCHIVE_QUIET_SECONDS unless given). */
+  quietSeconds?: number;
 }
 
 export interface FillResult {
@@ -278,6 +290,13 @@ async function fill(context: LongContext, start: number, ends: number[]): Promis
   return { marks, accepted, failures, seconds, exact, drainSeconds };
 }
 
+/** Waits without load for the archive files the last load left to be written. */
+async function archiveQuiet(context: LongContext, stored: number): Promise<void> {
+  const quiet = context.quietSeconds ?? ARCHIVE_QUIET_SECONDS;
+  context.log(`at ${stored} stored: ${quiet} s without load, for the archive to settle`);
+  await new Promise((resolve) => setTimeout(resolve, quiet * 1000));
+}
+
 async function burstAt(context: LongContext, stored: number): Promise<StoredBurst> {
   const { base, keys, burstSeconds, load, log } = context;
   log(`burst at ${stored} stored: ${keys.length} clients for ${burstSeconds} s, then draining`);
@@ -297,6 +316,7 @@ export async function runLongMode(context: LongContext, stored: number): Promise
   let now = stored;
   const toWarm = now < plan.warmStored ? await fill(context, now, [plan.warmStored]) : undefined;
   now += toWarm?.accepted ?? 0;
+  await archiveQuiet(context, now);
   const warm = await burstAt(context, now);
   now += warm.burst.accepted;
   const ends = segmentEnds(now, context.target, plan.segmentSize);
@@ -304,6 +324,7 @@ export async function runLongMode(context: LongContext, stored: number): Promise
     context.log(`long mode: ${now} stored already, no fill segment to ${context.target}`);
   const filled = ends.length > 0 ? await fill(context, now, ends) : undefined;
   now += filled?.accepted ?? 0;
+  await archiveQuiet(context, now);
   context.log("long mode: the external baseline again");
   const baselineAgain = await context.baseline();
   const afterStored = await burstAt(context, now);
@@ -526,7 +547,7 @@ export function longModeMethod(input: {
 }): string {
   const plan = fillPlan(input.target);
   return (
-    `Long mode (${count(input.target)} events stored): the first ${input.burstSeconds}-s burst on the fresh stack; the clients post back to back until ${count(plan.warmStored)} events are stored, the pipeline drains and a ${input.burstSeconds}-s burst is measured there (the archive writing its files); they post on to ${count(input.target)} without a pause, each segment of ${count(plan.segmentSize)} stored events timed between the answers that took the count past its boundaries (the first from the fill's start); the pipeline drains and the totals are checked; then a ${input.burstSeconds}-s burst after ${count(input.target)} stored. ` +
+    `Long mode (${count(input.target)} events stored): the first ${input.burstSeconds}-s burst on the fresh stack; the clients post back to back until ${count(plan.warmStored)} events are stored, the pipeline drains and a ${input.burstSeconds}-s burst is measured there, after ${ARCHIVE_QUIET_SECONDS} s without load for the archive files the fill left to be written; they post on to ${count(input.target)} without a pause, each segment of ${count(plan.segmentSize)} stored events timed between the answers that took the count past its boundaries (the first from the fill's start); the pipeline drains and the totals are checked; then, after the same quiet wait, a ${input.burstSeconds}-s burst after ${count(input.target)} stored. ` +
     `Every rate is raw events/s. External baseline: ${EXTERNAL_BASELINE_NAME}, autocannon with ${input.connections} connections for ${input.burstSeconds} s, at the start and again before the last burst. `
   );
 }
