@@ -92,12 +92,17 @@ describe("usage pipeline capacity model", () => {
     const one = capacityRows(input({ eps: 100_000, shards: 4, hotShards: 4 }));
     // 100 requests/s, each touching 4 shards of 250 events: 3 envelopes each.
     expect(row(one, "Queues: 5,000 messages/s").use).toBeCloseTo((100 * 4 * 3) / 5000, 9);
-    // Two queues: the busiest carries the busiest tenant's 1 request/s and,
-    // of the 999 others' 99, its hash share (half, plus two standard deviations).
+    // Two queues, four shards a tenant: each queue carries two shards of
+    // every tenant, half of all messages.
     const two = capacityRows(input({ eps: 100_000, shards: 4, hotShards: 4, rawQueues: 2 }));
-    const share = (999 / 2 + 2 * Math.sqrt(999 / 4)) / 999;
-    expect(row(two, "Queues: 5,000 messages/s").use).toBeCloseTo(
-      ((1 + 99 * share) * 4 * 3) / 5000,
+    expect(row(two, "Queues: 5,000 messages/s").use).toBeCloseTo((100 * 4 * 3) / 2 / 5000, 9);
+    // Eight queues, one shard a tenant: the busiest tenant's queue takes all
+    // of its messages, and its hash share of the others' (an eighth, plus two
+    // standard deviations of the draw).
+    const eight = capacityRows(input({ eps: 100_000, shards: 1, hotShards: 1, rawQueues: 8 }));
+    const share = 1 / 8 + 2 * Math.sqrt((1 / 8 - 1 / 64) / 999);
+    expect(row(eight, "Queues: 5,000 messages/s").use).toBeCloseTo(
+      ((1 + 99 * share) * 10) / 5000,
       9,
     );
   });

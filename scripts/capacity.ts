@@ -20,7 +20,7 @@
  *   USAGE_FLUSH_INTERVAL_MS            the counters' flush interval
  *   USAGE_FLUSH_IDS_RETENTION_SECONDS  how long usage_flushes rows stay in D1
  *   USAGE_COUNTER_ID_RETENTION_SECONDS how long a counter remembers recorded ids
- *   USAGE_RAW_QUEUES                   usage-raw queues, tenants spread by hash
+ *   USAGE_RAW_QUEUES                   usage-raw queues, each tenant's shards spread over them
  *   USAGE_ARCHIVE_FILE_EVENTS          events per archive file (at most)
  *   USAGE_ARCHIVE_FILE_SPREAD          how much smaller a file may be (0-0.9)
  * Other options:
@@ -54,6 +54,7 @@ import {
   meterNotes,
   windowsKept,
 } from "./lib/capacity-meters.ts";
+import { busiestRawQueueMessages } from "./lib/capacity-queues.ts";
 import { readWranglerVars } from "./lib/wrangler-vars.ts";
 
 /** Cloudflare's published limits (Workers Paid), see docs/capacity.md for sources. */
@@ -224,18 +225,6 @@ const messagesPerRequest = (shards: number, input: CapacityInput) => {
   return touched * Math.ceil(input.batch / touched / input.envelopeEvents);
 };
 
-/**
- * The share of the other tenants' raw messages on the busiest raw queue.
- * Tenants are spread by a hash of their id, so a queue's count of them is
- * binomial: the model takes its mean plus two standard deviations.
- */
-const busiestQueueShare = (input: CapacityInput) => {
-  const others = input.tenants - 1;
-  if (input.rawQueues <= 1 || others <= 0) return 1;
-  const p = 1 / input.rawQueues;
-  return Math.min(others, others * p + 2 * Math.sqrt(others * p * (1 - p))) / others;
-};
-
 /** The days of ids a shard keeps: the retention window, at least the validation window. */
 const keptDays = (input: CapacityInput) => Math.max(input.retentionDays, COSTS.dedupDays);
 /** The archived ids a shard of `tenant` keeps. */
@@ -334,12 +323,19 @@ export const TERMS: Term[] = [
     limit: (input) =>
       input.rawQueues === 1
         ? "Queues: 5,000 messages/s per queue (usage-raw)"
-        : "Queues: 5,000 messages/s per queue (the busiest usage-raw queue: the busiest tenant's, with its hash share of the others)",
+        : "Queues: 5,000 messages/s per queue (the busiest usage-raw queue: its share of the busiest tenant's shards, with its hash share of the others')",
     use: (input) => {
       const requests = (rate: number) => rate / input.batch;
-      const hot = requests(hotEps(input)) * messagesPerRequest(input.hotShards, input);
-      const others = requests(input.eps - hotEps(input)) * messagesPerRequest(input.shards, input);
-      return (hot + others * busiestQueueShare(input)) / LIMITS.queueMessagesPerSecond;
+      const busiest = busiestRawQueueMessages({
+        queues: input.rawQueues,
+        hotMessages: requests(hotEps(input)) * messagesPerRequest(input.hotShards, input),
+        hotShards: input.hotShards,
+        otherMessages:
+          requests(input.eps - hotEps(input)) * messagesPerRequest(input.shards, input),
+        otherTenants: input.tenants - 1,
+        otherShards: input.shards,
+      });
+      return busiest / LIMITS.queueMessagesPerSecond;
     },
     next: "more raw queues (USAGE_RAW_QUEUES), or fuller envelopes (--envelope-events; 128 KB holds about 400)",
   },

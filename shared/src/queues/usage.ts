@@ -20,9 +20,10 @@ export type UsageQueueName = (typeof USAGE_QUEUES)[keyof typeof USAGE_QUEUES];
 /**
  * Raw events may be spread over several queues (USAGE_RAW_QUEUES): queue 0
  * is usage-raw, queue i > 0 is usage-raw-<i>, each with its own dead-letter
- * queue (<name>-dlq). A tenant's events go to the queue a stable hash of
- * its id picks, so each queue takes its share of Queues' per-queue message
- * rate; the validation stage consumes every one of them alike.
+ * queue (<name>-dlq). Each usage-log shard of a tenant sends to its own
+ * queue (rawQueueIndex), so each queue takes its share of Queues' per-queue
+ * message rate, a big tenant's too; the validation stage consumes every one
+ * of them alike.
  */
 export function rawQueueName(index: number): string {
   return index === 0 ? USAGE_QUEUES.raw : `${USAGE_QUEUES.raw}-${index}`;
@@ -40,8 +41,15 @@ export function isRawDeadLetterQueue(name: string): boolean {
   return name.endsWith("-dlq") && isRawUsageQueue(name.slice(0, -"-dlq".length));
 }
 
-/** The raw queue of a tenant among `count`: FNV-1a of its id, modulo the count. */
-export function rawQueueIndex(tenantId: string, count: number): number {
+/**
+ * The raw queue of a tenant's usage-log shard among `count`: FNV-1a of the
+ * tenant's id, plus the shard, modulo the count. The tenant's shards take
+ * consecutive queues from where its hash points, so a tenant with as many
+ * shards as there are queues uses every queue evenly (hashing each shard
+ * on its own would leave some queues with two of its shards and others
+ * with none); different tenants start at different queues.
+ */
+export function rawQueueIndex(tenantId: string, count: number, shard = 0): number {
   const queues = Math.max(1, Math.floor(count));
   if (queues === 1) return 0;
   let hash = 0x811c9dc5;
@@ -49,7 +57,7 @@ export function rawQueueIndex(tenantId: string, count: number): number {
     hash ^= tenantId.charCodeAt(index);
     hash = Math.imul(hash, 0x01000193) >>> 0;
   }
-  return (hash >>> 0) % queues;
+  return ((hash >>> 0) + Math.max(0, Math.floor(shard))) % queues;
 }
 
 /** Queues accept at most 100 messages per sendBatch. */

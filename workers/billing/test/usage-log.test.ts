@@ -1,7 +1,8 @@
 import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { rawQueueIndex } from "@edge-platform/shared/queues/usage";
 import { shardOfEventId, shardOfId } from "@edge-platform/shared/usage-log/client";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import {
   archiveSettings,
   fileTarget,
@@ -10,6 +11,7 @@ import {
 import type { EventIdHash } from "../src/usage/log/event-id-hash.ts";
 import { dayTableName } from "../src/usage/log/id-index.ts";
 import { decodeUsageEventsParquet } from "../src/usage/log/parquet.ts";
+import { rawQueueBinding, rawQueueCount } from "../src/usage/log/raw-queues.ts";
 import { findUsageEvent, listUsageEvents, storeUsageEvents } from "../src/usage/log/service.ts";
 import { tenantShards } from "../src/usage/log/shards.ts";
 import type { UsageLog } from "../src/usage/log/usage-log.ts";
@@ -109,6 +111,65 @@ describe("usage log: shards", () => {
     // In event-time order, ties by id, across the shards.
     const positions = listed.data.map((event) => `${event.timestamp}|${event.id}`);
     expect(positions).toEqual([...positions].sort());
+  });
+});
+
+describe("usage log: raw queues", () => {
+  it("sends each shard's events to its own raw queue, every event once", async () => {
+    const tenantId = await insertTenant();
+    const events = Array.from({ length: 200 }, () => incoming());
+    await storeUsageEvents(withShards(tenantId, 4), tenantId, events);
+    const sent = new Map<number, string[]>();
+    const recorder = (index: number) =>
+      ({
+        sendBatch: async (messages: { body: { events?: { id: string }[]; id?: string } }[]) => {
+          const ids = messages.flatMap(
+            ({ body }) => body.events?.map((e) => e.id) ?? [body.id ?? ""],
+          );
+          sent.set(index, [...(sent.get(index) ?? []), ...ids]);
+        },
+      }) as unknown as Queue;
+    for (let shard = 0; shard < 4; shard++) {
+      // Once the ingestion's own send to the stack's queues is done, due again.
+      await vi.waitFor(
+        async () =>
+          expect(
+            await inUsageLog(
+              tenantId,
+              shard,
+              (sql) => sql.exec<{ n: number }>("SELECT count(*) AS n FROM outbox").one().n,
+            ),
+          ).toBe(0),
+        { timeout: 15_000, interval: 50 },
+      );
+      await inUsageLog(tenantId, shard, (sql) => {
+        sql.exec("INSERT OR IGNORE INTO outbox (id, next_attempt_at) SELECT id, 0 FROM events");
+      });
+      await runInDurableObject(usageLogObject(tenantId, shard), async (instance: UsageLog) => {
+        const real = (instance as unknown as { env: Env }).env;
+        const queues = Object.fromEntries(
+          Array.from({ length: rawQueueCount(real.USAGE_RAW_QUEUES) }, (_, index) => [
+            rawQueueBinding(index),
+            recorder(index),
+          ]),
+        );
+        (instance as unknown as { env: Env }).env = { ...real, ...queues };
+        await instance.publish(Date.now() + 60_000);
+        (instance as unknown as { env: Env }).env = real;
+      });
+    }
+    const queues = rawQueueCount(env.USAGE_RAW_QUEUES);
+    expect(queues).toBeGreaterThanOrEqual(4);
+    // Four shards, four queues, consecutive from the tenant's own.
+    expect([...sent.keys()].sort()).toEqual(
+      [0, 1, 2, 3].map((shard) => rawQueueIndex(tenantId, queues, shard)).sort(),
+    );
+    for (const [queue, ids] of sent) {
+      for (const id of ids) expect(rawQueueIndex(tenantId, queues, shardOfId(id))).toBe(queue);
+    }
+    const all = [...sent.values()].flat();
+    expect(all).toHaveLength(200);
+    expect(new Set(all).size).toBe(200);
   });
 });
 

@@ -7,6 +7,7 @@ import {
   USAGE_QUEUES,
   validatedUsageMessage,
 } from "@edge-platform/shared/queues/usage";
+import { shardOfId } from "@edge-platform/shared/usage-log/client";
 import { type AuditContext, auditEntry, ROW_CHANGED, SYSTEM_AUDIT } from "../audit/index.ts";
 import { type PageRequest, pageMeta, pageOffset } from "../platform/index.ts";
 import {
@@ -109,7 +110,9 @@ export class UsageDeadLetterService {
         retryOf: row.id,
       };
       try {
-        await usageRawQueue(this.env, event.tenantId).send(message, { contentType: "json" });
+        await usageRawQueue(this.env, event.tenantId, shardOfId(event.id)).send(message, {
+          contentType: "json",
+        });
         await markUsageEventSent(this.env, event.tenantId, event.id);
       } catch (error) {
         // The event has an outbox entry again: its usage log sends it shortly.

@@ -28,15 +28,30 @@ describe("usage-raw queue choice", () => {
     };
     const tenants = Array.from({ length: 20 }, () => crypto.randomUUID());
     for (const tenantId of tenants) {
-      expect(usageRawQueue(env, tenantId)).toBe(queues[rawQueueIndex(tenantId, 2)]);
+      expect(usageRawQueue(env, tenantId, 0)).toBe(queues[rawQueueIndex(tenantId, 2)]);
     }
-    expect(new Set(tenants.map((tenantId) => usageRawQueue(env, tenantId))).size).toBe(2);
+    expect(new Set(tenants.map((tenantId) => usageRawQueue(env, tenantId, 0))).size).toBe(2);
 
     const misconfigured = { USAGE_RAW_QUEUES: "2", USAGE_RAW_QUEUE: queues[0] as Queue };
     for (const tenantId of tenants) {
-      expect(usageRawQueue(misconfigured, tenantId)).toBe(queues[0]);
+      expect(usageRawQueue(misconfigured, tenantId, 1)).toBe(queues[0]);
     }
     const single = { USAGE_RAW_QUEUES: "1", USAGE_RAW_QUEUE: queues[0] as Queue };
-    for (const tenantId of tenants) expect(usageRawQueue(single, tenantId)).toBe(queues[0]);
+    for (const tenantId of tenants) expect(usageRawQueue(single, tenantId, 3)).toBe(queues[0]);
+  });
+
+  it("spreads a tenant's shards over consecutive queues, each queue evenly", () => {
+    for (const tenantId of Array.from({ length: 20 }, () => crypto.randomUUID())) {
+      const start = rawQueueIndex(tenantId, 8);
+      const four = [0, 1, 2, 3].map((shard) => rawQueueIndex(tenantId, 8, shard));
+      expect(four).toEqual([0, 1, 2, 3].map((shard) => (start + shard) % 8));
+      // Sixteen shards over eight queues: two on each.
+      const perQueue = new Map<number, number>();
+      for (let shard = 0; shard < 16; shard++) {
+        const queue = rawQueueIndex(tenantId, 8, shard);
+        perQueue.set(queue, (perQueue.get(queue) ?? 0) + 1);
+      }
+      expect([...perQueue.values()]).toEqual(Array(8).fill(2));
+    }
   });
 });

@@ -312,7 +312,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
         else validated.push(redrive.message);
       }
       const [rawReport, validatedReport] = await Promise.all([
-        sendInChunks(usageRawQueue(this.env, tenantId), raw),
+        sendInChunks(usageRawQueue(this.env, tenantId, this.shard()), raw),
         sendInChunks(this.env.USAGE_VALIDATED_QUEUE, validated),
       ]);
       result.raw += rawReport.sent.length;
@@ -420,7 +420,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       // No lease while the send is out: one publish runs at a time (publish()),
       // and after a crash mid-send the entries are due again (a resent
       // message changes nothing downstream).
-      const report = await sendInChunks(usageRawQueue(this.env, tenantId), due);
+      const report = await sendInChunks(usageRawQueue(this.env, tenantId, this.shard()), due);
       this.store.deleteOutbox(report.sent);
       for (const failure of report.failed) {
         const exhausted = this.store.failOutbox(
