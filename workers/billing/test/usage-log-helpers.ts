@@ -179,3 +179,26 @@ export async function storeAndArchive(
 }
 
 export const utcDay = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+
+/**
+ * Finishes every event of a shard, as `aggregateAll`, and waits for those
+ * the pipeline is finishing meanwhile (validated ones the counter counts).
+ */
+export async function finishAll(tenantId: string, shard: number) {
+  for (let round = 0; round < 100; round++) {
+    await aggregateAll(tenantId, shard);
+    const unfinished = await inUsageLog(
+      tenantId,
+      shard,
+      (sql) =>
+        sql
+          .exec<{ n: number }>(
+            "SELECT count(*) AS n FROM events WHERE status IN ('PENDING', 'VALIDATED')",
+          )
+          .one().n,
+    );
+    if (unfinished === 0) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error("the shard's events did not finish");
+}

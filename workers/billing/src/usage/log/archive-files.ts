@@ -193,3 +193,47 @@ export function finishFile(
   );
   return deleted;
 }
+
+/**
+ * A file that cannot be encoded (a deterministic failure: the same events
+ * fail every time) leaves the way: it is recorded with its reason and
+ * marked DEAD, in the caller's transaction. Its events stay hot, still
+ * marked with it, so that no later file takes them and none waits for
+ * them. They are kept past the retention window too: the hot log is their
+ * only copy (nothing of them reached R2), while retention forgets only the
+ * index of events R2 holds; so they are listed and found as hot events,
+ * and a resent eventId of theirs stays a duplicate.
+ */
+export function deadLetterFile(
+  sql: SqlStorage,
+  file: Pick<FileRecord, "id" | "key" | "first_id" | "last_id">,
+  failure: { events: number; reason: string; nowMs: number },
+): void {
+  sql.exec(
+    `INSERT INTO archive_dead_letters (file_key, first_id, last_id, events, reason, failed_ms)
+     VALUES (?, ?, ?, ?, ?, ?)
+     ON CONFLICT (file_key) DO UPDATE SET reason = excluded.reason, failed_ms = excluded.failed_ms`,
+    file.key,
+    file.first_id,
+    file.last_id,
+    failure.events,
+    failure.reason,
+    failure.nowMs,
+  );
+  sql.exec("UPDATE files SET status = 'DEAD' WHERE id = ?", file.id);
+}
+
+export interface ArchiveDeadLetter extends Record<string, SqlStorageValue> {
+  file_key: string;
+  first_id: string;
+  last_id: string;
+  events: number;
+  reason: string;
+  failed_ms: number;
+}
+
+export function archiveDeadLetters(sql: SqlStorage): ArchiveDeadLetter[] {
+  return sql
+    .exec<ArchiveDeadLetter>("SELECT * FROM archive_dead_letters ORDER BY failed_ms, file_key")
+    .toArray();
+}

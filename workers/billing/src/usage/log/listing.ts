@@ -151,3 +151,56 @@ export function noteFileTimes(
     fileId,
   );
 }
+
+/** Before every event: where a file of unknown times may start. */
+export const BEFORE_ALL: ListPosition = { timestamp: "", id: "" };
+
+/** The nil UUID, below every id we give (UUID v7 starts with the time). */
+const NIL_ID = "00000000-0000-0000-0000-000000000000";
+
+/** The lowest position an archive file's events can have: its earliest event time and its lowest id. */
+export function fileStart(file: FileRecord): ListPosition {
+  return file.first_timestamp === null
+    ? BEFORE_ALL
+    : { timestamp: file.first_timestamp, id: file.first_id };
+}
+
+/**
+ * The position a page starts after: its cursor, or (with no cursor, or one
+ * before `from`) a position before every event at `from`. Written as a
+ * cursor, it names the same page.
+ */
+export function pageStart(filter: ListFilter): ListPosition {
+  return filter.after && filter.after.timestamp >= filter.from
+    ? filter.after
+    : { timestamp: filter.from, id: NIL_ID };
+}
+
+/**
+ * The position right before `position` (the same time, the id one less),
+ * so that a page after it starts with an event at `position` itself; null
+ * when there is none to name.
+ */
+export function positionBefore(position: ListPosition): ListPosition | null {
+  const hex = position.id.replace(/-/g, "");
+  if (!/^[0-9a-f]{32}$/.test(hex) || /^0+$/.test(hex)) return null;
+  const less = (BigInt(`0x${hex}`) - 1n).toString(16).padStart(32, "0");
+  const id = `${less.slice(0, 8)}-${less.slice(8, 12)}-${less.slice(12, 16)}-${less.slice(16, 20)}-${less.slice(20)}`;
+  return { timestamp: position.timestamp, id };
+}
+
+/**
+ * Where a listing cut short before `stop` goes on: right before `stop`, so
+ * that the next page starts with whatever is there; the page's own start
+ * when that would not move past it.
+ */
+export function resumeBefore(stop: ListPosition, start: ListPosition): ListPosition {
+  const before = positionBefore(stop);
+  return before && movesPast(stop, start) ? before : start;
+}
+
+/** Whether a listing cut short before `stop` goes on past `start`. */
+export function movesPast(stop: ListPosition, start: ListPosition): boolean {
+  const before = positionBefore(stop);
+  return before !== null && byPosition(before, start) > 0;
+}

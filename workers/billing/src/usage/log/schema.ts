@@ -30,6 +30,11 @@
  *                  range of their events' ids, receipt times and (files
  *                  finished since the listing pages by event time) event
  *                  times, which let the listing skip files.
+ *   archive_dead_letters
+ *                  archive files that could not be encoded (the same events
+ *                  would fail every time), with the reason: their `files`
+ *                  row is DEAD and their events stay in `events`, marked
+ *                  with it, so that later files go on (archive-files.ts).
  *   event_ids      (objects of earlier releases only) the former index, one
  *                  row per eventId with our id; read until it has aged out,
  *                  then dropped.
@@ -98,6 +103,14 @@ CREATE TABLE IF NOT EXISTS files (
   bytes INTEGER,
   created_ms INTEGER NOT NULL
 );
+CREATE TABLE IF NOT EXISTS archive_dead_letters (
+  file_key TEXT PRIMARY KEY,
+  first_id TEXT NOT NULL,
+  last_id TEXT NOT NULL,
+  events INTEGER NOT NULL,
+  reason TEXT NOT NULL,
+  failed_ms INTEGER NOT NULL
+) WITHOUT ROWID;
 `;
 
 /** Columns added after a table was first released. */

@@ -4,10 +4,14 @@ import { shardOfEventId, withShard } from "@edge-platform/shared/usage-log/clien
 import { timeOrderedUuid } from "../../platform/index.ts";
 import {
   byPosition,
+  fileStart,
   type ListFilter,
   type ListPosition,
   lowestTime,
   matchesListFilter,
+  movesPast,
+  pageStart,
+  resumeBefore,
 } from "./listing.ts";
 import { decodeUsageEventsParquet, queryUsageEventsParquet } from "./parquet.ts";
 import { tenantShards, usageLogOfId, usageLogStub } from "./shards.ts";
@@ -22,11 +26,25 @@ import type { UsageLog } from "./usage-log.ts";
 
 type LogEnv = Pick<
   Env,
-  "DB" | "USAGE_LOG" | "USAGE_ARCHIVE" | "USAGE_LOG_SHARDS" | "USAGE_LOG_TENANT_SHARDS"
+  | "DB"
+  | "USAGE_LOG"
+  | "USAGE_ARCHIVE"
+  | "USAGE_LOG_SHARDS"
+  | "USAGE_LOG_TENANT_SHARDS"
+  | "USAGE_LIST_MAX_FILES"
 >;
 
 export const USAGE_EVENT_NOT_FOUND = "Usage event not found";
 export const MAX_LIST_LIMIT = 1000;
+/** Archive files one listing request reads at most, unless USAGE_LIST_MAX_FILES says otherwise. */
+export const DEFAULT_LIST_MAX_FILES = 20;
+
+export function listMaxFiles(env: Pick<Env, "USAGE_LIST_MAX_FILES">): number {
+  const configured = Number(env.USAGE_LIST_MAX_FILES);
+  return Number.isFinite(configured) && configured >= 1
+    ? Math.min(1_000, Math.floor(configured))
+    : DEFAULT_LIST_MAX_FILES;
+}
 
 /** Set once this isolate has seen that the D1 log of earlier releases is gone. */
 let d1LogGone = false;
@@ -289,34 +307,66 @@ async function fileEventsFor(
 }
 
 /**
+ * One shard's part of a page: its first `wanted` events in the listing's
+ * order, and, when it stopped reading files for the budget, the position
+ * (`stop`) from which its unread files may hold events. Only events before
+ * `stop` are known to be all there.
+ */
+interface ShardPage {
+  events: StoredEvent[];
+  stop: ListPosition | null;
+}
+
+/** For each file of the list, the lowest position any of it and of the files after it can hold. */
+function lowestFrom(files: FileRecord[]): ListPosition[] {
+  const lowest: ListPosition[] = [];
+  for (let i = files.length - 1; i >= 0; i--) {
+    const start = fileStart(files[i] as FileRecord);
+    const next = lowest[i + 1];
+    lowest[i] = next && byPosition(next, start) < 0 ? next : start;
+  }
+  return lowest;
+}
+
+/**
  * One shard's first `wanted` events of the page, in the listing's order:
  * its hot events, then its archive files by their earliest event time,
  * until the next file starts after `wanted` events already found (no
- * event of it or of a later file could be among them). So a page reads
- * the files it needs and those that cannot be skipped by their ranges;
- * what is kept never exceeds `wanted` plus one file.
+ * event of it or of a later file could be among them), or `allowance`
+ * files were read. Past the allowance it reads on only while stopping
+ * would not move the listing past the page's start (files whose event
+ * times span the start must all be read before any event after it is
+ * known); a file of unknown times counts against the allowance, as
+ * reading it records its times. What is kept never exceeds `wanted` plus
+ * one file.
  */
 async function shardPage(
   env: LogEnv,
   tenantId: string,
   shard: number,
-  filter: ListFilter,
-  wanted: number,
-): Promise<StoredEvent[]> {
+  page: { filter: ListFilter; wanted: number; allowance: number },
+): Promise<ShardPage> {
+  const { filter, wanted } = page;
   const log = usageLogStub(env.USAGE_LOG, tenantId, shard);
   // Over RPC the metadata record loses its type; the object returns exactly this.
   const { hot, files } = (await log.listPage(filter, wanted)) as unknown as ReturnType<
     UsageLog["listPage"]
   >;
+  const start = pageStart(filter);
+  const lowest = lowestFrom(files);
   let events = [...hot].sort(byPosition);
-  for (const file of files) {
+  for (const [i, file] of files.entries()) {
     const last = events[wanted - 1];
     if (last && file.first_timestamp !== null && last.timestamp < file.first_timestamp) break;
+    const stop = lowest[i] as ListPosition;
+    if (i >= page.allowance && (file.first_timestamp === null || movesPast(stop, start))) {
+      return { events, stop };
+    }
     const more = await fileEventsFor(env, log, file, filter);
     // An event is in one place: the hot log and the files are read at one moment.
     events = [...events, ...more].sort(byPosition).slice(0, wanted);
   }
-  return events;
+  return { events, stop: null };
 }
 
 /**
@@ -327,23 +377,38 @@ async function shardPage(
  * share a time. An event stored after a page was read whose position is
  * before that page's cursor (a late event with an older time) is not on
  * the following pages; a listing from the start shows it.
+ *
+ * One request reads at most USAGE_LIST_MAX_FILES archive files (shared
+ * among the shards, at least one each), so that a selective filter cannot
+ * make it read every file of the tenant. When a shard stopped for that
+ * budget, the page holds only the events before the earliest place a
+ * stopped shard's unread files may hold one (fewer than `limit`, maybe
+ * none), and the cursor names the position right before that place.
  */
 export async function listUsageEvents(env: LogEnv, tenantId: string, query: UsageListQuery) {
   const limit = Math.min(MAX_LIST_LIMIT, Math.max(1, query.limit));
   const filter = listFilter(query);
   const config = tenantShards(env, tenantId);
   const shardCount = Math.max(config.shards, config.previous ?? 0);
+  const allowance = Math.max(1, Math.floor(listMaxFiles(env) / shardCount));
   const perShard = await Promise.all(
     Array.from({ length: shardCount }, (_, shard) =>
-      shardPage(env, tenantId, shard, filter, limit + 1),
+      shardPage(env, tenantId, shard, { filter, wanted: limit + 1, allowance }),
     ),
   );
-  const merged = perShard.flat().sort(byPosition);
+  const stop = perShard.flatMap((part) => (part.stop ? [part.stop] : [])).sort(byPosition)[0];
+  const merged = perShard
+    .flatMap((part) => part.events)
+    .filter((event) => !stop || byPosition(event, stop) < 0)
+    .sort(byPosition);
   const page = merged.slice(0, limit);
   const last = page.at(-1);
+  let next: ListPosition | null = null;
+  if (merged.length > limit && last) next = last;
+  else if (stop) next = resumeBefore(stop, pageStart(filter));
   return {
     data: page.map(usageEventBody),
-    meta: { nextCursor: merged.length > limit && last ? encodeCursor(last) : null },
+    meta: { nextCursor: next ? encodeCursor(next) : null },
   };
 }
 

@@ -68,6 +68,10 @@ export class UsageLogStore {
       .toArray()[0]?.value;
   }
 
+  deleteMeta(key: string): void {
+    this.sql.exec("DELETE FROM meta WHERE key = ?", key);
+  }
+
   setMeta(key: string, value: string): void {
     this.sql.exec(
       "INSERT INTO meta (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value",
@@ -232,5 +236,16 @@ export class UsageLogStore {
 
   finishFile(fileId: number, bytes: number): number {
     return this.writingIndex((index) => archive.finishFile(this.sql, index, fileId, bytes));
+  }
+
+  deadLetterFile(
+    file: Pick<FileRecord, "id" | "key" | "first_id" | "last_id">,
+    failure: { events: number; reason: string; nowMs: number },
+  ): void {
+    archive.deadLetterFile(this.sql, file, failure);
+  }
+
+  archiveDeadLetters(): archive.ArchiveDeadLetter[] {
+    return archive.archiveDeadLetters(this.sql);
   }
 }

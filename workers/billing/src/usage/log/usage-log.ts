@@ -42,7 +42,8 @@ import type {
  * 4, 8, 16 s; the fifth failure dead-letters the event at the PUBLISHING
  * stage), re-drives events that stayed PENDING or VALIDATED longer than
  * USAGE_REDRIVE_AFTER_SECONDS, streams finished events to R2 as Parquet
- * (archiveDue), merges each past day's archived-id segments into one table
+ * (archiveDue: a failure there backs off by itself, and a file that cannot
+ * be encoded is set aside with its events kept here), merges each past day's archived-id segments into one table
  * (their filters would otherwise hold memory for the whole retention
  * window) and forgets ids past the retention window.
  *
@@ -64,6 +65,12 @@ const PRUNE_BATCH = 20_000;
 const DAY_MS = 86_400_000;
 /** Rounds of reading archive files for one decision (each round reads every file it named). */
 const MAX_DECISION_ROUNDS = 4;
+/** The archive's retry after a failure: this long, doubled per failure in a row, up to the cap. */
+const ARCHIVE_RETRY_BASE_MS = 5_000;
+const ARCHIVE_RETRY_MAX_MS = 300_000;
+/** Meta keys of the archive's back-off (kept in storage, so a restarted object keeps backing off). */
+const ARCHIVE_FAILURES = "archive_failures";
+const ARCHIVE_RETRY_AT = "archive_retry_at";
 
 export interface ArchiveRunOptions {
   nowMs?: number;
@@ -74,6 +81,7 @@ export interface ArchiveRunOptions {
 }
 
 export interface ArchiveRunReport {
+  /** Files written, and files dead-lettered (which move no events). */
   files: number;
   events: number;
   /** Whether a full file was written, so more may be due at once. */
@@ -223,6 +231,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       indexedIds: this.store.indexedIds(),
       files: count("files"),
       unfinished: this.store.unfinishedCount(),
+      deadLetteredFiles: count("archive_dead_letters"),
     };
   }
 
@@ -237,9 +246,7 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
         this.lastRedriveMs = nowMs;
         await this.redrive(nowMs);
       }
-      // One file per alarm (encoding holds the object for a moment); the
-      // next alarm comes at once while full files are waiting.
-      this.archiveBacklog = (await this.archiveDue({ nowMs, maxFiles: 1 })).more;
+      await this.archiveStep(nowMs);
       this.compactIds(nowMs);
       if (nowMs - this.lastPruneMs >= PRUNE_INTERVAL_MS) {
         const forgotten = this.prune(nowMs);
@@ -255,6 +262,39 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
     }
     const next = this.nextWorkAt(Date.now());
     if (next !== null) await this.setAlarm(next);
+  }
+
+  /**
+   * The alarm's archive step. One file per alarm (encoding holds the object
+   * for a moment); the next alarm comes at once while full files are
+   * waiting. A failure (R2 refusing the put, say) is the archive's alone:
+   * the rest of the alarm goes on, and the archive is tried again after a
+   * back-off that doubles per failure in a row.
+   */
+  private async archiveStep(nowMs: number): Promise<void> {
+    if (nowMs < Number(this.store.meta(ARCHIVE_RETRY_AT) ?? 0)) return;
+    try {
+      this.archiveBacklog = (await this.archiveDue({ nowMs, maxFiles: 1 })).more;
+      if (this.store.meta(ARCHIVE_FAILURES) !== undefined) {
+        this.store.deleteMeta(ARCHIVE_FAILURES);
+        this.store.deleteMeta(ARCHIVE_RETRY_AT);
+      }
+    } catch (error) {
+      const failures = Number(this.store.meta(ARCHIVE_FAILURES) ?? 0) + 1;
+      const retryInMs = Math.min(ARCHIVE_RETRY_MAX_MS, ARCHIVE_RETRY_BASE_MS * 2 ** (failures - 1));
+      this.store.setMeta(ARCHIVE_FAILURES, String(failures));
+      this.store.setMeta(ARCHIVE_RETRY_AT, String(nowMs + retryInMs));
+      this.archiveBacklog = false;
+      console.error(
+        JSON.stringify({
+          level: "error",
+          msg: "usage archive failed; the usage log retries",
+          failures,
+          retryInMs,
+          error: String(error).slice(0, 1000),
+        }),
+      );
+    }
   }
 
   /**
@@ -396,7 +436,14 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
     options: ArchiveRunOptions,
   ): Promise<number> {
     const events = this.store.fileEvents(tenantId, file);
-    const body = encodeUsageEventsParquet(events);
+    let body: ArrayBuffer;
+    try {
+      body = encodeUsageEventsParquet(events);
+    } catch (error) {
+      // Encoding the same events fails every time: retrying would hold back every later file.
+      this.deadLetterFile(file, events.length, error);
+      return 0;
+    }
     await this.env.USAGE_ARCHIVE.put(file.key, body, {
       httpMetadata: { contentType: "application/vnd.apache.parquet" },
       customMetadata: {
@@ -409,6 +456,29 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
     });
     if (options.crashAfter === "put") throw new Error("injected crash after the put");
     return this.ctx.storage.transactionSync(() => this.store.finishFile(file.id, body.byteLength));
+  }
+
+  /** Sets a file that cannot be encoded aside with its reason (its events stay here: archive-files.ts). */
+  private deadLetterFile(
+    file: Pick<FileRecord, "id" | "key" | "first_id" | "last_id">,
+    events: number,
+    error: unknown,
+  ): void {
+    const reason = (error instanceof Error ? error.message : String(error)).slice(0, 1000);
+    this.ctx.storage.transactionSync(() =>
+      this.store.deadLetterFile(file, { events, reason, nowMs: Date.now() }),
+    );
+    console.error(
+      JSON.stringify({
+        level: "error",
+        msg: "usage archive file cannot be encoded; its events stay in the usage log",
+        key: file.key,
+        firstId: file.first_id,
+        lastId: file.last_id,
+        events,
+        reason,
+      }),
+    );
   }
 
   private async runPublish(nowMs: number): Promise<void> {
@@ -494,7 +564,10 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       const bound = redriveAfterSeconds(this.env.USAGE_REDRIVE_AFTER_SECONDS) * 1000;
       candidates.push(Math.max(nowMs + 5_000, touched + bound));
     }
-    if (this.archiveBacklog) {
+    const archiveRetryAt = Number(this.store.meta(ARCHIVE_RETRY_AT) ?? 0);
+    if (archiveRetryAt > nowMs) {
+      candidates.push(archiveRetryAt);
+    } else if (this.archiveBacklog) {
       candidates.push(nowMs + 1_000);
     } else if (this.store.hasArchivable()) {
       const settings = archiveSettings(this.env);
