@@ -82,8 +82,8 @@ export const LIMITS = {
 export const COSTS = {
   /** measured: a hot event's row in its shard (`events`, AGGREGATED, every column set, WITHOUT ROWID). */
   hotEventBytes: 406,
-  /** measured: an archived eventId's row in its past day's merged table (8-byte hash and file number: duplicate guard and id -> file index): 17.1. */
-  eventIdBytes: 18,
+  /** measured: an archived eventId's row in its past day's merged table (8-byte hash, file number and 4-byte check: duplicate guard and id -> file index): 22.9. */
+  eventIdBytes: 23,
   /** measured: one archive file's row in `files` (kept for the retention window). */
   fileRowBytes: 444,
   /** measured: a counter's remembered event id (`recorded_events`). */

@@ -1,7 +1,10 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { EventIdHash } from "../src/usage/log/event-id-hash.ts";
 import { compactedTableName, dayTableName } from "../src/usage/log/id-index.ts";
 import { findUsageEvent, storeUsageEvents } from "../src/usage/log/service.ts";
+import type { UsageLog } from "../src/usage/log/usage-log.ts";
 import { insertTenant } from "./entitlement-fixtures.ts";
 import {
   dayTables,
@@ -173,5 +176,70 @@ describe("usage log: a past day's segments merged into one table", () => {
     const dayAfter = Date.parse(`${past}T00:00:00.000Z`) + 24 * HOUR;
     expect(await log.prune(dayAfter + 35 * 24 * HOUR)).toBe(11);
     expect(await dayTables(tenantId)).toEqual([dayTableName(today, 1)]);
+  });
+});
+
+/** Counts the archive file reads of the shard's object from now on. */
+async function countFileReads(tenantId: string): Promise<{ reads: number }> {
+  const counter = { reads: 0 };
+  await runInDurableObject(usageLogObject(tenantId, 0), (instance: UsageLog) => {
+    const real = (instance as unknown as { env: Env }).env;
+    const archive = real.USAGE_ARCHIVE;
+    const counting = {
+      get: (key: string) => {
+        counter.reads++;
+        return archive.get(key);
+      },
+      put: archive.put.bind(archive),
+    } as unknown as R2Bucket;
+    (instance as unknown as { env: Env }).env = { ...real, USAGE_ARCHIVE: counting };
+  });
+  return counter;
+}
+
+describe("usage log: an archived id's check", () => {
+  it("refuses a resent archived eventId from its index row alone, and accepts a new one that shares its hash", async () => {
+    const tenantId = await insertTenant();
+    const archived = batch(30);
+    await storeAndArchive(tenantId, archived, 2);
+    const files = await countFileReads(tenantId);
+    expect((await storeUsageEvents(env, tenantId, archived)).size).toBe(0);
+    expect(files.reads).toBe(0);
+    // Every id hashes alike: the new one hits the first's row, whose check is not its own.
+    const sameHash: EventIdHash = () => [-7, 42];
+    await useStore(tenantId, sameHash);
+    const first = incoming();
+    await storeAndArchive(tenantId, [first], 2);
+    const reads = await countFileReads(tenantId);
+    const fresh = incoming();
+    expect([...(await storeUsageEvents(env, tenantId, [fresh, first]))]).toEqual([fresh.eventId]);
+    expect(reads.reads).toBe(0);
+    await useStore(tenantId);
+  });
+
+  it("confirms a hit on rows written before the check against the file, and gives older tables the column", async () => {
+    const tenantId = await insertTenant();
+    const archived = batch(5);
+    await storeAndArchive(tenantId, archived, 2);
+    const table = dayTableName(utcDay(Date.now() - 2 * HOUR));
+    // The table as an earlier release left it: no check column.
+    await inUsageLog(tenantId, 0, (sql) => sql.exec(`ALTER TABLE ${table} DROP COLUMN c`));
+    await useStore(tenantId);
+    const files = await countFileReads(tenantId);
+    expect((await storeUsageEvents(env, tenantId, archived)).size).toBe(0);
+    // One decision: the file read once, for all five.
+    expect(files.reads).toBe(1);
+    const columns = await inUsageLog(tenantId, 0, (sql) =>
+      sql
+        .exec<{ name: string }>("SELECT name FROM pragma_table_info(?)", table)
+        .toArray()
+        .map((row) => row.name),
+    );
+    expect(columns).toEqual(["h", "file_id", "c"]);
+    const fresh = incoming();
+    expect([...(await storeUsageEvents(env, tenantId, [fresh]))]).toEqual([fresh.eventId]);
+    expect((await findUsageEvent(env, tenantId, archived[2]?.eventId ?? "")).eventId).toBe(
+      archived[2]?.eventId,
+    );
   });
 });

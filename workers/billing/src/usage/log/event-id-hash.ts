@@ -1,8 +1,11 @@
 /*
  * The 8-byte hash of a client eventId that the usage log's archived-id
- * index keys on (id-index.ts). It only narrows the search: a hash hit is
- * confirmed against the full eventId before anything is decided, so two
- * ids sharing a hash cost a slower lookup, never a wrong answer.
+ * index keys on (id-index.ts), and a 4-byte check of it stored beside.
+ * A hash hit whose check matches too is the id (96 bits: a false match
+ * among a shard's ids is far below one in 10^18 over a platform's life),
+ * so a resent archived id costs one index lookup; a hit whose check
+ * differs is another id. Rows written before the check existed have none:
+ * their hits are confirmed against the file's own eventIds.
  *
  * The hash is two 32-bit halves, mixed with Math.imul (no BigInt on the
  * ingestion path); SQLite joins them into one signed 64-bit integer,
@@ -31,4 +34,17 @@ export const eventIdHash: EventIdHash = (eventId) => {
 /** The SQL expression of the 64-bit key of a `[hi, lo]` JSON pair in `column`. */
 export function hashKeySql(column: string): string {
   return `((json_extract(${column}, '$[0]') << 32) | json_extract(${column}, '$[1]'))`;
+}
+
+/**
+ * The 4-byte check stored beside an id's hash: FNV-1a over the id, a
+ * different function from the hash's, so the two are independent. A signed
+ * 32-bit integer (SQLite keeps it in 4 bytes).
+ */
+export function eventIdCheck(eventId: string): number {
+  let check = 0x811c9dc5;
+  for (let index = 0; index < eventId.length; index++) {
+    check = Math.imul(check ^ eventId.charCodeAt(index), 0x01000193);
+  }
+  return check | 0;
 }

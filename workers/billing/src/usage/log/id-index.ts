@@ -1,4 +1,4 @@
-import { type EventIdHash, hashKeySql } from "./event-id-hash.ts";
+import { type EventIdHash, eventIdCheck, hashKeySql } from "./event-id-hash.ts";
 import { IdFilter } from "./id-filter.ts";
 import type { Decision, FileRef, FilesRead } from "./stored-events.ts";
 
@@ -92,6 +92,8 @@ function dayOfTable(table: string): string {
 interface KeyedEventId {
   eventId: string;
   hash: [number, number];
+  /** The 4-byte check stored beside the hash (event-id-hash.ts). */
+  check: number;
 }
 
 /**
@@ -99,7 +101,11 @@ interface KeyedEventId {
  * then the low half), so a file's index rows go in as one ordered batch.
  */
 function inKeyOrder(eventIds: string[], hash: EventIdHash): KeyedEventId[] {
-  const keyed = eventIds.map((eventId) => ({ eventId, hash: hash(eventId) }));
+  const keyed = eventIds.map((eventId) => ({
+    eventId,
+    hash: hash(eventId),
+    check: eventIdCheck(eventId),
+  }));
   keyed.sort((a, b) => a.hash[0] - b.hash[0] || a.hash[1] - b.hash[1]);
   return keyed;
 }
@@ -142,21 +148,26 @@ export class EventIdIndex {
         .toArray()
         .map((row) => [row.segment, row]),
     );
-    this.segments = sql
-      .exec<{ name: string }>(
-        `SELECT name FROM sqlite_master WHERE type = 'table' AND name GLOB '${DAY_TABLE_PREFIX}[0-9]*'
+    const tables = sql
+      .exec<{ name: string; sql: string }>(
+        `SELECT name, sql FROM sqlite_master WHERE type = 'table' AND name GLOB '${DAY_TABLE_PREFIX}[0-9]*'
           ORDER BY name`,
       )
-      .toArray()
-      .map(({ name }) => {
-        const stored = filters.get(name);
-        return {
-          table: name,
-          day: dayOfTable(name),
-          ids: stored?.ids ?? 0,
-          filter: stored ? new IdFilter({ bytes: new Uint8Array(stored.bits) }) : null,
-        };
-      });
+      .toArray();
+    // Tables of earlier releases get the check column; their rows have none.
+    for (const table of tables) {
+      if (!/\bc INTEGER\b/.test(table.sql))
+        sql.exec(`ALTER TABLE ${table.name} ADD COLUMN c INTEGER`);
+    }
+    this.segments = tables.map(({ name }) => {
+      const stored = filters.get(name);
+      return {
+        table: name,
+        day: dayOfTable(name),
+        ids: stored?.ids ?? 0,
+        filter: stored ? new IdFilter({ bytes: new Uint8Array(stored.bits) }) : null,
+      };
+    });
     this.legacyIndex =
       sql.exec("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'event_ids'").toArray()
         .length > 0;
@@ -166,8 +177,10 @@ export class EventIdIndex {
    * The eventIds among `eventIds` held already (hot, or archived within
    * retention). Exact: an id known by its full value (hot, a collision row,
    * the former index) is held; an archived one found by its hash is held
-   * only if its file, read from `filesRead`, has it. Files not read yet come
-   * back as `unread`.
+   * when the row's check matches its own, and is not held by a row whose
+   * check differs; a row with no check (written by an earlier release)
+   * holds it only if its file, read from `filesRead`, has it. Files not
+   * read yet come back as `unread`.
    */
   held(eventIds: string[], filesRead: FilesRead): Decision<Set<string>> {
     const held = new Set<string>();
@@ -186,6 +199,10 @@ export class EventIdIndex {
     const unread = new Set<number>();
     for (const hit of this.hashHits(rest)) {
       const eventId = rest[hit.i] as string;
+      if (hit.c !== null) {
+        if (hit.c === eventIdCheck(eventId)) held.add(eventId);
+        continue;
+      }
       const file = filesRead.get(hit.file_id);
       if (!file) unread.add(hit.file_id);
       else if (file.has(eventId)) held.add(eventId);
@@ -201,21 +218,23 @@ export class EventIdIndex {
    * file. A segment is read only for the ids its filter may hold, which
    * for new ids is almost never.
    */
-  private hashHits(eventIds: string[]): { i: number; file_id: number }[] {
+  private hashHits(eventIds: string[]): { i: number; file_id: number; c: number | null }[] {
     const hashes = eventIds.map((eventId) => this.hash(eventId));
-    const hits: { i: number; file_id: number }[] = [];
+    const hits: { i: number; file_id: number; c: number | null }[] = [];
     for (const segment of this.segments) {
       const { filter } = segment;
       const positions = filter
         ? hashes.flatMap(([hi, lo], i) => (filter.mayHold(hi, lo) ? [i] : []))
         : hashes.map((_, i) => i);
       if (positions.length === 0) continue;
-      const rows = this.sql.exec<{ i: number; file_id: number }>(
+      const rows = this.sql.exec<{ i: number; file_id: number; c: number | null }>(
         `WITH q(i, h) AS MATERIALIZED (SELECT key, ${hashKeySql("value")} FROM json_each(?1))
-         SELECT q.i AS i, t.file_id AS file_id FROM q JOIN ${segment.table} t ON t.h = q.h`,
+         SELECT q.i AS i, t.file_id AS file_id, t.c AS c FROM q JOIN ${segment.table} t ON t.h = q.h`,
         JSON.stringify(positions.map((i) => hashes[i])),
       );
-      for (const row of rows) hits.push({ i: positions[row.i] as number, file_id: row.file_id });
+      for (const row of rows) {
+        hits.push({ i: positions[row.i] as number, file_id: row.file_id, c: row.c });
+      }
     }
     return hits;
   }
@@ -232,7 +251,11 @@ export class EventIdIndex {
       .map((file) => ({ id: file.id, key: file.key }));
   }
 
-  /** The archive files that may hold an eventId no hot event has, the exactly indexed first. */
+  /**
+   * The archive files that may hold an eventId no hot event has, the
+   * exactly indexed first (by full value, or by hash and a matching check);
+   * a row whose check differs is another id's.
+   */
   filesHolding(eventId: string): { key: string; exact: boolean }[] {
     const exact = [
       `SELECT f.key AS key FROM id_collisions c JOIN files f ON f.id = c.file_id
@@ -255,13 +278,18 @@ export class EventIdIndex {
       .toReversed()
       .map(
         (segment) =>
-          `SELECT f.key AS key FROM ${segment.table} t JOIN files f ON f.id = t.file_id
-            WHERE t.h = ((?1 << 32) | ?2) AND f.status = 'DONE'`,
+          `SELECT f.key AS key, t.c AS c FROM ${segment.table} t JOIN files f ON f.id = t.file_id
+            WHERE t.h = ((?1 << 32) | ?2) AND (t.c IS NULL OR t.c = ?3) AND f.status = 'DONE'`,
       );
     if (byHash.length > 0) {
-      for (const row of this.sql.exec<{ key: string }>(byHash.join(" UNION ALL "), hi, lo)) {
-        files.push({ key: row.key, exact: false });
-      }
+      const rows = this.sql.exec<{ key: string; c: number | null }>(
+        byHash.join(" UNION ALL "),
+        hi,
+        lo,
+        eventIdCheck(eventId),
+      );
+      const found = [...rows].map((row) => ({ key: row.key, exact: row.c !== null }));
+      files.push(...found.filter((file) => file.exact), ...found.filter((file) => !file.exact));
     }
     return files;
   }
@@ -281,9 +309,10 @@ export class EventIdIndex {
     // written); only when some were not written is the segment searched
     // for them, which 64-bit hashes make rare.
     const unique = collided.size === 0 ? keyed : keyed.filter((e) => !collided.has(e.eventId));
-    const pairs = JSON.stringify(unique.map((entry) => entry.hash));
+    const pairs = JSON.stringify(unique.map((entry) => [...entry.hash, entry.check]));
     const written = this.sql.exec(
-      `INSERT INTO ${table} (h, file_id) SELECT ${hashKeySql("value")}, ? FROM json_each(?)
+      `INSERT INTO ${table} (h, file_id, c)
+       SELECT ${hashKeySql("value")}, ?, json_extract(value, '$[2]') FROM json_each(?)
        WHERE true ON CONFLICT (h) DO NOTHING`,
       fileId,
       pairs,
@@ -351,7 +380,7 @@ export class EventIdIndex {
     const table = dayTableName(day, latest ? Number(latest.table.slice(-4)) + 1 : 1);
     const filter = new IdFilter({ ids: 0 });
     this.sql.exec(
-      `CREATE TABLE IF NOT EXISTS ${table} (h INTEGER PRIMARY KEY, file_id INTEGER NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS ${table} (h INTEGER PRIMARY KEY, file_id INTEGER NOT NULL, c INTEGER)`,
     );
     this.sql.exec(
       `INSERT INTO id_filters (segment, ids, bits) VALUES (?, 0, ?)
@@ -403,7 +432,7 @@ export class EventIdIndex {
     const table = compactedTableName(due.day);
     this.sql.exec(
       `CREATE TABLE IF NOT EXISTS ${table} (
-         h INTEGER NOT NULL, file_id INTEGER NOT NULL, PRIMARY KEY (h, file_id)
+         h INTEGER NOT NULL, file_id INTEGER NOT NULL, c INTEGER, PRIMARY KEY (h, file_id)
        ) WITHOUT ROWID`,
     );
     if (!this.segments.some((segment) => segment.table === table)) {
@@ -433,13 +462,13 @@ export class EventIdIndex {
     const source = compaction.tables
       .map(
         (table) =>
-          `SELECT h, file_id FROM ${table}
+          `SELECT h, file_id, c FROM ${table}
             WHERE h BETWEEN CAST(?1 AS INTEGER) AND CAST(?2 AS INTEGER)`,
       )
       .join(" UNION ALL ");
     this.sql.exec(
-      `INSERT INTO ${compactedTableName(compaction.day)} (h, file_id)
-       SELECT h, file_id FROM (${source}) WHERE true ORDER BY h
+      `INSERT INTO ${compactedTableName(compaction.day)} (h, file_id, c)
+       SELECT h, file_id, c FROM (${source}) WHERE true ORDER BY h
        ON CONFLICT DO NOTHING`,
       low,
       high,

@@ -14,10 +14,12 @@
  *                  segments of the archived events' duplicate guard and
  *                  id -> file index, each of one UTC day of receipt and at
  *                  most SEGMENT_IDS ids: an 8-byte hash of the eventId (the
- *                  rowid) and the archive file's number. Written when a
- *                  file is finished (never on the ingestion path); a day
- *                  past the retention window goes as DROP TABLEs. A hash
- *                  hit is confirmed against the file's own eventIds
+ *                  rowid), the archive file's number and a 4-byte check of
+ *                  the eventId. Written when a file is finished (never on
+ *                  the ingestion path); a day past the retention window
+ *                  goes as DROP TABLEs. A hash hit whose check matches is
+ *                  the id; rows of earlier releases have no check, and
+ *                  their hits are confirmed against the file's own eventIds
  *                  (event-id-hash.ts). Objects of earlier releases also
  *                  have one unsegmented table per day (`event_ids_<yyyymmdd>`,
  *                  no filter), read until it ages out.

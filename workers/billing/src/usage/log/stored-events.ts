@@ -142,7 +142,8 @@ export interface FileRef {
 
 /**
  * The eventIds of archive files read so far (from R2), by file number: what
- * confirms or refutes a hash hit of the archived-id index.
+ * confirms or refutes a hash hit on an index row with no check (written by
+ * an earlier release).
  */
 export type FilesRead = ReadonlyMap<number, ReadonlySet<string>>;
 
@@ -157,6 +158,6 @@ export type Location =
   | { kind: "hot"; event: StoredEvent }
   | {
       kind: "archived";
-      /** Files that may hold it, most likely first; `exact` when indexed by the full eventId. */
+      /** Files that may hold it, most likely first; `exact` when indexed by the full eventId or by hash and check. */
       files: { key: string; exact: boolean }[];
     };

@@ -589,7 +589,8 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
 
   /**
    * Runs a storage decision in one transaction; when it needs archive files
-   * (a hash hit of the archived-id index), reads them from R2 outside the
+   * (a hash hit on an index row of an earlier release, which has no check),
+   * reads them from R2 outside the
    * transaction and runs it again, so that the decision and its writes are
    * one transaction with nothing awaited between them.
    */
