@@ -1,3 +1,4 @@
+import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { subscriptions } from "@edge-platform/shared/db/schema/subscriptions";
@@ -5,6 +6,7 @@ import { withShard } from "@edge-platform/shared/usage-log/client";
 import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { describe, expect, it } from "vitest";
+import type { EntitlementCounter } from "../src/index.ts";
 import { insertSubscription, monthlyWindowAt, snapshot } from "./entitlement-fixtures.ts";
 import { call, expectError, register } from "./helpers.ts";
 import { usageLogObject } from "./usage-log-helpers.ts";
@@ -137,6 +139,48 @@ describe("GET /usage/timeseries", () => {
     expect(await byHours("2026-02-10T11:00:00Z", "2026-02-11T11:00:00Z")).toBe(19);
     const amounts = (aggregates.body.data as { amount: number }[]).map((row) => row.amount);
     expect(amounts.sort((a, b) => a - b)).toEqual([8, 19, 25]);
+  });
+
+  it("puts units whose hours a restart lost in the hour of their window's latest unit, and takes open hour rows of earlier releases", async () => {
+    const owner = await register();
+    const tenantId = owner.tenant.id;
+    const fixture = await insertSubscription({
+      tenantId,
+      snapshots: [snapshot.metered("api_calls", 0)],
+      startedAt: new Date(JANUARY),
+    });
+    const counter = entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId);
+    await counter.consume("api_calls", 3, Date.parse("2026-01-20T08:15:00Z"));
+    await counter.consume("api_calls", 5, Date.parse("2026-01-20T09:05:00Z"));
+    const window = monthlyWindowAt(fixture, new Date("2026-01-20T08:15:00Z"));
+    const stub = env.ENTITLEMENT_COUNTER.get(env.ENTITLEMENT_COUNTER.idFromName(tenantId));
+    await runInDurableObject(stub, (instance: EntitlementCounter, state) => {
+      // A restart: the hours kept in memory are gone. An earlier release
+      // had written 1 of the units' hour as an open row.
+      (
+        instance as unknown as { unflushedHours: { open: Map<string, unknown> } }
+      ).unflushedHours.open.clear();
+      state.storage.sql.exec(
+        `INSERT INTO unflushed_hours (subscription_id, feature_key, period_key, hour_start, units)
+         VALUES (?, 'api_calls', ?, '2026-01-20T07:00:00.000Z', 1)`,
+        fixture.subscriptionId,
+        window.periodKey,
+      );
+    });
+    expect(await counter.flush()).toMatchObject({ pendingUnits: 0 });
+    expect(await aggregateTotal(tenantId, "api_calls")).toBe(8);
+    const hours = await call(
+      "/api/v1/usage/timeseries?feature=api_calls&from=2026-01-20T07:00:00Z&to=2026-01-20T10:00:00Z&granularity=hour",
+      { token: owner.accessToken, tenant: tenantId },
+    );
+    expect(hours.body.data.map((bucket: { value: number }) => bucket.value)).toEqual([1, 0, 7]);
+    // Nothing left waiting for a flush.
+    const left = await runInDurableObject(
+      stub,
+      (_instance: EntitlementCounter, state) =>
+        state.storage.sql.exec<{ n: number }>("SELECT count(*) AS n FROM unflushed_hours").one().n,
+    );
+    expect(left).toBe(0);
   });
 
   it("adds nothing twice when a flush is retried, and nothing is served to another tenant", async () => {
