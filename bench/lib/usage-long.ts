@@ -9,8 +9,8 @@
  * the same length as the first is measured there, once the archive files the
  * fill left are written (ARCHIVE_QUIET_SECONDS: each burst measures
  * ingestion at its stored count, not the archive catching up with the load
- * before it; the fill's segments carry the archive's steady work). Then the
- * clients fill on
+ * before it; the fill's segments carry the archive's steady work, and start
+ * after its lead-in, LEAD_IN_SECONDS). Then the clients fill on
  * to N without a pause, the time at which each segment boundary is passed
  * recorded, so each segment's rate is the events it took over the seconds
  * it took; the pipeline drains and the totals are checked; the external
@@ -52,11 +52,21 @@ export const LONG_TARGETS = {
 };
 
 /**
- * Seconds without load before each measured burst: the stack's settle time
- * (60 s: a finished event stays that long before it may be archived) and
- * time for the files that then come due to be written.
+ * Seconds without load before each measured burst: the files the load left
+ * come due as their events settle (60 s after they finished), and a shard's
+ * alarm that found no full file waits that long again before it looks, so
+ * the last of them are written up to two settle times after the load
+ * stopped; then a margin for the writes.
  */
-export const ARCHIVE_QUIET_SECONDS = 90;
+export const ARCHIVE_QUIET_SECONDS = 150;
+
+/**
+ * Seconds of the fill after the warm burst before its first segment
+ * starts: the archive files of the fill's first events come due a settle
+ * time (60 s) after they finished, so until then the stack does less work
+ * per event than for the rest of the fill. Posted, printed, not judged.
+ */
+export const LEAD_IN_SECONDS = 90;
 
 /** Where the warm burst is measured, unless N is under twice as many. */
 export const WARM_STORED = 250_000;
@@ -188,10 +198,14 @@ export interface LongContext {
   baseline: () => Promise<ExternalBaseline>;
   /** Seconds without load before each measured burst (ARCHIVE_QUIET_SECONDS unless given). */
   quietSeconds?: number;
+  /** Seconds of the fill before its first segment (LEAD_IN_SECONDS unless given). */
+  leadInSeconds?: number;
 }
 
 export interface FillResult {
   marks: FillMark[];
+  /** The fill's first seconds, before the segments: posted, not judged (see LEAD_IN_SECONDS). */
+  leadIn?: { events: number; seconds: number };
   accepted: number;
   failures: number;
   seconds: number;
@@ -235,24 +249,54 @@ function progressLog(log: (line: string) => void, start: number, stored: number)
 /**
  * The clients post back to back, with no pause, from `start` stored until
  * the last of `ends` is; each end is marked when an answer takes the count
- * past it. Batches are claimed before they are sent, so the fill stops
- * within one batch of the target whatever the number of clients. Then the
- * pipeline drains and the aggregates are checked against the units accepted.
+ * past it. With `leadIn`, the marks start only after that many seconds
+ * (ends passed by then, and one closer than `leadIn.minFirst` events, are
+ * dropped), so the first segment runs from there. Batches are claimed
+ * before they are sent, so the fill stops within one batch of the target
+ * whatever the number of clients. Then the pipeline drains and the
+ * aggregates are checked against the units accepted.
  */
-async function fill(context: LongContext, start: number, ends: number[]): Promise<FillResult> {
+async function fill(
+  context: LongContext,
+  start: number,
+  ends: number[],
+  leadIn?: { seconds: number; minFirst: number },
+): Promise<FillResult> {
   const { base, keys, load, log } = context;
   const before = await Promise.all(keys.map((key) => aggregatedUnits(base, key)));
   const need = ends[ends.length - 1]! - start;
   const units = keys.map(() => 0);
   const begun = performance.now();
   const marks: FillMark[] = [{ end: start, stored: start, at: begun }];
+  const pending = [...ends];
   const progress = progressLog(log, begun, start);
+  let leading = leadIn !== undefined && leadIn.seconds > 0;
+  let leadInDone: FillResult["leadIn"];
   let claimed = 0;
   let accepted = 0;
   let failures = 0;
   log(
     `fill: ${keys.length} clients posting back to back from ${start} until ${need + start} events are stored`,
   );
+  const mark = (now: number) => {
+    const stored = start + accepted;
+    if (leading && leadIn) {
+      if (now - begun < leadIn.seconds * 1000) return;
+      leading = false;
+      marks[0] = { end: stored, stored, at: now };
+      while (pending.length > 1 && pending[0]! - stored < leadIn.minFirst) pending.shift();
+      leadInDone = { events: stored - start, seconds: (now - begun) / 1000 };
+      log(`fill: lead-in of ${leadIn.seconds} s done at ${stored} stored; the segments start here`);
+      return;
+    }
+    while (pending.length > 0 && stored >= pending[0]!) {
+      marks.push({ end: pending.shift()!, stored, at: now });
+      const [segment] = segmentRates(marks.slice(-2));
+      log(
+        `fill ${segment!.from} -> ${segment!.to}: ${segment!.eventsPerSecond.toFixed(0)} events/s over ${segment!.seconds.toFixed(1)} s`,
+      );
+    }
+  };
   await Promise.all(
     keys.map(async (key, client) => {
       while (claimed < need) {
@@ -267,17 +311,7 @@ async function fill(context: LongContext, start: number, ends: number[]): Promis
         accepted += result.accepted;
         units[client] = (units[client] ?? 0) + batch.reduce((sum, e) => sum + load.units(e), 0);
         const now = performance.now();
-        for (
-          let next = marks.length - 1;
-          next < ends.length && start + accepted >= ends[next]!;
-          next++
-        ) {
-          marks.push({ end: ends[next]!, stored: start + accepted, at: now });
-          const [segment] = segmentRates(marks.slice(-2));
-          log(
-            `fill ${segment!.from} -> ${segment!.to}: ${segment!.eventsPerSecond.toFixed(0)} events/s over ${segment!.seconds.toFixed(1)} s`,
-          );
-        }
+        mark(now);
         progress(now, start + accepted);
       }
     }),
@@ -287,7 +321,15 @@ async function fill(context: LongContext, start: number, ends: number[]): Promis
   const drainStart = performance.now();
   const exact = await drained(base, keys, before, units, "api_calls", 600_000);
   const drainSeconds = (performance.now() - drainStart) / 1000;
-  return { marks, accepted, failures, seconds, exact, drainSeconds };
+  return {
+    marks,
+    ...(leadInDone ? { leadIn: leadInDone } : {}),
+    accepted,
+    failures,
+    seconds,
+    exact,
+    drainSeconds,
+  };
 }
 
 /** Waits without load for the archive files the last load left to be written. */
@@ -322,7 +364,11 @@ export async function runLongMode(context: LongContext, stored: number): Promise
   const ends = segmentEnds(now, context.target, plan.segmentSize);
   if (ends.length === 0)
     context.log(`long mode: ${now} stored already, no fill segment to ${context.target}`);
-  const filled = ends.length > 0 ? await fill(context, now, ends) : undefined;
+  const leadIn = {
+    seconds: context.leadInSeconds ?? LEAD_IN_SECONDS,
+    minFirst: plan.segmentSize / 4,
+  };
+  const filled = ends.length > 0 ? await fill(context, now, ends, leadIn) : undefined;
   now += filled?.accepted ?? 0;
   await archiveQuiet(context, now);
   context.log("long mode: the external baseline again");
@@ -525,6 +571,9 @@ export function longModeReport(input: LongReportInput) {
     (run.toWarm
       ? `                before the warm burst: ${count(run.toWarm.accepted)} events posted back to back in ${run.toWarm.seconds.toFixed(0)} s (${count(run.toWarm.accepted / run.toWarm.seconds)} events/s)\n`
       : "") +
+    (run.fill?.leadIn
+      ? `                the fill's lead-in (not judged: its first events' archive files are not due yet): ${count(run.fill.leadIn.events)} events in ${run.fill.leadIn.seconds.toFixed(0)} s (${count(run.fill.leadIn.events / run.fill.leadIn.seconds)} events/s)\n`
+      : "") +
     (run.fill
       ? `                the fill: ${count(run.fill.accepted)} events in ${run.fill.seconds.toFixed(0)} s, ${run.fill.failures} failed requests; the pipeline caught up ${run.fill.drainSeconds.toFixed(1)} s after it, ${run.fill.exact ? "exact" : "NOT exact"}\n`
       : "");
@@ -533,7 +582,7 @@ export function longModeReport(input: LongReportInput) {
     rows: longRows(input, points),
     criteria: longCriteria(input, points, judgment),
     notes: [
-      `Long mode: the fill's segment boundaries are the multiples of ${count(run.plan.segmentSize)} between the warm burst and ${count(input.target)} stored (the largest of ${SEGMENT_SIZES.map((size) => count(size)).join(", ")} giving at least ${MIN_SEGMENTS} segments; a first segment under a quarter of that joins the next). All rates are raw events/s; the external baseline only shows the machine's drift.`,
+      `Long mode: the fill's segment boundaries are the multiples of ${count(run.plan.segmentSize)} between the warm burst and ${count(input.target)} stored (the largest of ${SEGMENT_SIZES.map((size) => count(size)).join(", ")} giving at least ${MIN_SEGMENTS} segments; a first segment under a quarter of that joins the next); the first segment starts after the fill's first ${LEAD_IN_SECONDS} s (its lead-in, printed, not judged). All rates are raw events/s; the external baseline only shows the machine's drift.`,
       `${perBaselineRequest(input).replace(/^per/, "Per")}.`,
     ],
   };
@@ -547,7 +596,7 @@ export function longModeMethod(input: {
 }): string {
   const plan = fillPlan(input.target);
   return (
-    `Long mode (${count(input.target)} events stored): the first ${input.burstSeconds}-s burst on the fresh stack; the clients post back to back until ${count(plan.warmStored)} events are stored, the pipeline drains and a ${input.burstSeconds}-s burst is measured there, after ${ARCHIVE_QUIET_SECONDS} s without load for the archive files the fill left to be written; they post on to ${count(input.target)} without a pause, each segment of ${count(plan.segmentSize)} stored events timed between the answers that took the count past its boundaries (the first from the fill's start); the pipeline drains and the totals are checked; then, after the same quiet wait, a ${input.burstSeconds}-s burst after ${count(input.target)} stored. ` +
+    `Long mode (${count(input.target)} events stored): the first ${input.burstSeconds}-s burst on the fresh stack; the clients post back to back until ${count(plan.warmStored)} events are stored, the pipeline drains and a ${input.burstSeconds}-s burst is measured there, after ${ARCHIVE_QUIET_SECONDS} s without load for the archive files the fill left to be written; they post on to ${count(input.target)} without a pause, each segment of ${count(plan.segmentSize)} stored events timed between the answers that took the count past its boundaries (the first from the end of the fill's first ${LEAD_IN_SECONDS} s, its lead-in: the fill's first archive files come due a settle time after its first events, so until then each event costs less than for the rest of the fill); the pipeline drains and the totals are checked; then, after the same quiet wait, a ${input.burstSeconds}-s burst after ${count(input.target)} stored. ` +
     `Every rate is raw events/s. External baseline: ${EXTERNAL_BASELINE_NAME}, autocannon with ${input.connections} connections for ${input.burstSeconds} s, at the start and again before the last burst. `
   );
 }
