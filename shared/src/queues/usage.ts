@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { type EventProperties, eventPropertiesSchema } from "../billing/meter.ts";
+import { fnv1a } from "../usage-log/client.ts";
 
 // Wire contracts of the usage pipeline's queues, shared by the producer
 // (the billing worker: the usage logs' outboxes and re-drive, and
@@ -52,12 +53,7 @@ export function isRawDeadLetterQueue(name: string): boolean {
 export function rawQueueIndex(tenantId: string, count: number, shard = 0): number {
   const queues = Math.max(1, Math.floor(count));
   if (queues === 1) return 0;
-  let hash = 0x811c9dc5;
-  for (let index = 0; index < tenantId.length; index++) {
-    hash ^= tenantId.charCodeAt(index);
-    hash = Math.imul(hash, 0x01000193) >>> 0;
-  }
-  return ((hash >>> 0) + Math.max(0, Math.floor(shard))) % queues;
+  return (fnv1a(tenantId) + Math.max(0, Math.floor(shard))) % queues;
 }
 
 /** Queues accept at most 100 messages per sendBatch. */

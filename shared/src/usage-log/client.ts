@@ -20,8 +20,8 @@ export type UsageLogStatus = "PENDING" | "VALIDATED" | "AGGREGATED" | "REJECTED"
 /** Shards per tenant are at most this many (the id keeps four hex digits for them). */
 export const MAX_USAGE_LOG_SHARDS = 4096;
 
-/** FNV-1a (32 bits) of the eventId: stable across releases and runtimes. */
-function fnv1a(text: string): number {
+/** FNV-1a (32 bits, unsigned) of a text: stable across releases and runtimes. */
+export function fnv1a(text: string): number {
   let hash = 0x811c9dc5;
   for (let index = 0; index < text.length; index++) {
     hash ^= text.charCodeAt(index);

@@ -1,3 +1,4 @@
+import { fnv1a } from "@edge-platform/shared/usage-log/client";
 import { retentionDays } from "../domain/usage-archive.ts";
 
 /*
@@ -94,11 +95,7 @@ export function archiveSettings(
  * the same file).
  */
 export function fileTarget(settings: ArchiveSettings, firstId: string): number {
-  let hash = 0x811c9dc5;
-  for (let i = 0; i < firstId.length; i++) {
-    hash = Math.imul(hash ^ firstId.charCodeAt(i), 0x01000193);
-  }
-  const unit = (hash >>> 0) / 2 ** 32;
+  const unit = fnv1a(firstId) / 2 ** 32;
   const smaller = Math.floor(settings.fileEvents * settings.fileSpread * unit);
   return Math.max(1, settings.fileEvents - smaller);
 }

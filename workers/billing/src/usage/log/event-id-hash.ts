@@ -1,3 +1,4 @@
+import { fnv1a } from "@edge-platform/shared/usage-log/client";
 /*
  * The 8-byte hash of a client eventId that the usage log's archived-id
  * index keys on (id-index.ts), and a 4-byte check of it stored beside.
@@ -42,9 +43,5 @@ export function hashKeySql(column: string): string {
  * 32-bit integer (SQLite keeps it in 4 bytes).
  */
 export function eventIdCheck(eventId: string): number {
-  let check = 0x811c9dc5;
-  for (let index = 0; index < eventId.length; index++) {
-    check = Math.imul(check ^ eventId.charCodeAt(index), 0x01000193);
-  }
-  return check | 0;
+  return fnv1a(eventId) | 0;
 }
