@@ -1,4 +1,6 @@
 import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import path from "node:path";
 
 export const ROOT = path.resolve(import.meta.dirname, "../..");
@@ -29,8 +31,42 @@ export function runWrangler(args: string[]): string {
   return result.stdout;
 }
 
-/** Applies a config's D1 migrations to the local database under `persistTo`. */
+/**
+ * Applies a config's D1 migrations to the local database under `persistTo`.
+ *
+ * `wrangler d1 migrations apply` starts a local runtime per migration (about
+ * a second each), which made most of a fresh stack's start. On a fresh
+ * state (no local D1 yet) every migration goes in one `d1 execute` instead:
+ * the same statements wrangler would run, each migration followed by its
+ * `d1_migrations` row, so later applies see them as applied. That runs as
+ * one atomic batch; if it fails, nothing of it stays and wrangler's own
+ * apply runs, migration by migration, and reports the failure as usual.
+ */
 export function applyLocalMigrations(config: string, persistTo: string): void {
+  if (!existsSync(path.join(persistTo, "v3", "d1"))) {
+    const dir = mkdtempSync(path.join(tmpdir(), "migrations-"));
+    try {
+      const file = path.join(dir, "all.sql");
+      writeFileSync(file, freshDatabaseSql(path.join(ROOT, path.dirname(config)), config));
+      runWrangler([
+        "d1",
+        "execute",
+        "DB",
+        "--local",
+        "--persist-to",
+        persistTo,
+        "--file",
+        file,
+        "-c",
+        config,
+      ]);
+      return;
+    } catch {
+      // wrangler's own apply below reports what failed.
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }
   runWrangler([
     "d1",
     "migrations",
@@ -42,6 +78,27 @@ export function applyLocalMigrations(config: string, persistTo: string): void {
     "-c",
     config,
   ]);
+}
+
+/** wrangler's migrations table, and each migration then its row, as `d1 migrations apply` writes them. */
+function freshDatabaseSql(configDir: string, config: string): string {
+  const toml = readFileSync(path.join(ROOT, config), "utf8");
+  const dir = /^migrations_dir\s*=\s*"([^"]+)"/m.exec(toml)?.[1] ?? "migrations";
+  const migrations = path.resolve(configDir, dir);
+  const files = readdirSync(migrations)
+    .filter((name) => name.endsWith(".sql"))
+    .sort();
+  return [
+    `CREATE TABLE IF NOT EXISTS "d1_migrations"(
+\t\tid         INTEGER PRIMARY KEY AUTOINCREMENT,
+\t\tname       TEXT UNIQUE,
+\t\tapplied_at TIMESTAMP DEFAULT CURRENT_TIMESTAMP NOT NULL
+);`,
+    ...files.map(
+      (name) =>
+        `${readFileSync(path.join(migrations, name), "utf8")}\nINSERT INTO "d1_migrations" (name)\nvalues ('${name.replaceAll("'", "''")}');`,
+    ),
+  ].join("\n");
 }
 
 export function startWrangler(args: string[]) {
