@@ -3,13 +3,10 @@
  * an upsert that leaves existing rows alone, so running it on every
  * `npm run dev` is safe and keeps whatever a developer changed.
  */
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import { hashPassword } from "../workers/billing/src/platform/domain/password.ts";
 import { demoCatalogSql } from "./demo-catalog.ts";
 import { devVarsFile, readDevVars } from "./lib/dev-vars.ts";
-import { ROOT, runWrangler } from "./lib/wrangler.ts";
+import { executeLocalSql, ROOT } from "./lib/wrangler.ts";
 
 // Fixed ids keep the demo rows stable across runs and machines.
 const DEMO_TENANT_ID = "00000000-0000-4000-8000-00000000a001";
@@ -39,24 +36,5 @@ export async function demoDataSql(vars: Record<string, string>): Promise<string>
 }
 
 export async function loadDemoData(persistTo: string): Promise<void> {
-  const vars = readDevVars(devVarsFile(ROOT));
-  const dir = mkdtempSync(path.join(tmpdir(), "demo-data-"));
-  const file = path.join(dir, "demo.sql");
-  try {
-    writeFileSync(file, await demoDataSql(vars));
-    runWrangler([
-      "d1",
-      "execute",
-      "DB",
-      "--local",
-      "--persist-to",
-      persistTo,
-      "--file",
-      file,
-      "-c",
-      "wrangler.toml",
-    ]);
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
+  executeLocalSql("wrangler.toml", persistTo, await demoDataSql(readDevVars(devVarsFile(ROOT))));
 }

@@ -44,27 +44,15 @@ export function runWrangler(args: string[]): string {
  */
 export function applyLocalMigrations(config: string, persistTo: string): void {
   if (!existsSync(path.join(persistTo, "v3", "d1"))) {
-    const dir = mkdtempSync(path.join(tmpdir(), "migrations-"));
     try {
-      const file = path.join(dir, "all.sql");
-      writeFileSync(file, freshDatabaseSql(path.join(ROOT, path.dirname(config)), config));
-      runWrangler([
-        "d1",
-        "execute",
-        "DB",
-        "--local",
-        "--persist-to",
-        persistTo,
-        "--file",
-        file,
-        "-c",
+      executeLocalSql(
         config,
-      ]);
+        persistTo,
+        freshDatabaseSql(path.join(ROOT, path.dirname(config)), config),
+      );
       return;
     } catch {
       // wrangler's own apply below reports what failed.
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
     }
   }
   runWrangler([
@@ -78,6 +66,29 @@ export function applyLocalMigrations(config: string, persistTo: string): void {
     "-c",
     config,
   ]);
+}
+
+/** Runs SQL statements on a config's local D1 database under `persistTo`, as one batch (`wrangler d1 execute --file`). */
+export function executeLocalSql(config: string, persistTo: string, sql: string): void {
+  const dir = mkdtempSync(path.join(tmpdir(), "d1-sql-"));
+  try {
+    const file = path.join(dir, "statements.sql");
+    writeFileSync(file, sql);
+    runWrangler([
+      "d1",
+      "execute",
+      "DB",
+      "--local",
+      "--persist-to",
+      persistTo,
+      "--file",
+      file,
+      "-c",
+      config,
+    ]);
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** wrangler's migrations table, and each migration then its row, as `d1 migrations apply` writes them. */
