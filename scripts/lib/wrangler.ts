@@ -45,11 +45,7 @@ export function runWrangler(args: string[]): string {
 export function applyLocalMigrations(config: string, persistTo: string): void {
   if (!existsSync(path.join(persistTo, "v3", "d1"))) {
     try {
-      executeLocalSql(
-        config,
-        persistTo,
-        freshDatabaseSql(path.join(ROOT, path.dirname(config)), config),
-      );
+      executeLocalSql(config, persistTo, freshDatabaseSql(config));
       return;
     } catch {
       // wrangler's own apply below reports what failed.
@@ -92,10 +88,10 @@ export function executeLocalSql(config: string, persistTo: string, sql: string):
 }
 
 /** wrangler's migrations table, and each migration then its row, as `d1 migrations apply` writes them. */
-function freshDatabaseSql(configDir: string, config: string): string {
+function freshDatabaseSql(config: string): string {
   const toml = readFileSync(path.join(ROOT, config), "utf8");
   const dir = /^migrations_dir\s*=\s*"([^"]+)"/m.exec(toml)?.[1] ?? "migrations";
-  const migrations = path.resolve(configDir, dir);
+  const migrations = path.resolve(ROOT, path.dirname(config), dir);
   const files = readdirSync(migrations)
     .filter((name) => name.endsWith(".sql"))
     .sort();
