@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { featureTypes } from "../db/schema/catalog.ts";
+import { MAX_COUNTER_SHARDS } from "./counter-shards.ts";
 import type { CheckOutcome } from "./entitlement-decision.ts";
 import { eventPropertiesSchema } from "./meter.ts";
 
@@ -18,8 +19,15 @@ const tenantId = z.uuid();
 const featureKey = z.string().min(1).max(100);
 const nowMs = z.number().int().nonnegative().optional();
 const isoInstant = z.iso.datetime({ offset: false });
+/** The counter shard the call is for (shared/src/billing/counter-shards.ts); absent: shard 0. */
+const shard = z
+  .number()
+  .int()
+  .min(0)
+  .max(MAX_COUNTER_SHARDS - 1)
+  .optional();
 
-export const checkInput = z.strictObject({ tenantId, featureKey, nowMs });
+export const checkInput = z.strictObject({ tenantId, featureKey, nowMs, shard });
 export type CheckInput = z.input<typeof checkInput>;
 
 /** A consume's event properties (the feature's meter reads them; shared/src/billing/meter.ts). */
@@ -41,6 +49,7 @@ export const consumeInput = z.strictObject({
    * the key's creation time.
    */
   requestId: z.string().min(1).max(255).optional(),
+  shard,
 });
 export type ConsumeInput = z.input<typeof consumeInput>;
 
@@ -68,6 +77,7 @@ export const keyedConsumeInput = z.strictObject({
   atMs: z.number().int().nonnegative(),
   /** The first request's correlation id, replayed with its answer. */
   correlationId: z.string().min(1).max(100),
+  shard,
 });
 export type KeyedConsumeInput = z.input<typeof keyedConsumeInput>;
 
@@ -118,10 +128,11 @@ export type UsageEntry = z.infer<typeof usageEntry>;
 export const recordInput = z.strictObject({
   tenantId,
   entries: z.array(usageEntry).min(1).max(1000),
+  shard,
 });
 export type RecordInput = z.input<typeof recordInput>;
 
-export const flushInput = z.strictObject({ tenantId });
+export const flushInput = z.strictObject({ tenantId, shard });
 export type FlushInput = z.input<typeof flushInput>;
 
 export const creditsInput = z.strictObject({ tenantId, nowMs });
@@ -185,6 +196,60 @@ export interface RecordResult {
   duplicates: number;
 }
 
+/*
+ * Between counter shards (see counter-shards.ts): a shard other than 0
+ * reports a window's figures to shard 0 as running totals, each report
+ * numbered (`seq`), so a late or repeated one changes nothing.
+ */
+const count = z.number().int().min(-Number.MAX_SAFE_INTEGER).max(Number.MAX_SAFE_INTEGER);
+const cumulative = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
+export const shardReport = z.strictObject({
+  subscriptionId: z.uuid(),
+  featureKey,
+  periodKey: z.string().min(1).max(40),
+  periodStart: isoInstant,
+  periodEnd: isoInstant.nullable(),
+  seq: cumulative,
+  /** Every unit the shard counted in the window (less units taken back). */
+  counted: count,
+  /** Units the shard admitted from its leases. */
+  leaseUsed: cumulative,
+  /** Lease units the shard gave back unused. */
+  returned: cumulative,
+  /** Lease units the shard received. */
+  received: cumulative,
+  /** Lease units the shard asks for (0: none). */
+  want: cumulative.max(MAX_USAGE_AMOUNT),
+});
+export type ShardReport = z.infer<typeof shardReport>;
+
+export const shardSyncInput = z.strictObject({
+  tenantId,
+  shard: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_COUNTER_SHARDS - 1),
+  windows: z.array(shardReport).min(1).max(1000),
+});
+export type ShardSyncInput = z.input<typeof shardSyncInput>;
+
+/** Per reported window: the tenant's total in it (the report included) and the lease units granted now. */
+export interface ShardSyncResult {
+  windows: { featureKey: string; periodKey: string; total: number; granted: number }[];
+}
+
+export const returnLeasesInput = z.strictObject({
+  tenantId,
+  shard: z
+    .number()
+    .int()
+    .min(1)
+    .max(MAX_COUNTER_SHARDS - 1),
+  windows: z.array(z.strictObject({ featureKey, periodKey: z.string().min(1).max(40) })).max(1000),
+});
+export type ReturnLeasesInput = z.input<typeof returnLeasesInput>;
+
 export interface FlushResult {
   /** Flushes written to D1 by this call. */
   flushes: number;
@@ -203,10 +268,15 @@ export interface EntitlementCounterRpc {
   consume(input: ConsumeInput): Promise<ConsumeResult>;
   consumeKeyed(input: KeyedConsumeInput): Promise<KeyedConsumeResult>;
   record(input: RecordInput): Promise<RecordResult>;
-  refreshEntitlements(): void;
+  /** Shard 0 passes it on to the other shards it knows. */
+  refreshEntitlements(): Promise<void>;
   flush(input: FlushInput): Promise<FlushResult>;
-  refreshCredits(): void;
+  refreshCredits(): Promise<void>;
   credits(input: CreditsInput): Promise<CreditsResult>;
   /** Ends a grant (void or expiry): the cents it held, to write off; null when the object never saw it. */
   settleCreditGrant(input: SettleGrantInput): Promise<number | null>;
+  /** Shard 0: a shard's report, answered with the totals and any lease granted. */
+  syncShard(input: ShardSyncInput): Promise<ShardSyncResult>;
+  /** A shard other than 0: gives back its unused lease units, answering its reports. */
+  returnLeases(input: ReturnLeasesInput): Promise<ShardReport[]>;
 }

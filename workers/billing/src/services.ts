@@ -1,3 +1,4 @@
+import { tenantCounterShards } from "@edge-platform/shared/billing/counter-shards";
 import { type Database, database } from "@edge-platform/shared/db/client";
 import type { Context } from "hono";
 import {
@@ -240,8 +241,10 @@ const subscriptions: SubscriptionRouteServices = {
 const entitlements: EntitlementRouteServices = {
   /** The catalog lookup that tells an unknown feature (404) from a denial may lag: a replica serves it. */
   entitlementService: (c) =>
-    new EntitlementService(c.env.ENTITLEMENT_COUNTER, () =>
-      database(c.env.DB.withSession("first-unconstrained") as unknown as D1Database),
+    new EntitlementService(
+      c.env.ENTITLEMENT_COUNTER,
+      () => database(c.env.DB.withSession("first-unconstrained") as unknown as D1Database),
+      (tenantId) => tenantCounterShards(c.env, tenantId),
     ),
 };
 

@@ -1,3 +1,4 @@
+import { anyCounterShard, counterShardOfKey } from "@edge-platform/shared/billing/counter-shards";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import type {
   CheckResult,
@@ -8,6 +9,7 @@ import {
   quotaExceededMessage,
 } from "@edge-platform/shared/billing/entitlement-decision";
 import type { EventProperties } from "@edge-platform/shared/billing/meter";
+import type { TenantShards } from "@edge-platform/shared/billing/tenant-shard-setting";
 import type { Database } from "@edge-platform/shared/db/client";
 import { ApiError } from "@edge-platform/shared/http/api-error";
 import { findFeatureByLookupKey } from "../catalog/index.ts";
@@ -34,13 +36,17 @@ export type ConsumeAnswer = Omit<Extract<ConsumeResult, { status: "consumed" }>,
 
 /**
  * Entitlement check and consume for a tenant. The decisions are taken by the
- * tenant's EntitlementCounter object; this maps them to HTTP.
+ * tenant's EntitlementCounter objects (its counter shards: a check or an
+ * unkeyed consume goes to any of them, a keyed consume to its key's);
+ * this maps them to HTTP.
  */
 export class EntitlementService {
   constructor(
     private readonly counters: Env["ENTITLEMENT_COUNTER"],
     /** The catalog, opened only when a refusal needs it (most checks never read it). */
     private readonly catalog: () => Database,
+    /** The tenant's counter shards (USAGE_COUNTER_SHARDS, USAGE_COUNTER_TENANT_SHARDS). */
+    private readonly shardsOf: (tenantId: string) => TenantShards = () => ({ shards: 1 }),
   ) {}
 
   /**
@@ -53,8 +59,9 @@ export class EntitlementService {
       await this.requireFeature(featureKey);
       return deniedCheck(featureKey, `Tenant is ${tenant.status.toLowerCase()}`);
     }
+    const shard = anyCounterShard(this.shardsOf(tenant.id));
     const result = await this.reach(() =>
-      entitlementCounter(this.counters, tenant.id).check(featureKey),
+      entitlementCounter(this.counters, tenant.id, shard).check(featureKey),
     );
     if (!result.allowed) await this.requireFeature(featureKey);
     return result;
@@ -82,14 +89,17 @@ export class EntitlementService {
     if (tenant.status !== "ACTIVE") {
       throw new ApiError(403, `Tenant is ${tenant.status.toLowerCase()}`);
     }
-    const counter = entitlementCounter(this.counters, tenant.id);
+    const shards = this.shardsOf(tenant.id);
     if (!keyed) {
+      const counter = entitlementCounter(this.counters, tenant.id, anyCounterShard(shards));
       const result = await this.reach(() =>
         counter.consume(featureKey, amount, undefined, undefined, properties),
       );
       return { answer: await this.answer(result, featureKey, amount), replayed: false };
     }
     const { correlationId, ...record } = keyed;
+    const shard = counterShardOfKey(keyed.requestId, shards);
+    const counter = entitlementCounter(this.counters, tenant.id, shard);
     const outcome = await this.reach(() =>
       counter.consumeKeyed(featureKey, amount, { ...record, correlationId, properties }),
     );

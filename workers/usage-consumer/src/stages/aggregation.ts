@@ -1,3 +1,4 @@
+import { byCounterShard, tenantCounterShards } from "@edge-platform/shared/billing/counter-shards";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import {
   type UsageEntry,
@@ -134,18 +135,24 @@ export async function runAggregationStage(batch: MessageBatch<unknown>, env: Env
         for (const item of group) failed.set(item.message, error);
         return;
       }
-      const counter = entitlementCounter(counters, tenantId);
-      for (let start = 0; start < items.length; start += RECORD_MAX_ENTRIES) {
-        const chunk = items.slice(start, start + RECORD_MAX_ENTRIES);
-        try {
-          await counter.record(chunk.map((item) => entryOf(item.body)));
-          for (const item of chunk) {
-            if (item.body.retryOf) resolved.push(item.body.retryOf);
+      const shards = tenantCounterShards(env, tenantId);
+      const byShard = byCounterShard(items, shards, (item) => item.body.id);
+      await Promise.all(
+        [...byShard].map(async ([shard, shardItems]) => {
+          const counter = entitlementCounter(counters, tenantId, shard);
+          for (let start = 0; start < shardItems.length; start += RECORD_MAX_ENTRIES) {
+            const chunk = shardItems.slice(start, start + RECORD_MAX_ENTRIES);
+            try {
+              await counter.record(chunk.map((item) => entryOf(item.body)));
+              for (const item of chunk) {
+                if (item.body.retryOf) resolved.push(item.body.retryOf);
+              }
+            } catch (error) {
+              for (const item of chunk) failed.set(item.message, error);
+            }
           }
-        } catch (error) {
-          for (const item of chunk) failed.set(item.message, error);
-        }
-      }
+        }),
+      );
     }),
   );
   for (const [message, error] of failed) settlement.retry(message, error, STAGE);

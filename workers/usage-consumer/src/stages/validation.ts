@@ -1,3 +1,4 @@
+import { byCounterShard, tenantCounterShards } from "@edge-platform/shared/billing/counter-shards";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { database } from "@edge-platform/shared/db/client";
 import {
@@ -338,26 +339,42 @@ async function recordDirectly(env: Env, items: Counted[]): Promise<Counted[]> {
   const left: Counted[] = [];
   await Promise.all(
     [...byTenant.entries()].map(async ([tenantId, group]) => {
-      const counter = entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId);
-      for (let start = 0; start < group.length; start += RECORD_MAX_ENTRIES) {
-        const chunk = group.slice(start, start + RECORD_MAX_ENTRIES);
-        try {
-          await counter.record(chunk.map((item) => entryOf(item.body)));
-        } catch (error) {
-          console.error(
-            JSON.stringify({
-              level: "warn",
-              msg: "direct count failed; forwarding to usage-validated",
-              events: chunk.length,
-              error: String(error),
-            }),
-          );
-          left.push(...chunk);
-        }
-      }
+      const shards = tenantCounterShards(env, tenantId);
+      await Promise.all(
+        [...byCounterShard(group, shards, (item) => item.body.id)].map(([shard, shardItems]) =>
+          recordOnShard(env, tenantId, shard, shardItems, left),
+        ),
+      );
     }),
   );
   return left;
+}
+
+/** Records the events with one counter shard; those it could not go to `left`. */
+async function recordOnShard(
+  env: Env,
+  tenantId: string,
+  shard: number,
+  group: Counted[],
+  left: Counted[],
+): Promise<void> {
+  const counter = entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId, shard);
+  for (let start = 0; start < group.length; start += RECORD_MAX_ENTRIES) {
+    const chunk = group.slice(start, start + RECORD_MAX_ENTRIES);
+    try {
+      await counter.record(chunk.map((item) => entryOf(item.body)));
+    } catch (error) {
+      console.error(
+        JSON.stringify({
+          level: "warn",
+          msg: "direct count failed; forwarding to usage-validated",
+          events: chunk.length,
+          error: String(error),
+        }),
+      );
+      left.push(...chunk);
+    }
+  }
 }
 
 function validatedBody(

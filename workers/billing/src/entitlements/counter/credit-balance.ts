@@ -1,3 +1,4 @@
+import type { CheckOutcome } from "@edge-platform/shared/billing/entitlement-decision";
 import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
 import type { TenantEntitlementState } from "@edge-platform/shared/db/entitlement-state";
 import type { UsageThreshold } from "@edge-platform/shared/db/schema/catalog";
@@ -644,3 +645,21 @@ function costWindow(terms: CreditTerms, target: DrawTarget): CostWindow | undefi
 }
 
 export { CREDITS_EXHAUSTED };
+
+/** A check's outcome with the credit balance that applies; a prepaid one that cannot pay for one more unit refuses. */
+export function withCreditBalance(
+  outcome: CheckOutcome,
+  credit: { creditBalance: number; exhausted: boolean } | undefined | null,
+): CheckOutcome {
+  if (!credit) return outcome;
+  if (!credit.exhausted || !outcome.allowed) {
+    return { ...outcome, creditBalance: credit.creditBalance };
+  }
+  return {
+    ...outcome,
+    allowed: false,
+    reason: "Credit balance exhausted",
+    code: CREDITS_EXHAUSTED,
+    creditBalance: credit.creditBalance,
+  };
+}

@@ -1,5 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import {
+  type EntitlementCounterClient,
+  entitlementCounter,
+} from "@edge-platform/shared/billing/entitlement-counter-client";
+import {
   type CheckInput,
   type CheckResult,
   type ConsumeInput,
@@ -18,31 +22,44 @@ import {
   keyedConsumeInput,
   type RecordInput,
   type RecordResult,
+  type ReturnLeasesInput,
   recordInput,
+  returnLeasesInput,
   type SettleGrantInput,
+  type ShardReport,
+  type ShardSyncInput,
+  type ShardSyncResult,
   settleGrantInput,
+  shardSyncInput,
 } from "@edge-platform/shared/billing/entitlement-counter-protocol";
 import {
   checkOutcome,
-  consumeDecision,
   deniedCheck,
   isCounted,
   lookupEntitlement,
   subscriptionAccess,
 } from "@edge-platform/shared/billing/entitlement-decision";
 import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
-import type { EventProperties } from "@edge-platform/shared/billing/meter";
 import { database } from "@edge-platform/shared/db/client";
 import {
   loadTenantEntitlementState,
   type TenantEntitlementState,
 } from "@edge-platform/shared/db/entitlement-state";
-import { CREDITS_EXHAUSTED } from "../../credits/index.ts";
 import { SingleFlight } from "../../platform/index.ts";
 import { applyCounterFlush, readTenantWindowUsage } from "../../usage/index.ts";
-import { counterIdRetentionMs, flushIntervalMs } from "../domain/usage-counter-settings.ts";
+import {
+  counterIdRetentionMs,
+  flushIntervalMs,
+  leaseIntervalMs,
+} from "../domain/usage-counter-settings.ts";
 import { ConsumeRequests } from "./consume-requests.ts";
-import { CreditBalance, type CreditTerms, creditTermsOf } from "./credit-balance.ts";
+import {
+  type ConsumeAnswering,
+  ConsumeStep,
+  type CountedConsume,
+  type SettledConsume,
+} from "./consume-step.ts";
+import { CreditBalance, creditTermsOf, withCreditBalance } from "./credit-balance.ts";
 import {
   type ReleaseTakeBackInput,
   type ReserveTakeBackInput,
@@ -54,12 +71,15 @@ import type { CounterEffects } from "./effects.ts";
 import { CounterFlushes } from "./flush.ts";
 import { contributionOf } from "./meter-contribution.ts";
 import { CounterMeterGroups } from "./meter-groups.ts";
-import { meteredConsume } from "./metered-consume.ts";
 import { ProgressiveWatch } from "./progressive-watch.ts";
 import { type RecordedBatch, sortRecordedBatch } from "./record-batch.ts";
 import { RecordedDraws } from "./recorded-draws.ts";
 import { RecordedEventIds } from "./recorded-ids.ts";
 import { applyCounterSchema } from "./schema.ts";
+import { ShardLeases } from "./shard-leases.ts";
+import { ShardMember } from "./shard-member.ts";
+import { ShardOwner } from "./shard-owner.ts";
+import { ShardView } from "./shard-view.ts";
 import { SubscriptionMeters } from "./subscription-meters.ts";
 import { TenantEventOutbox } from "./tenant-event-outbox.ts";
 import { CounterTenant } from "./tenant-state.ts";
@@ -77,85 +97,12 @@ import {
 } from "./window-keys.ts";
 
 /*
- * EntitlementCounter: one object per tenant, the single owner of the
- * tenant's usage counters.
- *
- * Usage belongs to the tenant and the feature. `window_totals` holds one
- * row per (feature, reset window key): every unit of the tenant counted in
- * the window, whichever subscription was current, so a plan change (A -> B
- * -> A) never resets a limit (the window key survives a change that keeps
- * the billing cycle, and NEVER-reset features have one `lifetime` window).
- * Limits are decided on it. `counters` keeps, per (subscription, feature,
- * window), the units not yet handed to D1 (`unflushed`): usage_aggregates
- * rows stay attributed to the subscription that was current when the units
- * were used, which is what each plan's invoice bills. A consume reads the
- * total, decides (domain/entitlement-decision.ts) and writes it with no
- * `await` in between, so requests cannot interleave inside that step and a
- * HARD limit can never be passed, however many arrive at once. The write is
- * durable before the caller hears back (the runtime holds the response
- * until storage has committed).
- *
- * Cold start. A window with no total yet (first use, an object whose rows
- * were pruned, or usage stored before the object existed) is seeded before
- * the first decision on it: inside the flush single-flight (so no flush is
- * being applied meanwhile), from the tenant's usage_aggregates of every
- * subscription in the window plus the units still held here; concurrent
- * callers share the one seed.
- *
- * The single path into usage_aggregates. Every unit of a tenant's usage,
- * whether it arrives by `consume` (HTTP, checked against the limit) or by
- * `record` (events the usage pipeline validated; never refused, each event
- * id counted once), goes through this object and only this object writes
- * the tenant's aggregates:
- *   1. count: the units are added to `used` and `unflushed` of the window's
- *      row in one synchronous storage step;
- *   2. claim: the flush (an alarm a moment later, batching many calls) moves
- *      the unflushed units of up to FLUSH_MAX_WINDOWS rows into a `flushes`
- *      row with a fresh id, again in one synchronous step;
- *   3. apply: one D1 batch adds each window's units to usage_aggregates,
- *      every increment conditional on the flush id being absent from
- *      `usage_flushes`, and records the id in the same batch
- *      (usage/aggregates-storage.ts, through usage/log/flush-claims.ts). Then
- *      the `flushes` row is deleted.
- * A failure at 3 leaves the `flushes` row, which is retried with the same id
- * (backoff, forever), so units are never lost; a retry after a commit whose
- * answer was lost changes nothing, so units are never added twice. Units
- * are either unflushed, in exactly one pending flush, or in D1.
- *
- * The usage pipeline: its aggregation stage (usage-consumer worker, with a
- * Durable Object binding to this class, `script_name = "billing"`) calls
- * `record` with entries that name their logged event (`usageEventId`),
- * the event's subscription and the window computed with `resetWindowAt`
- * (domain/billing-period.ts) from the snapshot's reset period and the
- * event's timestamp, and acks the message once `record` returns: the units
- * are durable here, and the event id is remembered for
- * USAGE_COUNTER_ID_RETENTION_SECONDS (an hour) so a redelivery is counted as
- * a duplicate. That memory is a fast path, not the guarantee of counting
- * once: a repeat that arrives after it (a dead letter retried days later)
- * is refused by the claim below.
- * Such units wait in `pending_events` rather than in `unflushed`: the flush
- * carries the events as claims, and step 3 claims them in the tenant's
- * usage log before the D1 batch (usage/log/flush-claims.ts), adding to each
- * window only the units of the events it claimed, then marks them
- * AGGREGATED. An event that could not be claimed (already AGGREGATED, e.g.
- * counted before this object forgot its id, or REJECTED meanwhile) has its
- * units taken back out of `used`, so the counter and the aggregates agree. Nothing else may write
- * usage_aggregates, or the counters and the aggregates would drift apart.
- *
- * Parts. This class keeps the order of the steps (what is awaited before
- * a synchronous step, what happens inside it); the state and the rules of
- * each concern live beside it: schema.ts (tables and migrations),
- * tenant-state.ts (the tenant and its subscription state), window-keys.ts
- * and window-counts.ts (the windows and their totals), record-batch.ts and
- * recorded-ids.ts (a record batch, the ids it remembers), consume-requests.ts
- * (answers of request ids and Idempotency-Keys), flush.ts (steps 2 and 3),
- * credit-balance.ts and recorded-draws.ts (prepaid credits, with
- * credit-tables.ts, credit-flush.ts, credit-take-backs.ts, credit-top-up.ts),
- * progressive-watch.ts, usage-notices.ts over usage-alert-watch.ts and
- * tenant-event-outbox.ts (tenant events), usage-hours.ts (usage_hourly).
- * Work the counter only records and a service does (an automatic top-up,
- * a progressive invoice) goes through CounterEffects (effects.ts), which
- * the worker's root supplies by extending this class.
+ * EntitlementCounter: a tenant's usage counters (README.md beside this file
+ * tells the whole design: the single path into usage_aggregates, cold
+ * start, the pipeline's records, counter shards and quota leases). This
+ * class keeps the order of the steps (what is awaited before a synchronous
+ * step, what happens inside it); the state and rules of each concern live
+ * in the modules beside it.
  */
 
 /** Counters are kept this long after their window ends. */
@@ -168,9 +115,7 @@ const WINDOW_RETENTION_MS = 35 * 86_400_000;
  */
 const PRUNE_INTERVAL_MS = 60_000;
 
-type PreparedConsume =
-  | { kind: "answered"; result: ConsumeResult }
-  | { kind: "counted"; snapshot: SnapshotTerms; key: WindowKey; terms: CreditTerms | null };
+type PreparedConsume = { kind: "answered"; result: ConsumeResult } | CountedConsume;
 
 export abstract class EntitlementCounterObject
   extends DurableObject<Env>
@@ -207,6 +152,13 @@ export abstract class EntitlementCounterObject
   private readonly recordedIdRetentionMs = counterIdRetentionMs(
     this.env.USAGE_COUNTER_ID_RETENTION_SECONDS,
   );
+  /** Shard 0: the other counter shards' reports and leases. */
+  private readonly leases: ShardLeases;
+  /** A shard other than 0: its running totals and leases, and its link to shard 0. */
+  private readonly view: ShardView;
+  private readonly member: ShardMember;
+  private readonly consumeStep: ConsumeStep;
+  private readonly owner: ShardOwner;
 
   constructor(ctx: DurableObjectState, env: Env) {
     super(ctx, env);
@@ -251,7 +203,42 @@ export abstract class EntitlementCounterObject
     this.unflushedHours = new UnflushedUsageHours(sql);
     this.meterGroups = new CounterMeterGroups(sql);
     this.subscriptionMeters = new SubscriptionMeters(() => this.env.DB, this.tenant);
-    this.flushes = new CounterFlushes(
+    this.flushes = this.counterFlushes(sql);
+    this.leases = new ShardLeases(sql);
+    this.view = new ShardView(sql);
+    this.consumeStep = new ConsumeStep({
+      windows: this.windows,
+      meterGroups: this.meterGroups,
+      notices: this.notices,
+      creditGrants: this.creditGrants,
+      unflushedHours: this.unflushedHours,
+      view: this.view,
+      owns: () => this.tenant.owns(),
+      scheduleFlush: () => this.scheduleFlush(),
+    });
+    this.owner = new ShardOwner({
+      leases: this.leases,
+      windows: this.windows,
+      notices: this.notices,
+      consumeStep: this.consumeStep,
+      seed: (key) => this.seed(key),
+      shardClient: (shard) => this.shardClient(shard),
+    });
+    this.member = new ShardMember(
+      this.view,
+      this.windows,
+      this.creditGrants,
+      this.consumeStep,
+      () => this.shardClient(0),
+      () => this.tenant.shard(),
+      () => this.tenant.id() ?? "",
+      leaseIntervalMs(this.env.USAGE_COUNTER_LEASE_INTERVAL_MS),
+    );
+  }
+
+  /** The flushes (steps 2 and 3); what an unclaimed event drew and cost goes back with its units. */
+  private counterFlushes(sql: SqlStorage): CounterFlushes {
+    return new CounterFlushes(
       sql,
       this.unflushedHours,
       (flush) => applyCounterFlush(this.env, flush),
@@ -261,6 +248,7 @@ export abstract class EntitlementCounterObject
         unclaimed: (row) => {
           this.recordedDraws.returned(row.usage_event_id);
           this.windows.takeBack(row);
+          this.view.takeBack(row.feature_key, row.period_key, row.amount);
           this.meterGroups.forget(row, contributionOf(row.meter));
         },
       },
@@ -274,7 +262,7 @@ export abstract class EntitlementCounterObject
   /** The entitlement check: never changes a counter. */
   async check(raw: CheckInput): Promise<CheckResult> {
     const input = checkInput.parse(raw);
-    this.tenant.bind(input.tenantId);
+    this.tenant.bind(input.tenantId, input.shard);
     const now = new Date(input.nowMs ?? Date.now());
     const state = await this.tenant.entitlements();
     const found = lookupEntitlement(
@@ -287,6 +275,13 @@ export abstract class EntitlementCounterObject
       return checkOutcome(found.snapshot, 0, null);
     }
     const key = windowKeyAt(state, found.snapshot, now);
+    if (!this.tenant.owns()) {
+      if (await this.member.needsShardZero(state, found.snapshot)) {
+        return this.member.owner().check(input.featureKey, input.nowMs);
+      }
+      const view = await this.member.currentView(key);
+      return checkOutcome(found.snapshot, view, key.window.end?.toISOString() ?? null);
+    }
     const used = this.windows.usedIn(key) ?? (await this.seed(key));
     await this.creditGrants.ready(input.tenantId);
     const outcome = checkOutcome(found.snapshot, used, key.window.end?.toISOString() ?? null);
@@ -300,38 +295,28 @@ export abstract class EntitlementCounterObject
         this.windows.attributedUsed(key),
         now,
       );
-    if (!credit) return outcome;
-    if (!credit.exhausted || !outcome.allowed)
-      return { ...outcome, creditBalance: credit.creditBalance };
-    return {
-      ...outcome,
-      allowed: false,
-      reason: "Credit balance exhausted",
-      code: CREDITS_EXHAUSTED,
-      creditBalance: credit.creditBalance,
-    };
+    return withCreditBalance(outcome, credit);
   }
 
   /** Check and take `amount` units in one step; refused units are not counted. */
   async consume(raw: ConsumeInput): Promise<ConsumeResult> {
     const input = consumeInput.parse(raw);
-    this.tenant.bind(input.tenantId);
+    this.tenant.bind(input.tenantId, input.shard);
     const answered = this.requests.answered(input.requestId);
     if (answered) return answered;
     const now = new Date(input.nowMs ?? Date.now());
     const prepared = await this.prepareConsume(input.tenantId, input.featureKey, now);
     if (prepared.kind === "answered") return prepared.result;
-
-    // From here to the return: no await. Read, decide and write are one step.
-    const repeated = this.requests.answered(input.requestId);
-    if (repeated) return repeated;
-    const result = this.decideConsume(input, prepared, now);
-    if (input.requestId !== undefined) {
-      this.requests.remember(input.requestId, result);
-      // Refusals schedule no flush; the alarm must still come to prune the ids.
-      this.scheduleFlush();
-    }
-    return result;
+    return this.settle(input, prepared, now, {
+      // Decided in the count's step: a repeat that came meanwhile gets the first answer.
+      repeated: () => this.requests.answered(input.requestId),
+      keep: (result) => {
+        if (input.requestId === undefined) return;
+        this.requests.remember(input.requestId, result);
+        // Refusals schedule no flush; the alarm must still come to prune the ids.
+        this.scheduleFlush();
+      },
+    });
   }
 
   /**
@@ -342,7 +327,7 @@ export abstract class EntitlementCounterObject
    */
   async consumeKeyed(raw: KeyedConsumeInput): Promise<KeyedConsumeResult> {
     const input = keyedConsumeInput.parse(raw);
-    this.tenant.bind(input.tenantId);
+    this.tenant.bind(input.tenantId, input.shard);
     const earlier = this.requests.keyedAnswer(input);
     if (earlier) return earlier;
     const running = this.keyedInFlight.get(input.requestId);
@@ -353,12 +338,16 @@ export abstract class EntitlementCounterObject
     try {
       const now = new Date();
       const prepared = await this.prepareConsume(input.tenantId, input.featureKey, now);
-      // From here to the return: no await.
-      const result =
-        prepared.kind === "answered" ? prepared.result : this.decideConsume(input, prepared, now);
-      this.requests.rememberKeyed(input, result);
-      // Refusals schedule no flush; the alarm must still come to prune the records.
-      this.scheduleFlush();
+      const keep = (result: ConsumeResult) => {
+        this.requests.rememberKeyed(input, result);
+        // Refusals schedule no flush; the alarm must still come to prune the records.
+        this.scheduleFlush();
+      };
+      let result: ConsumeResult;
+      if (prepared.kind === "answered") {
+        result = prepared.result;
+        keep(result);
+      } else result = await this.settle(input, prepared, now, { keep });
       return {
         kind: "answered",
         result,
@@ -369,6 +358,17 @@ export abstract class EntitlementCounterObject
     } finally {
       this.keyedInFlight.delete(input.requestId);
     }
+  }
+
+  /** Decides a consume and takes its units (shard-owner.ts, shard-member.ts), keeping the answer in the same step. */
+  private async settle(
+    input: SettledConsume,
+    prepared: CountedConsume,
+    now: Date,
+    answering: ConsumeAnswering,
+  ): Promise<ConsumeResult> {
+    if (this.tenant.owns()) return this.owner.settle(input, prepared, now, answering);
+    return this.member.settle(input, prepared, now, answering, await this.tenant.entitlements());
   }
 
   /**
@@ -395,77 +395,12 @@ export abstract class EntitlementCounterObject
       return { kind: "answered", result: { status: "not_consumable", feature } };
     }
     const key = windowKeyAt(state, snapshot, now);
-    await this.usageAlerts.ready(tenantId);
-    await this.creditGrants.ready(tenantId);
+    if (this.tenant.owns()) {
+      await this.usageAlerts.ready(tenantId);
+      await this.creditGrants.ready(tenantId);
+    }
     if (this.windows.usedIn(key) === undefined) await this.seed(key);
     return { kind: "counted", snapshot, key, terms: creditTermsOf(state, this.tenant.id()) };
-  }
-
-  /** The synchronous part of `consume`: decide on the counter and take the units. */
-  private decideConsume(
-    input: { featureKey: string; amount: number; properties?: EventProperties | undefined },
-    { snapshot, key, terms }: Extract<PreparedConsume, { kind: "counted" }>,
-    now: Date,
-  ): ConsumeResult {
-    const feature = input.featureKey;
-    const used = this.windows.usedIn(key);
-    if (used === undefined) throw new Error("counter missing after seeding");
-    const metered = meteredConsume(this.meterGroups, snapshot, key, input, used);
-    if (metered.kind === "answered") return metered.result;
-    const amount = metered.kind === "metered" ? metered.units : input.amount;
-    const decision = consumeDecision(snapshot, used, amount);
-    switch (decision.kind) {
-      case "not_consumable":
-        return { status: "not_consumable", feature };
-      case "quota_exceeded":
-        this.notices.refused(key, { ...decision, requested: amount }, now);
-        return {
-          status: "quota_exceeded",
-          feature,
-          limit: decision.limit,
-          used: decision.used,
-          requested: amount,
-        };
-      case "counter_overflow":
-        return { status: "counter_overflow", feature, used: decision.used };
-      case "consumed": {
-        const reading = metered.kind === "metered" ? metered.reading : null;
-        const priced = reading
-          ? this.meterGroups.pricedAs(key, snapshot, reading)
-          : { snapshot, usedBefore: this.windows.attributedUsed(key) };
-        const refused =
-          terms &&
-          this.creditGrants.payForConsume(
-            terms,
-            priced.snapshot,
-            drawTarget(key),
-            priced.usedBefore,
-            amount,
-            now,
-          );
-        if (refused) return refused;
-        if (reading) {
-          const placed = this.meterGroups.place(key, reading);
-          this.meterGroups.addUnits(key, placed.groupKey, amount);
-          this.meterGroups.addDirect(key, placed, now.toISOString());
-        }
-        this.windows.add(key, amount, now.toISOString(), amount);
-        this.unflushedHours.add(key, amount, now.toISOString());
-        this.notices.counted(snapshot, key, decision.used, now);
-        this.scheduleFlush();
-        return {
-          status: "consumed",
-          feature,
-          type: snapshot.featureType,
-          consumed: amount,
-          used: decision.used,
-          limit: decision.limit,
-          remaining: decision.remaining,
-          overage: decision.overage,
-          resetAt: key.window.end?.toISOString() ?? null,
-        };
-      }
-    }
   }
 
   /**
@@ -474,7 +409,17 @@ export abstract class EntitlementCounterObject
    */
   async record(raw: RecordInput): Promise<RecordResult> {
     const input = recordInput.parse(raw);
-    this.tenant.bind(input.tenantId);
+    this.tenant.bind(input.tenantId, input.shard);
+    const owns = this.tenant.owns();
+    if (!owns) {
+      await this.subscriptionMeters.ready(input.entries);
+      const needsShardZero = await this.member.batchNeedsShardZero(
+        await this.tenant.entitlements(),
+        input.entries,
+        (entry) => this.subscriptionMeters.meterOf(entry),
+      );
+      if (needsShardZero) return this.member.owner().record(input.entries);
+    }
     const entryKeys = input.entries.map(entryWindowKey);
     const distinct = new Map(entryKeys.map((key) => [windowId(key), key]));
     await Promise.all(
@@ -482,8 +427,11 @@ export abstract class EntitlementCounterObject
         .filter((key) => this.windows.usedIn(key) === undefined)
         .map((key) => this.seed(key)),
     );
-    const watchedTerms = await this.notices.watchedTerms(input.tenantId, distinct.values());
-    const creditState = await this.recordedDraws.ready(input.tenantId);
+    // Usage alerts and credits are shard 0's (README.md, "Counter shards").
+    const watchedTerms = owns
+      ? await this.notices.watchedTerms(input.tenantId, distinct.values())
+      : new Map<string, SnapshotTerms>();
+    const creditState = owns ? await this.recordedDraws.ready(input.tenantId) : null;
     await this.subscriptionMeters.ready(input.entries);
 
     // One synchronous step for the whole batch: dedupe, count, remember.
@@ -516,14 +464,16 @@ export abstract class EntitlementCounterObject
       // Claimed units wait in pending_events (queueEvents), not in `unflushed`.
       const amount = units.claimed + units.direct;
       if (amount > 0) this.windows.add(units.key, amount, units.lastAt, units.direct);
+      if (amount > 0 && !this.tenant.owns()) this.view.count(units.key, amount, false);
     }
     this.unflushedHours.addAll(batch.directHours);
     this.flushes.queueEvents(batch.pendingRows);
   }
 
   /** Drops the cached subscription state; the subscription service calls it after every change. */
-  refreshEntitlements(): void {
+  async refreshEntitlements(): Promise<void> {
     this.tenant.refresh();
+    await this.onOtherShards((shard) => shard.refresh());
   }
 
   /** Drops the cached alert set; the usage-alert routes call it after every change. */
@@ -534,15 +484,21 @@ export abstract class EntitlementCounterObject
   /** Writes everything counted so far to usage_aggregates now (the alarm does it a moment later anyway). */
   async flush(raw: FlushInput): Promise<FlushResult> {
     const input = flushInput.parse(raw);
-    this.tenant.bind(input.tenantId);
-    const result = await this.flushPending();
+    this.tenant.bind(input.tenantId, input.shard);
+    const results = [await this.flushPending()];
+    await this.onOtherShards(async (shard) => void results.push(await shard.flush()));
     await this.creditGrants.flush(input.tenantId);
-    return result;
+    return {
+      flushes: results.reduce((sum, result) => sum + result.flushes, 0),
+      units: results.reduce((sum, result) => sum + result.units, 0),
+      pendingUnits: results.reduce((sum, result) => sum + result.pendingUnits, 0),
+    };
   }
 
   /** Drops the cached credit grants; the credits service calls it after every change in D1. */
-  refreshCredits(): void {
+  async refreshCredits(): Promise<void> {
     this.creditGrants.refresh();
+    await this.onOtherShards((shard) => shard.refreshCredits());
   }
 
   /** The grants this object draws from, with what each has left. */
@@ -592,6 +548,37 @@ export abstract class EntitlementCounterObject
     return released;
   }
 
+  /**
+   * Shard 0: another shard's report (shard-leases.ts). Applied, and leases
+   * granted, in one synchronous step; usage alerts fire on the new totals.
+   */
+  async syncShard(raw: ShardSyncInput): Promise<ShardSyncResult> {
+    const input = shardSyncInput.parse(raw);
+    this.tenant.bind(input.tenantId);
+    if (!this.tenant.owns()) throw new Error("only counter shard 0 takes reports");
+    return this.owner.sync(input, await this.tenant.entitlements());
+  }
+
+  /** A shard other than 0: gives back its unused lease units (shard 0 is about to refuse). */
+  async returnLeases(raw: ReturnLeasesInput): Promise<ShardReport[]> {
+    const input = returnLeasesInput.parse(raw);
+    this.tenant.bind(input.tenantId, input.shard);
+    return this.view.returnLeases(input.windows);
+  }
+  /** Shard 0: runs `call` on the other shards (they hold state only once they reported). */
+  private async onOtherShards(
+    call: (shard: EntitlementCounterClient) => Promise<void>,
+  ): Promise<void> {
+    if (this.tenant.owns() && this.tenant.id()) await this.owner.onOtherShards(call);
+  }
+
+  /** One of this tenant's counter shards. */
+  private shardClient(shard: number) {
+    const tenantId = this.tenant.id();
+    if (!tenantId) throw new Error("EntitlementCounter has no tenant yet");
+    return entitlementCounter(this.env.ENTITLEMENT_COUNTER, tenantId, shard);
+  }
+
   override async alarm(): Promise<void> {
     this.alarmPending = false;
     await this.tenantEvents.send();
@@ -621,7 +608,12 @@ export abstract class EntitlementCounterObject
       this.prunedAtMs = Date.now();
     }
     this.tenantEvents.prune(Date.now());
-    if (this.flushes.hasPending() || this.creditGrants.hasWork() || this.progressive.hasWork()) {
+    if (
+      this.flushes.hasPending() ||
+      this.creditGrants.hasWork() ||
+      this.progressive.hasWork() ||
+      this.view.hasUnreported()
+    ) {
       this.scheduleFlush();
     } else if (this.tenantEvents.hasUnsent()) this.scheduleFlush(this.tenantEvents.retryDelayMs());
   }
@@ -636,7 +628,11 @@ export abstract class EntitlementCounterObject
 
   /** Single-flight: a second caller waits for the running flush, then runs its own pass. */
   private flushPending(): Promise<FlushResult> {
-    return this.flushing.run(() => this.flushes.run(this.tenant.id()));
+    return this.flushing.run(async () => {
+      // Another shard reports what it counted with each flush (README.md, "Counter shards").
+      if (!this.tenant.owns()) await this.member.sync.sync();
+      return this.flushes.run(this.tenant.id());
+    });
   }
 
   /**
@@ -648,6 +644,8 @@ export abstract class EntitlementCounterObject
    * appeared meanwhile, it is kept.
    */
   private seed(key: WindowKey): Promise<number> {
+    // Another shard's view comes from shard 0, never from D1.
+    if (!this.tenant.owns()) return this.member.currentView(key);
     const id = windowId(key);
     let seeding = this.seeding.get(id);
     if (!seeding) {
@@ -688,6 +686,8 @@ export abstract class EntitlementCounterObject
   private prune(nowMs: number): boolean {
     if (this.flushes.hasPending()) return false;
     this.windows.forgetEnded(new Date(nowMs - WINDOW_RETENTION_MS));
+    this.leases.forgetEnded(new Date(nowMs - WINDOW_RETENTION_MS));
+    this.view.forgetEnded(new Date(nowMs - WINDOW_RETENTION_MS));
     this.meterGroups.sweep(new Date(nowMs - WINDOW_RETENTION_MS).toISOString());
     this.requests.prune(nowMs);
     return true;

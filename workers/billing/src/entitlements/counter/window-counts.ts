@@ -132,6 +132,33 @@ export class WindowCounts {
     this.totalsRead.delete(windowId(key));
   }
 
+  /** Moves the window's total (units another counter shard reported); the row exists. */
+  adjustTotal(featureKey: string, periodKey: string, delta: number): void {
+    keepReturnedUsed(
+      this.totalsRead,
+      windowIdOf(featureKey, periodKey),
+      this.sql.exec<CounterRow>(
+        "UPDATE window_totals SET used = max(0, used + ?) WHERE feature_key = ? AND period_key = ? RETURNING used",
+        delta,
+        featureKey,
+        periodKey,
+      ),
+    );
+  }
+
+  /** Sets the window's total (a counter shard's view of it, from shard 0's answer). */
+  setTotal(featureKey: string, periodKey: string, periodEnd: string | null, used: number): void {
+    this.sql.exec(
+      `INSERT INTO window_totals (feature_key, period_key, period_end, used) VALUES (?, ?, ?, ?)
+       ON CONFLICT DO UPDATE SET used = excluded.used`,
+      featureKey,
+      periodKey,
+      periodEnd,
+      used,
+    );
+    this.totalsRead.set(windowIdOf(featureKey, periodKey), used);
+  }
+
   /** Forgets the windows that ended before `cutoff`. */
   forgetEnded(cutoff: Date): void {
     this.sql.exec(

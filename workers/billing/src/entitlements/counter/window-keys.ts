@@ -35,7 +35,12 @@ export function windowKeyAt(
 }
 
 /** The window a usage entry names (the pipeline computed it from the event's time). */
-export function entryWindowKey(entry: UsageEntry): WindowKey {
+export function entryWindowKey(
+  entry: Pick<
+    UsageEntry,
+    "subscriptionId" | "featureKey" | "periodKey" | "periodStart" | "periodEnd"
+  >,
+): WindowKey {
   return {
     subscriptionId: entry.subscriptionId,
     featureKey: entry.featureKey,

@@ -11,6 +11,9 @@
  *   USAGE_FLUSH_IDS_RETENTION_SECONDS    how long a flush's usage_flushes
  *                                        row stays in D1 (each tenant's
  *                                        latest row stays whatever its age)
+ *   USAGE_COUNTER_LEASE_INTERVAL_MS      the oldest view of a window a
+ *                                        counter shard other than 0 answers
+ *                                        a check from (counter/README.md)
  *
  * The counter's memory of event ids is a fast path, not the guarantee: a
  * logged event is counted only by the flush that claims it in its usage-log
@@ -34,6 +37,11 @@ export const DEFAULT_FLUSH_IDS_RETENTION_SECONDS = 3_600;
 const MIN_FLUSH_IDS_RETENTION_SECONDS = 60;
 
 const MAX_RETENTION_SECONDS = 400 * 86_400;
+
+export const DEFAULT_LEASE_INTERVAL_MS = 1_000;
+/** Below this, checks would reach shard 0 about as often as without shards. */
+const MIN_LEASE_INTERVAL_MS = 50;
+const MAX_LEASE_INTERVAL_MS = 60_000;
 
 function configured(value: string | undefined): number | undefined {
   if (value === undefined || value.trim() === "") return undefined;
@@ -74,4 +82,9 @@ export function flushIdsRetentionMs(value: string | undefined): number {
       MAX_RETENTION_SECONDS,
     ) * 1_000
   );
+}
+
+/** USAGE_COUNTER_LEASE_INTERVAL_MS: how old a counter shard's view may be, ms (50 to 60,000; default 1,000). */
+export function leaseIntervalMs(value: string | undefined): number {
+  return bounded(value, DEFAULT_LEASE_INTERVAL_MS, MIN_LEASE_INTERVAL_MS, MAX_LEASE_INTERVAL_MS);
 }

@@ -1,4 +1,8 @@
 import {
+  type TenantShards,
+  tenantShardSetting,
+} from "@edge-platform/shared/billing/tenant-shard-setting";
+import {
   MAX_USAGE_LOG_SHARDS,
   shardOfEventId,
   shardOfId,
@@ -23,41 +27,21 @@ import type { UsageLog } from "./usage-log.ts";
  * ingestion then also asks the old shard whether it holds the id.
  */
 
-export interface TenantShards {
-  shards: number;
-  previous?: number;
-}
-
-function clamp(value: unknown): number | undefined {
-  const number = Number(value);
-  if (!Number.isFinite(number) || number < 1) return undefined;
-  return Math.min(MAX_USAGE_LOG_SHARDS, Math.floor(number));
-}
+export type { TenantShards };
 
 export function tenantShards(
   env: Pick<Env, "USAGE_LOG_SHARDS" | "USAGE_LOG_TENANT_SHARDS">,
   tenantId: string,
 ): TenantShards {
-  const fallback = clamp(env.USAGE_LOG_SHARDS) ?? 1;
-  let overrides: Record<string, unknown> = {};
-  try {
-    const parsed: unknown = JSON.parse(env.USAGE_LOG_TENANT_SHARDS || "{}");
-    if (parsed && typeof parsed === "object") overrides = parsed as Record<string, unknown>;
-  } catch {
-    console.error(
-      JSON.stringify({ level: "error", msg: "USAGE_LOG_TENANT_SHARDS is not JSON; ignored" }),
-    );
-  }
-  const entry = overrides[tenantId];
-  if (entry && typeof entry === "object") {
-    const { shards, previous } = entry as Record<string, unknown>;
-    const count = clamp(shards) ?? fallback;
-    const before = clamp(previous);
-    return before !== undefined && before !== count
-      ? { shards: count, previous: before }
-      : { shards: count };
-  }
-  return { shards: clamp(entry) ?? fallback };
+  return tenantShardSetting(
+    {
+      defaultCount: env.USAGE_LOG_SHARDS,
+      overrides: env.USAGE_LOG_TENANT_SHARDS,
+      overridesName: "USAGE_LOG_TENANT_SHARDS",
+      max: MAX_USAGE_LOG_SHARDS,
+    },
+    tenantId,
+  );
 }
 
 export function usageLogStub(
