@@ -1,4 +1,4 @@
-import { fnv1a, shardOfId } from "../usage-log/client.ts";
+import { fnv1a } from "../usage-log/client.ts";
 import { type TenantShards, tenantShardSetting } from "./tenant-shard-setting.ts";
 
 /*
@@ -9,7 +9,9 @@ import { type TenantShards, tenantShardSetting } from "./tenant-shard-setting.ts
  *
  *   - Usage events of log shard s are recorded by counter shard
  *     s mod shards, so each shard's flush claims events only in its own
- *     log shards.
+ *     log shards: the log shard names that counter shard in each message
+ *     it sends (`counterShard`, shared/src/queues/usage.ts), so the usage
+ *     consumer needs no setting of its own.
  *   - Checks and consumes without an Idempotency-Key go to any shard;
  *     a keyed consume goes to the shard of its key's hash (under
  *     `previous` while it is set, so a repeat finds the key's record).
@@ -65,15 +67,14 @@ export function everyCounterShard(shards: TenantShards): number[] {
   return Array.from({ length: count }, (_, shard) => shard);
 }
 
-/** Items grouped by the counter shard that records them (`logIdOf`: the event's id in the usage log). */
+/** Items grouped by the counter shard that counts them (the one their message names; absent: 0). */
 export function byCounterShard<T>(
   items: readonly T[],
-  shards: TenantShards,
-  logIdOf: (item: T) => string,
+  counterShardOf: (item: T) => number | undefined,
 ): Map<number, T[]> {
   const groups = new Map<number, T[]>();
   for (const item of items) {
-    const shard = counterShardOfLogShard(shardOfId(logIdOf(item)), shards);
+    const shard = counterShardOf(item) ?? 0;
     const group = groups.get(shard) ?? [];
     group.push(item);
     groups.set(shard, group);

@@ -210,10 +210,8 @@ export const shardReport = z.strictObject({
   periodStart: isoInstant,
   periodEnd: isoInstant.nullable(),
   seq: cumulative,
-  /** Every unit the shard counted in the window (less units taken back). */
+  /** Every unit the shard counted in the window (less units taken back); its lease covers them. */
   counted: count,
-  /** Units the shard admitted from its leases. */
-  leaseUsed: cumulative,
   /** Lease units the shard gave back unused. */
   returned: cumulative,
   /** Lease units the shard received. */

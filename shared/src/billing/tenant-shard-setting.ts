@@ -19,8 +19,20 @@ function clamp(value: unknown, max: number): number | undefined {
   return Math.min(max, Math.floor(number));
 }
 
+/** Parsed overrides by their text: settings are read on every request and rarely change. */
+const parsedOverrides = new Map<string, Record<string, unknown>>();
+
 /** The JSON overrides; text that is not a JSON object is logged (by its setting's name) and ignored. */
 function overridesOf(text: string | undefined, settingName: string): Record<string, unknown> {
+  const cached = parsedOverrides.get(text ?? "");
+  if (cached) return cached;
+  const parsed = parseOverrides(text, settingName);
+  if (parsedOverrides.size > 16) parsedOverrides.clear();
+  parsedOverrides.set(text ?? "", parsed);
+  return parsed;
+}
+
+function parseOverrides(text: string | undefined, settingName: string): Record<string, unknown> {
   try {
     const parsed: unknown = JSON.parse(text || "{}");
     if (parsed && typeof parsed === "object") return parsed as Record<string, unknown>;

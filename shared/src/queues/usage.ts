@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { MAX_COUNTER_SHARDS } from "../billing/counter-shards.ts";
 import { type EventProperties, eventPropertiesSchema } from "../billing/meter.ts";
 import { fnv1a } from "../usage-log/client.ts";
 
@@ -76,6 +77,18 @@ export function propertiesField(properties: EventProperties | undefined): {
 }
 
 /**
+ * The tenant's counter shard that counts the event (its usage-log shard
+ * modulo the tenant's counter shards, as the billing worker sets them when
+ * it sends the event; shared/src/billing/counter-shards.ts). Absent: 0.
+ */
+const counterShard = z
+  .number()
+  .int()
+  .min(0)
+  .max(MAX_COUNTER_SHARDS - 1)
+  .optional();
+
+/**
  * usage-raw: an accepted event, as its tenant's usage log stores it. `retryOf`
  * names the dead letter an administrator retried, so the stage can mark it
  * RESOLVED once the event gets through.
@@ -91,6 +104,7 @@ export const rawUsageMessage = z.object({
   receivedAt: isoInstant,
   properties: eventProperties.optional(),
   retryOf: z.uuid().optional(),
+  counterShard,
 });
 export type RawUsageMessage = z.infer<typeof rawUsageMessage>;
 
@@ -116,6 +130,7 @@ export const validatedUsageMessage = z.object({
   validatedAt: isoInstant,
   properties: eventProperties.optional(),
   retryOf: z.uuid().optional(),
+  counterShard,
 });
 export type ValidatedUsageMessage = z.infer<typeof validatedUsageMessage>;
 

@@ -4,7 +4,15 @@ import type { ConsumeResult } from "@edge-platform/shared/billing/entitlement-co
 import { usageAggregates } from "@edge-platform/shared/db/schema/usage-aggregates";
 import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
-import { describe, expect, it } from "vitest";
+import { beforeAll, describe, expect, it } from "vitest";
+import {
+  createFeature,
+  createPlan,
+  createPrice,
+  grant,
+  platformAdmin,
+  subscribe,
+} from "./catalog-helpers.ts";
 import {
   insertSubscription,
   insertTenant,
@@ -12,6 +20,7 @@ import {
   type SubscriptionFixture,
   snapshot,
 } from "./entitlement-fixtures.ts";
+import { type Account, register } from "./helpers.ts";
 
 // A tenant's counting spread over four counter shards (entitlements/counter/
 // README.md, "Counter shards"), driven the way the billing worker and the
@@ -170,20 +179,19 @@ describe("counter shards: counting", () => {
     expect(await shards[0]?.check("api_calls")).toMatchObject({ used: 2_300 });
   });
 
-  it("a shard's check reads its view, at most USAGE_COUNTER_LEASE_INTERVAL_MS old", async () => {
+  it("a check on another shard lags the tenant's total by at most USAGE_COUNTER_LEASE_INTERVAL_MS", async () => {
     const fixture = await subscribedTenant([snapshot.soft("projects", 100)]);
     const [zero, one, two] = shardsOf(fixture.tenantId);
     expect(await two?.check("projects")).toMatchObject({ used: 0 });
     expect(await one?.consume("projects", 7)).toMatchObject({ status: "consumed", used: 7 });
     expect(await zero?.consume("projects", 5)).toMatchObject({ status: "consumed", used: 5 });
-    // Shard 2's view is under a second old: it has not seen either consume yet.
+    // Shard 2's view was synced a moment ago: it has not seen either consume yet.
     expect(await two?.check("projects")).toMatchObject({ used: 0 });
-    // Shard 1 reports what it counted when it flushes; shard 0 then holds every unit.
-    await zero?.flush();
-    expect(await zero?.check("projects")).toMatchObject({ used: 12 });
-    expect(await one?.check("projects")).toMatchObject({ used: 12 });
+    // Within the lease interval (1 s here) shard 1 has reported and shard 2's view is synced again.
     await new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect(await zero?.check("projects")).toMatchObject({ used: 12 });
     expect(await two?.check("projects")).toMatchObject({ used: 12 });
+    expect(await one?.check("projects")).toMatchObject({ used: 12 });
   });
 
   it("from 1 shard to 4 and back in the middle of a load, nothing is lost or counted twice", async () => {
@@ -231,5 +239,54 @@ describe("counter shards: counting", () => {
     expect(await storedAmount(fixture, "seats")).toBe(500);
     expect(await shards[0]?.check("api_calls")).toMatchObject({ used: expectedEvents });
     expect(await shards[0]?.check("seats")).toMatchObject({ used: 500, allowed: false });
+  });
+});
+
+describe("counter shards: what stays on shard 0", () => {
+  let admin: Account;
+  beforeAll(async () => {
+    admin = await platformAdmin();
+  });
+
+  it("UNIQUE_COUNT consumes on any shard count each distinct value once (shard 0 decides them)", async () => {
+    const feature = await createFeature(admin, "QUOTA", {
+      meter: { aggregation: "UNIQUE_COUNT", property: "user_id" },
+    });
+    const plan = await createPlan(admin);
+    await grant(admin, plan.id, feature.id, {
+      limit: 1_000,
+      limitBehavior: "HARD",
+      resetPeriod: "MONTHLY",
+    });
+    const price = await createPrice(admin, plan.id);
+    const owner = await register();
+    const subscription = await subscribe(owner, plan.id, price.id);
+    const shards = shardsOf(owner.tenant.id);
+    const key = feature.lookupKey as string;
+    // 40 racing consumes of 3 values, over every shard: each value takes one unit.
+    const consumed = await Promise.all(
+      Array.from(
+        { length: 40 },
+        (_, i) =>
+          shards[i % SHARDS]?.consume(key, 1, undefined, undefined, {
+            user_id: `u-${i % 3}`,
+          }) as Promise<ConsumeResult>,
+      ),
+    );
+    expect(consumed.every((result) => result.status === "consumed")).toBe(true);
+    expect(
+      consumed.reduce(
+        (sum, result) => sum + (result.status === "consumed" ? result.consumed : 0),
+        0,
+      ),
+    ).toBe(3);
+    const fixture = {
+      tenantId: owner.tenant.id,
+      subscriptionId: subscription.id as string,
+      startedAt: new Date(subscription.startedAt as string),
+    };
+    await shards[0]?.flush();
+    expect(await storedAmount(fixture, key)).toBe(3);
+    for (const shard of shards) expect(await shard.check(key)).toMatchObject({ used: 3 });
   });
 });

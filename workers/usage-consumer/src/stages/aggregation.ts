@@ -1,4 +1,4 @@
-import { byCounterShard, tenantCounterShards } from "@edge-platform/shared/billing/counter-shards";
+import { byCounterShard } from "@edge-platform/shared/billing/counter-shards";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import {
   type UsageEntry,
@@ -135,8 +135,7 @@ export async function runAggregationStage(batch: MessageBatch<unknown>, env: Env
         for (const item of group) failed.set(item.message, error);
         return;
       }
-      const shards = tenantCounterShards(env, tenantId);
-      const byShard = byCounterShard(items, shards, (item) => item.body.id);
+      const byShard = byCounterShard(items, (item) => item.body.counterShard);
       await Promise.all(
         [...byShard].map(async ([shard, shardItems]) => {
           const counter = entitlementCounter(counters, tenantId, shard);

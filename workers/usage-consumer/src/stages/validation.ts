@@ -1,4 +1,4 @@
-import { byCounterShard, tenantCounterShards } from "@edge-platform/shared/billing/counter-shards";
+import { byCounterShard } from "@edge-platform/shared/billing/counter-shards";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { database } from "@edge-platform/shared/db/client";
 import {
@@ -339,9 +339,8 @@ async function recordDirectly(env: Env, items: Counted[]): Promise<Counted[]> {
   const left: Counted[] = [];
   await Promise.all(
     [...byTenant.entries()].map(async ([tenantId, group]) => {
-      const shards = tenantCounterShards(env, tenantId);
       await Promise.all(
-        [...byCounterShard(group, shards, (item) => item.body.id)].map(([shard, shardItems]) =>
+        [...byCounterShard(group, (item) => item.body.counterShard)].map(([shard, shardItems]) =>
           recordOnShard(env, tenantId, shard, shardItems, left),
         ),
       );
@@ -396,5 +395,6 @@ function validatedBody(
     validatedAt,
     ...propertiesField(message.properties),
     ...(message.retryOf ? { retryOf: message.retryOf } : {}),
+    ...(message.counterShard ? { counterShard: message.counterShard } : {}),
   };
 }

@@ -117,7 +117,7 @@ export class ConsumeStep {
         this.parts.windows.add(key, amount, now.toISOString(), amount);
         this.parts.unflushedHours.add(key, amount, now.toISOString());
         if (this.parts.owns()) this.parts.notices.counted(snapshot, key, decision.used, now);
-        else this.parts.view.count(key, amount, leases.fromLease);
+        else this.parts.view.count(key, amount);
         this.parts.scheduleFlush();
         return {
           status: "consumed",

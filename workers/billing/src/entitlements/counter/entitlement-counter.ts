@@ -148,6 +148,8 @@ export abstract class EntitlementCounterObject
   private readonly progressive: ProgressiveWatch;
   /** USAGE_FLUSH_INTERVAL_MS: how long units gather before a flush writes them to D1. */
   private readonly flushDelayMs = flushIntervalMs(this.env.USAGE_FLUSH_INTERVAL_MS);
+  /** USAGE_COUNTER_LEASE_INTERVAL_MS: half of it is another shard's pace of flushes and reports, when longer. */
+  private readonly leaseIntervalMs = leaseIntervalMs(this.env.USAGE_COUNTER_LEASE_INTERVAL_MS);
   /** USAGE_COUNTER_ID_RETENTION_SECONDS: how long recorded event ids are remembered. */
   private readonly recordedIdRetentionMs = counterIdRetentionMs(
     this.env.USAGE_COUNTER_ID_RETENTION_SECONDS,
@@ -232,7 +234,7 @@ export abstract class EntitlementCounterObject
       () => this.shardClient(0),
       () => this.tenant.shard(),
       () => this.tenant.id() ?? "",
-      leaseIntervalMs(this.env.USAGE_COUNTER_LEASE_INTERVAL_MS),
+      this.leaseIntervalMs,
     );
   }
 
@@ -248,7 +250,7 @@ export abstract class EntitlementCounterObject
         unclaimed: (row) => {
           this.recordedDraws.returned(row.usage_event_id);
           this.windows.takeBack(row);
-          this.view.takeBack(row.feature_key, row.period_key, row.amount);
+          this.view.takeBack(row.feature_key, row.period_key);
           this.meterGroups.forget(row, contributionOf(row.meter));
         },
       },
@@ -464,7 +466,7 @@ export abstract class EntitlementCounterObject
       // Claimed units wait in pending_events (queueEvents), not in `unflushed`.
       const amount = units.claimed + units.direct;
       if (amount > 0) this.windows.add(units.key, amount, units.lastAt, units.direct);
-      if (amount > 0 && !this.tenant.owns()) this.view.count(units.key, amount, false);
+      if (amount > 0 && !this.tenant.owns()) this.view.count(units.key, amount);
     }
     this.unflushedHours.addAll(batch.directHours);
     this.flushes.queueEvents(batch.pendingRows);
@@ -548,10 +550,7 @@ export abstract class EntitlementCounterObject
     return released;
   }
 
-  /**
-   * Shard 0: another shard's report (shard-leases.ts). Applied, and leases
-   * granted, in one synchronous step; usage alerts fire on the new totals.
-   */
+  /** Shard 0: another shard's report, applied with any lease granted in one step (shard-owner.ts). */
   async syncShard(raw: ShardSyncInput): Promise<ShardSyncResult> {
     const input = shardSyncInput.parse(raw);
     this.tenant.bind(input.tenantId);
@@ -620,8 +619,10 @@ export abstract class EntitlementCounterObject
 
   // --- flushing and cold start -----------------------------------------
 
-  private scheduleFlush(delayMs: number = this.flushDelayMs): void {
+  private scheduleFlush(delayMs?: number): void {
     if (this.alarmPending) return;
+    const shardPace = this.tenant.owns() ? 0 : this.leaseIntervalMs / 2;
+    delayMs ??= Math.max(this.flushDelayMs, shardPace);
     this.alarmPending = true;
     void this.ctx.storage.setAlarm(Date.now() + delayMs);
   }
@@ -636,15 +637,14 @@ export abstract class EntitlementCounterObject
   }
 
   /**
-   * Creates the window's total (cold start) and resolves to it. Runs inside
-   * the flush single-flight after a flush, so no flush is half-applied: the
-   * total is the tenant's stored aggregates of the window plus the units
-   * this object still holds for it (unflushed, in pending events, in a
-   * flush not applied yet). Concurrent callers share one seed; if a total
-   * appeared meanwhile, it is kept.
+   * Creates the window's total (cold start) and resolves to it: inside the
+   * flush single-flight after a flush (none half-applied), the tenant's
+   * stored aggregates of the window plus the units this object still holds
+   * (unflushed, pending events, a flush not applied yet). Callers share one
+   * seed; a total that appeared meanwhile is kept. Another shard's view
+   * comes from shard 0, never from D1.
    */
   private seed(key: WindowKey): Promise<number> {
-    // Another shard's view comes from shard 0, never from D1.
     if (!this.tenant.owns()) return this.member.currentView(key);
     const id = windowId(key);
     let seeding = this.seeding.get(id);

@@ -1,15 +1,16 @@
 import type { ShardReport } from "@edge-platform/shared/billing/entitlement-counter-protocol";
+import { windowIdOf } from "./window-keys.ts";
 
 /*
  * Shard 0's ledger of its tenant's other counter shards, per window: what
  * each reported it counted, and the quota leased to it.
  *
- * A lease is units of a HARD limit a shard may admit on its own. Shard 0
+ * A lease is units of a HARD limit a shard may count on its own. Shard 0
  * counts a lease as used from the moment it grants it until the shard
- * reports the units it admitted from it (`leaseUsed`) or gave back
- * (`returned`): `outstanding = granted - leaseUsed - returned`. Its
- * decisions take `used + outstanding`, so the units of every shard together
- * never pass the limit.
+ * reports the units it counted (`counted`, which the lease covers) or gave
+ * back (`returned`): `outstanding = granted - counted - returned` (at least
+ * 0). Its decisions take `used + outstanding`, so the units of every shard
+ * together never pass the limit.
  *
  * Reports carry running totals with a sequence number: shard 0 keeps the
  * latest, so a report that arrives late or twice changes nothing. Lease
@@ -27,7 +28,6 @@ const SHARD_LEASE_TABLES = `
     period_end TEXT,
     seq INTEGER NOT NULL DEFAULT 0,
     counted INTEGER NOT NULL DEFAULT 0,
-    lease_used INTEGER NOT NULL DEFAULT 0,
     returned INTEGER NOT NULL DEFAULT 0,
     granted INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (feature_key, period_key, shard)
@@ -43,7 +43,6 @@ interface ShardRow extends Record<string, SqlStorageValue> {
   shard: number;
   seq: number;
   counted: number;
-  lease_used: number;
   returned: number;
   granted: number;
 }
@@ -51,6 +50,8 @@ interface ShardRow extends Record<string, SqlStorageValue> {
 export class ShardLeases {
   /** Whether any other shard ever reported: most tenants have one shard, and their consumes skip the lookups. */
   private anyShard: boolean | undefined;
+  /** Each window's lease holders as last read: every consume on shard 0 asks, only reports and grants change them. */
+  private readonly holdersRead = new Map<string, { shard: number; units: number }[]>();
 
   constructor(private readonly sql: SqlStorage) {
     sql.exec(SHARD_LEASE_TABLES);
@@ -64,18 +65,18 @@ export class ShardLeases {
    */
   apply(shard: number, report: ShardReport, fromSync: boolean): number {
     this.anyShard = true;
+    this.holdersRead.delete(windowIdOf(report.featureKey, report.periodKey));
     const known = this.row(report.featureKey, report.periodKey, shard);
     const fresh = report.seq > (known?.seq ?? 0);
     const counted = fresh ? report.counted : (known?.counted ?? 0);
     // A stale sync may be one the shard gave up on, older than a grant it since received.
     const granted = fromSync && fresh ? report.received : (known?.granted ?? 0);
     this.sql.exec(
-      `INSERT INTO shard_windows (feature_key, period_key, shard, period_end, seq, counted, lease_used, returned, granted)
-       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)
+      `INSERT INTO shard_windows (feature_key, period_key, shard, period_end, seq, counted, returned, granted)
+       VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)
        ON CONFLICT DO UPDATE SET
          seq = max(seq, excluded.seq),
          counted = excluded.counted,
-         lease_used = max(lease_used, excluded.lease_used),
          returned = max(returned, excluded.returned),
          granted = excluded.granted`,
       report.featureKey,
@@ -84,7 +85,6 @@ export class ShardLeases {
       report.periodEnd,
       Math.max(report.seq, known?.seq ?? 0),
       counted,
-      fresh ? report.leaseUsed : (known?.lease_used ?? 0),
       fresh ? report.returned : (known?.returned ?? 0),
       granted,
     );
@@ -100,14 +100,19 @@ export class ShardLeases {
   holders(featureKey: string, periodKey: string): { shard: number; units: number }[] {
     this.anyShard ??= this.shards().length > 0;
     if (!this.anyShard) return [];
-    return this.sql
+    const id = windowIdOf(featureKey, periodKey);
+    const read = this.holdersRead.get(id);
+    if (read) return read;
+    const holders = this.sql
       .exec<{ shard: number; units: number }>(
-        `SELECT shard, granted - lease_used - returned AS units FROM shard_windows
-          WHERE feature_key = ? AND period_key = ? AND granted - lease_used - returned > 0`,
+        `SELECT shard, granted - counted - returned AS units FROM shard_windows
+          WHERE feature_key = ? AND period_key = ? AND granted - counted - returned > 0`,
         featureKey,
         periodKey,
       )
       .toArray();
+    this.holdersRead.set(id, holders);
+    return holders;
   }
 
   /**
@@ -123,6 +128,7 @@ export class ShardLeases {
       grantable,
       Math.max(report.want, Math.floor(limit * LEASE_SHARE_OF_LIMIT)),
     );
+    this.holdersRead.delete(windowIdOf(report.featureKey, report.periodKey));
     this.sql.exec(
       "UPDATE shard_windows SET granted = granted + ? WHERE feature_key = ? AND period_key = ? AND shard = ?",
       units,
@@ -148,6 +154,7 @@ export class ShardLeases {
       cutoff.toISOString(),
     );
     this.anyShard = undefined;
+    this.holdersRead.clear();
   }
 
   private row(featureKey: string, periodKey: string, shard: number): ShardRow | undefined {

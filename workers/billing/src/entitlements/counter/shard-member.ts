@@ -37,14 +37,17 @@ export class ShardMember {
     readonly owner: () => EntitlementCounterClient,
     shard: () => number,
     private readonly tenantId: () => string,
-    /** USAGE_COUNTER_LEASE_INTERVAL_MS: the oldest view a check may read. */
+    /** USAGE_COUNTER_LEASE_INTERVAL_MS: how far a check's view may lag the tenant's total. */
     private readonly leaseIntervalMs: number,
   ) {
     this.sync = new ShardSync(view, windows, owner, shard);
   }
 
   /** Whether a consume or check of the feature is shard 0's (credits, thresholds, meters). */
-  async needsShardZero(state: TenantEntitlementState, snapshot: SnapshotTerms): Promise<boolean> {
+  needsShardZero(
+    state: TenantEntitlementState,
+    snapshot: SnapshotTerms,
+  ): boolean | Promise<boolean> {
     if (subscriptionNeedsShardZero(state) || !isPlainMeter(snapshot.meter)) return true;
     return this.hasCreditGrants();
   }
@@ -57,14 +60,18 @@ export class ShardMember {
   ): Promise<boolean> {
     if (subscriptionNeedsShardZero(state)) return true;
     if (entries.some((entry) => !countsOnAnyShard(meterOf(entry)))) return true;
-    return this.hasCreditGrants();
+    return await this.hasCreditGrants();
   }
 
-  /** The window's view: synced first when missing or older than the lease interval. */
+  /**
+   * The window's view: synced first when missing or older than half the
+   * lease interval. The other shards report at least every half interval,
+   * so the view lags the tenant's total by at most the lease interval.
+   */
   async currentView(key: WindowKey): Promise<number> {
     if (
       this.windows.usedIn(key) === undefined ||
-      Date.now() - this.view.syncedAtMs(key) > this.leaseIntervalMs
+      Date.now() - this.view.syncedAtMs(key) > this.leaseIntervalMs / 2
     ) {
       await this.sync.sync([{ key, want: 0 }]);
     }
@@ -108,7 +115,7 @@ export class ShardMember {
     const hard = isHardLimited(snapshot);
     const local =
       !(await this.needsShardZero(state, snapshot)) &&
-      (!hard || (await this.lease(key, input.amount)));
+      (!hard || this.view.available(key) >= input.amount || (await this.lease(key, input.amount)));
     // No await until the units are taken here, or shard 0 decides.
     const repeated = answering.repeated?.();
     if (repeated) return repeated;
@@ -129,8 +136,10 @@ export class ShardMember {
     return result;
   }
 
-  private async hasCreditGrants(): Promise<boolean> {
-    await this.creditGrants.ready(this.tenantId());
-    return this.creditGrants.grants().length > 0;
+  /** Answers at once while the grants are loaded (most calls), else once they are. */
+  private hasCreditGrants(): boolean | Promise<boolean> {
+    const loading = this.creditGrants.ready(this.tenantId());
+    const any = () => this.creditGrants.grants().length > 0;
+    return loading ? loading.then(any) : any();
   }
 }

@@ -5,11 +5,17 @@ import { type WindowKey, windowId, windowIdOf } from "./window-keys.ts";
  * A counter shard other than 0: its running totals per window, reported to
  * shard 0 (shard-leases.ts), and its lease of each HARD window.
  *
- * `counted` is every unit this shard counted in the window (less units its
- * flush took back); `reported` is `counted` as of the last report shard 0
- * answered. The shard's `window_totals.used` is its view of the tenant's
- * total: shard 0's answer to that report plus what was counted here since.
- * Lease units: `received - lease_used - returned` are left to admit here.
+ * `counted` is every unit this shard counted in the window, less units its
+ * flush took back: the sum of the window's `counters.used` here (a shard
+ * other than 0 holds only its own units there), so a consume writes nothing
+ * more for it; it is read once and then kept in memory beside the writes.
+ * `reported` is `counted` as of the last report shard 0 answered. The
+ * shard's `window_totals.used` is its view of the tenant's total: shard 0's
+ * answer to that report plus what was counted here since.
+ *
+ * A lease covers every unit counted here in the window: `received -
+ * counted - returned` are left to admit (events the pipeline brings are
+ * never refused, and take lease units like consumes).
  */
 
 const SHARD_VIEW_TABLES = `
@@ -20,10 +26,8 @@ const SHARD_VIEW_TABLES = `
     period_start TEXT NOT NULL,
     period_end TEXT,
     seq INTEGER NOT NULL DEFAULT 0,
-    counted INTEGER NOT NULL DEFAULT 0,
     reported INTEGER NOT NULL DEFAULT 0,
     received INTEGER NOT NULL DEFAULT 0,
-    lease_used INTEGER NOT NULL DEFAULT 0,
     returned INTEGER NOT NULL DEFAULT 0,
     synced_at_ms INTEGER NOT NULL DEFAULT 0,
     PRIMARY KEY (feature_key, period_key)
@@ -37,15 +41,18 @@ interface ViewRow extends Record<string, SqlStorageValue> {
   period_start: string;
   period_end: string | null;
   seq: number;
-  counted: number;
   reported: number;
   received: number;
-  lease_used: number;
   returned: number;
   synced_at_ms: number;
 }
 
 export class ShardView {
+  /** Rows as last read or written: this object is their only writer, and each consume reads its lease. */
+  private readonly rows = new Map<string, ViewRow | null>();
+  /** `counted` per window, read once from `counters` and kept beside its writes. */
+  private readonly countedRead = new Map<string, number>();
+
   constructor(private readonly sql: SqlStorage) {
     sql.exec(SHARD_VIEW_TABLES);
   }
@@ -53,7 +60,8 @@ export class ShardView {
   /** Lease units this shard may still admit in the window. */
   available(key: WindowKey): number {
     const row = this.row(key.featureKey, key.window.key);
-    return row ? row.received - row.lease_used - row.returned : 0;
+    if (!row) return 0;
+    return Math.max(0, row.received - this.counted(key.featureKey, key.window.key) - row.returned);
   }
 
   /** When shard 0 last answered a report of the window (epoch ms; 0: never). */
@@ -61,27 +69,15 @@ export class ShardView {
     return this.row(key.featureKey, key.window.key)?.synced_at_ms ?? 0;
   }
 
-  /** `amount` units counted here (`fromLease`: admitted from the window's lease). */
-  count(key: WindowKey, amount: number, fromLease: boolean): void {
+  /** `amount` units just counted here (in `counters`, by the same synchronous step). */
+  count(key: WindowKey, amount: number): void {
     this.ensure(key);
-    this.sql.exec(
-      `UPDATE shard_view SET counted = counted + ?1, lease_used = lease_used + ?2
-        WHERE feature_key = ?3 AND period_key = ?4`,
-      amount,
-      fromLease ? amount : 0,
-      key.featureKey,
-      key.window.key,
-    );
+    this.moveCounted(key.featureKey, key.window.key, amount);
   }
 
-  /** Units the flush took back (events it could not claim). */
-  takeBack(featureKey: string, periodKey: string, amount: number): void {
-    this.sql.exec(
-      "UPDATE shard_view SET counted = counted - ? WHERE feature_key = ? AND period_key = ?",
-      amount,
-      featureKey,
-      periodKey,
-    );
+  /** Units the flush just took back (events it could not claim): `counters` is read again (it clamps at 0). */
+  takeBack(featureKey: string, periodKey: string): void {
+    this.countedRead.delete(windowIdOf(featureKey, periodKey));
   }
 
   /**
@@ -90,15 +86,14 @@ export class ShardView {
    */
   reports(wants: Map<string, { key: WindowKey; want: number }>): ShardReport[] {
     for (const { key } of wants.values()) this.ensure(key);
-    const rows = this.sql
-      .exec<ViewRow>("SELECT * FROM shard_view WHERE counted != reported")
-      .toArray();
-    const byId = new Map(rows.map((row) => [windowIdOf(row.feature_key, row.period_key), row]));
-    for (const { key } of wants.values()) {
-      const row = this.row(key.featureKey, key.window.key);
-      if (row) byId.set(windowId(key), row);
-    }
-    return [...byId.entries()].map(([id, row]) => this.numbered(row, wants.get(id)?.want ?? 0));
+    const rows = this.sql.exec<ViewRow>("SELECT * FROM shard_view").toArray();
+    return rows
+      .map((row) => ({ row, id: windowIdOf(row.feature_key, row.period_key) }))
+      .filter(
+        ({ row, id }) =>
+          wants.has(id) || this.counted(row.feature_key, row.period_key) !== row.reported,
+      )
+      .map(({ row, id }) => this.numbered(row, wants.get(id)?.want ?? 0));
   }
 
   /**
@@ -107,31 +102,27 @@ export class ShardView {
    * report. Answers that view.
    */
   answered(report: ShardReport, total: number, granted: number, nowMs: number): number {
-    const row = this.sql
-      .exec<{ counted: number }>(
-        `UPDATE shard_view SET received = received + ?1, reported = ?2, synced_at_ms = ?3
-          WHERE feature_key = ?4 AND period_key = ?5 RETURNING counted`,
-        granted,
-        report.counted,
-        nowMs,
-        report.featureKey,
-        report.periodKey,
-      )
-      .one();
-    return total + (row.counted - report.counted);
+    this.update(
+      report.featureKey,
+      report.periodKey,
+      "received = received + ?1, reported = ?2, synced_at_ms = ?3",
+      granted,
+      report.counted,
+      nowMs,
+    );
+    return total + (this.counted(report.featureKey, report.periodKey) - report.counted);
   }
 
   /** Gives back the unused lease units of the windows; answers their reports. */
   returnLeases(windows: { featureKey: string; periodKey: string }[]): ShardReport[] {
     const reports: ShardReport[] = [];
     for (const { featureKey, periodKey } of windows) {
-      this.sql.exec(
-        `UPDATE shard_view SET returned = received - lease_used
-          WHERE feature_key = ? AND period_key = ?`,
+      const row = this.update(
         featureKey,
         periodKey,
+        "returned = max(returned, received - ?1)",
+        this.counted(featureKey, periodKey),
       );
-      const row = this.row(featureKey, periodKey);
       if (row) reports.push(this.numbered(row, 0));
     }
     return reports;
@@ -139,37 +130,64 @@ export class ShardView {
 
   /** Whether units were counted since shard 0 last heard of them. */
   hasUnreported(): boolean {
-    return (
-      this.sql.exec("SELECT 1 FROM shard_view WHERE counted != reported LIMIT 1").toArray().length >
-      0
-    );
+    return this.sql
+      .exec<ViewRow>("SELECT * FROM shard_view")
+      .toArray()
+      .some((row) => this.counted(row.feature_key, row.period_key) !== row.reported);
   }
 
-  /** Forgets the windows that ended before `cutoff` (with the counter's own). */
+  /** Forgets the windows that ended before `cutoff`, once reported (with the counter's own). */
   forgetEnded(cutoff: Date): void {
-    this.sql.exec(
-      "DELETE FROM shard_view WHERE period_end IS NOT NULL AND period_end < ? AND counted = reported",
-      cutoff.toISOString(),
-    );
-  }
-
-  private numbered(row: ViewRow, want: number): ShardReport {
-    const seq = this.sql
-      .exec<{ seq: number }>(
-        "UPDATE shard_view SET seq = seq + 1 WHERE feature_key = ? AND period_key = ? RETURNING seq",
+    for (const row of this.sql
+      .exec<ViewRow>(
+        "SELECT * FROM shard_view WHERE period_end IS NOT NULL AND period_end < ?",
+        cutoff.toISOString(),
+      )
+      .toArray()) {
+      if (this.counted(row.feature_key, row.period_key) !== row.reported) continue;
+      this.sql.exec(
+        "DELETE FROM shard_view WHERE feature_key = ? AND period_key = ?",
         row.feature_key,
         row.period_key,
-      )
-      .one().seq;
+      );
+    }
+    this.rows.clear();
+    this.countedRead.clear();
+  }
+
+  private counted(featureKey: string, periodKey: string): number {
+    const id = windowIdOf(featureKey, periodKey);
+    const read = this.countedRead.get(id);
+    if (read !== undefined) return read;
+    const counted =
+      this.sql
+        .exec<{ counted: number | null }>(
+          "SELECT sum(used) AS counted FROM counters WHERE feature_key = ? AND period_key = ?",
+          featureKey,
+          periodKey,
+        )
+        .one().counted ?? 0;
+    this.countedRead.set(id, counted);
+    return counted;
+  }
+
+  /** Keeps the cached `counted` in step with `counters` (read first if not cached yet). */
+  private moveCounted(featureKey: string, periodKey: string, delta: number): void {
+    const id = windowIdOf(featureKey, periodKey);
+    // Not read yet: the next read sums `counters`, which already holds the change.
+    if (this.countedRead.has(id)) this.countedRead.set(id, (this.countedRead.get(id) ?? 0) + delta);
+  }
+
+  private numbered(stale: ViewRow, want: number): ShardReport {
+    const row = this.update(stale.feature_key, stale.period_key, "seq = seq + 1") ?? stale;
     return {
       subscriptionId: row.subscription_id,
       featureKey: row.feature_key,
       periodKey: row.period_key,
       periodStart: row.period_start,
       periodEnd: row.period_end,
-      seq,
-      counted: row.counted,
-      leaseUsed: row.lease_used,
+      seq: row.seq,
+      counted: this.counted(row.feature_key, row.period_key),
       returned: row.returned,
       received: row.received,
       want,
@@ -177,6 +195,8 @@ export class ShardView {
   }
 
   private ensure(key: WindowKey): void {
+    if (this.row(key.featureKey, key.window.key)) return;
+    this.rows.delete(windowId(key));
     this.sql.exec(
       `INSERT INTO shard_view (feature_key, period_key, subscription_id, period_start, period_end)
        VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -189,12 +209,37 @@ export class ShardView {
   }
 
   private row(featureKey: string, periodKey: string): ViewRow | undefined {
-    return this.sql
+    const id = windowIdOf(featureKey, periodKey);
+    const cached = this.rows.get(id);
+    if (cached !== undefined) return cached ?? undefined;
+    const row = this.sql
       .exec<ViewRow>(
         "SELECT * FROM shard_view WHERE feature_key = ? AND period_key = ?",
         featureKey,
         periodKey,
       )
       .toArray()[0];
+    this.rows.set(id, row ?? null);
+    return row;
+  }
+
+  /** One UPDATE of the window's row (`set` binds from ?1, then the key); its new copy is cached. */
+  private update(
+    featureKey: string,
+    periodKey: string,
+    set: string,
+    ...values: SqlStorageValue[]
+  ): ViewRow | undefined {
+    const at = values.length;
+    const row = this.sql
+      .exec<ViewRow>(
+        `UPDATE shard_view SET ${set} WHERE feature_key = ?${at + 1} AND period_key = ?${at + 2} RETURNING *`,
+        ...values,
+        featureKey,
+        periodKey,
+      )
+      .toArray()[0];
+    this.rows.set(windowIdOf(featureKey, periodKey), row ?? null);
+    return row;
   }
 }

@@ -11,9 +11,9 @@
  *   USAGE_FLUSH_IDS_RETENTION_SECONDS    how long a flush's usage_flushes
  *                                        row stays in D1 (each tenant's
  *                                        latest row stays whatever its age)
- *   USAGE_COUNTER_LEASE_INTERVAL_MS      the oldest view of a window a
- *                                        counter shard other than 0 answers
- *                                        a check from (counter/README.md)
+ *   USAGE_COUNTER_LEASE_INTERVAL_MS      how far a check on a counter shard
+ *                                        other than 0 may lag the tenant's
+ *                                        total (counter/README.md)
  *
  * The counter's memory of event ids is a fast path, not the guarantee: a
  * logged event is counted only by the flush that claims it in its usage-log
@@ -84,7 +84,7 @@ export function flushIdsRetentionMs(value: string | undefined): number {
   );
 }
 
-/** USAGE_COUNTER_LEASE_INTERVAL_MS: how old a counter shard's view may be, ms (50 to 60,000; default 1,000). */
+/** USAGE_COUNTER_LEASE_INTERVAL_MS: how far a shard's check may lag, ms (50 to 60,000; default 1,000). */
 export function leaseIntervalMs(value: string | undefined): number {
   return bounded(value, DEFAULT_LEASE_INTERVAL_MS, MIN_LEASE_INTERVAL_MS, MAX_LEASE_INTERVAL_MS);
 }

@@ -21,10 +21,14 @@ export interface SendReport {
 export async function sendInChunks<T extends RawUsageMessage | ValidatedUsageMessage>(
   queue: Queue,
   messages: T[],
+  /** The counter shard that counts these events (absent from the bodies when 0). */
+  counterShard = 0,
 ): Promise<SendReport> {
   const report: SendReport = { sent: [], failed: [] };
+  const stamped =
+    counterShard === 0 ? messages : messages.map((message) => ({ ...message, counterShard }));
   await Promise.all(
-    sendBatches(envelopesOf(messages)).map(async (batch) => {
+    sendBatches(envelopesOf(stamped)).map(async (batch) => {
       const ids = batch.flatMap((envelope) => envelope.events.map((message) => message.id));
       try {
         await queue.sendBatch(batch.map((body) => ({ body, contentType: "json" as const })));

@@ -1,5 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import {
+  counterShardOfLogShard,
+  tenantCounterShards,
+} from "@edge-platform/shared/billing/counter-shards";
+import {
   deadLetterIdFor,
   propertiesField,
   type RawUsageMessage,
@@ -352,8 +356,8 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
         else validated.push(redrive.message);
       }
       const [rawReport, validatedReport] = await Promise.all([
-        sendInChunks(usageRawQueue(this.env, tenantId, this.shard()), raw),
-        sendInChunks(this.env.USAGE_VALIDATED_QUEUE, validated),
+        sendInChunks(usageRawQueue(this.env, tenantId, this.shard()), raw, this.counterShard()),
+        sendInChunks(this.env.USAGE_VALIDATED_QUEUE, validated, this.counterShard()),
       ]);
       result.raw += rawReport.sent.length;
       result.validated += validatedReport.sent.length;
@@ -490,7 +494,11 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
       // No lease while the send is out: one publish runs at a time (publish()),
       // and after a crash mid-send the entries are due again (a resent
       // message changes nothing downstream).
-      const report = await sendInChunks(usageRawQueue(this.env, tenantId, this.shard()), due);
+      const report = await sendInChunks(
+        usageRawQueue(this.env, tenantId, this.shard()),
+        due,
+        this.counterShard(),
+      );
       this.store.deleteOutbox(report.sent);
       for (const failure of report.failed) {
         const exhausted = this.store.failOutbox(
@@ -656,5 +664,12 @@ export class UsageLog extends DurableObject<Env> implements UsageLogRpc {
 
   private shard(): number {
     return this.bound()?.shard ?? 0;
+  }
+
+  /** The counter shard that counts this shard's events, under the tenant's count now. */
+  private counterShard(): number {
+    const tenantId = this.boundTenant();
+    if (!tenantId) return 0;
+    return counterShardOfLogShard(this.shard(), tenantCounterShards(this.env, tenantId));
   }
 }
