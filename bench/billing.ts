@@ -27,9 +27,14 @@
  *    against the no-I/O baseline (overall and per round), and the ratio of
  *    consume with a key to consume without one. Targets, against the
  *    no-I/O baseline: check >= 0.6x, consume on a HARD quota >= 0.5x,
- *    consume with an Idempotency-Key >= 0.4x; consume on a prepaid price
+ *    consume with an Idempotency-Key >= 0.45x; consume on a prepaid price
  *    >= 0.95x consume on the HARD quota (no more costly, within noise),
- *    consume on the UNIQUE_COUNT quota >= 0.9x consume on the HARD quota.
+ *    consume on the UNIQUE_COUNT quota >= 0.9x consume on the HARD quota;
+ *    the same HARD consume by the demo tenant, whose counting is spread over
+ *    BENCH_COUNTER_SHARDS (default 4) counter shards with quota leases
+ *    (USAGE_COUNTER_TENANT_SHARDS names its fixed id), >= 0.95x the
+ *    one-shard tenant's (one local workerd thread: no faster, no slower),
+ *    judged on the median of BENCH_SHARD_PAIRS back-to-back pairs.
  * 4. Integrity under the same load: exactly BENCH_EXACT (default 2000)
  *    consumes at the same concurrency, then the counter must have grown by
  *    exactly the number of 2xx answers. (The timed runs cannot be compared
@@ -43,6 +48,7 @@
  * `--markdown` the summary also goes into docs/benchmarks.md
  * (bench/lib/benchmarks-doc.ts).
  */
+import { DEMO_TENANT_ID } from "../scripts/demo-data.ts";
 import { startStack } from "../scripts/lib/stack.ts";
 import {
   reachedAlertEvents,
@@ -60,6 +66,7 @@ import {
 } from "./lib/benchmarks-doc.ts";
 import {
   adminToken,
+  demoTenantWithKey,
   measuredPlan,
   median,
   prepaidTenant,
@@ -83,6 +90,15 @@ const EXACT = Number(process.env.BENCH_EXACT ?? 2000);
 const ALERTS = Number(process.env.BENCH_ALERTS ?? 10);
 /** user_id values counted before the UNIQUE_COUNT consume is measured (its draws mostly repeat them). */
 const UNIQUE_POOL = Number(process.env.BENCH_UNIQUE_POOL ?? 1000);
+/** Counter shards of the tenant whose HARD consume is measured against the one-shard tenant's. */
+const COUNTER_SHARDS = Number(process.env.BENCH_COUNTER_SHARDS ?? 4);
+/**
+ * Pairs of back-to-back runs (one shard, then several; BENCH_SHARD_SECONDS
+ * each) that judge the counter shards: the median of the pairs' ratios,
+ * so the machine's drift between rounds weighs on both sides alike.
+ */
+const SHARD_PAIRS = Number(process.env.BENCH_SHARD_PAIRS ?? 8);
+const SHARD_SECONDS = Number(process.env.BENCH_SHARD_SECONDS ?? 3);
 /**
  * Throughput as a ratio of GET /health/live (no I/O) in the same run; the
  * prepaid and UNIQUE_COUNT consumes as a ratio of the HARD consume.
@@ -90,7 +106,9 @@ const UNIQUE_POOL = Number(process.env.BENCH_UNIQUE_POOL ?? 1000);
 const TARGETS = {
   check: 0.6,
   consume: 0.5,
-  keyedConsume: 0.4,
+  keyedConsume: 0.45,
+  /** A tenant on several counter shards: one local workerd thread, so no faster, but no slower (within noise). */
+  shardedVsHard: 0.95,
   prepaidVsHard: 0.95,
   uniqueVsHard: 0.9,
 };
@@ -232,7 +250,13 @@ async function main(): Promise<void> {
   const report = startBenchmarkReport("billing");
   const micros = alertCheckMicros();
   log("starting the local stack");
-  const stack = await startStack({ logLevel: "warn" });
+  // The demo tenant's id is fixed: its counter shards are set before it exists.
+  const stack = await startStack({
+    logLevel: "warn",
+    billingVars: {
+      USAGE_COUNTER_TENANT_SHARDS: JSON.stringify({ [DEMO_TENANT_ID]: COUNTER_SHARDS }),
+    },
+  });
   try {
     const base = stack.billingUrl;
     const admin = await adminToken(base);
@@ -289,12 +313,28 @@ async function main(): Promise<void> {
       });
     }
     const prepaid = await prepaidTenant(base, admin, `bench_${run}`);
+    const sharded = await demoTenantWithKey(base, admin, DEMO_TENANT_ID, {
+      planId: plan.id,
+      priceId: price.id,
+    });
     const draws = userIdDraws(UNIQUE_POOL, `u-${run}`);
     log(`UNIQUE_COUNT: counting ${UNIQUE_POOL} user_id values before the run`);
     await seedPool(base, users.lookupKey, apiKey, draws.pool);
     const warm = await send(base, `/entitlements/${quota.lookupKey}/check`, { token: apiKey });
     if (warm.allowed !== true) throw new Error(`warm-up check refused: ${JSON.stringify(warm)}`);
 
+    const hardConsume: Route = {
+      name: "POST /entitlements/:key/consume (API key, HARD)",
+      url: `${base}/api/v1/entitlements/${quota.lookupKey}/consume`,
+      method: "POST",
+      body: JSON.stringify({ amount: 1 }),
+      headers: auth,
+    };
+    const shardedConsume: Route = {
+      ...hardConsume,
+      name: `POST /entitlements/:key/consume (API key, HARD, tenant on ${COUNTER_SHARDS} counter shards)`,
+      headers: { authorization: `Bearer ${sharded.apiKey}` },
+    };
     const routes: Route[] = [
       { name: "GET /health/live (baseline, no I/O)", url: `${base}/health/live` },
       { name: "GET /health (readiness: D1 + DO)", url: `${base}/health` },
@@ -303,13 +343,7 @@ async function main(): Promise<void> {
         url: `${base}/api/v1/entitlements/${quota.lookupKey}/check`,
         headers: auth,
       },
-      {
-        name: "POST /entitlements/:key/consume (API key, HARD)",
-        url: `${base}/api/v1/entitlements/${quota.lookupKey}/consume`,
-        method: "POST",
-        body: JSON.stringify({ amount: 1 }),
-        headers: auth,
-      },
+      hardConsume,
       {
         name: `POST /entitlements/:key/consume (API key, UNIQUE_COUNT user_id, HARD; 1 in ${NEW_EVERY} new)`,
         url: `${base}/api/v1/entitlements/${users.lookupKey}/consume`,
@@ -354,6 +388,7 @@ async function main(): Promise<void> {
         body: JSON.stringify({ amount: 1 }),
         headers: { authorization: `Bearer ${prepaid.tenant.apiKey}` },
       },
+      shardedConsume,
     ];
     log("warm-up: 2 s per route");
     for (const route of routes) await load(route, 2);
@@ -376,7 +411,9 @@ async function main(): Promise<void> {
       unwatched,
       watched,
       consumePrepaid,
+      consumeSharded,
     ] = samples.map((rounds, index) => combine(routes[index]?.name ?? "", rounds)) as [
+      Combined,
       Combined,
       Combined,
       Combined,
@@ -389,6 +426,15 @@ async function main(): Promise<void> {
       Combined,
     ];
 
+    log(
+      `counter shards: ${SHARD_PAIRS} pairs of ${SHARD_SECONDS}-s runs, 1 shard then ${COUNTER_SHARDS}`,
+    );
+    const pairRatios: number[] = [];
+    for (let pair = 0; pair < SHARD_PAIRS; pair++) {
+      const one = await load(hardConsume, SHARD_SECONDS);
+      const several = await load(shardedConsume, SHARD_SECONDS);
+      pairRatios.push(several.rps / one.rps);
+    }
     log(`integrity: exactly ${EXACT} consumes at ${CONNECTIONS} connections`);
     // Let requests left in flight by the timed run finish before the baseline.
     const usedNow = async () =>
@@ -430,6 +476,7 @@ async function main(): Promise<void> {
       unwatched,
       watched,
       consumePrepaid,
+      consumeSharded,
     ];
     process.stdout.write(
       `\nBilling entitlements benchmark (${CONNECTIONS} connections; ${ROUNDS} interleaved rounds of ${SECONDS} s per route, one stack, one run; ${process.arch}, Node ${process.version})\n\n`,
@@ -514,6 +561,15 @@ async function main(): Promise<void> {
     process.stdout.write(
       `UNIQUE_COUNT consume / HARD consume = ${uniqueRatio.toFixed(2)} req/s (${consumeUnique.rps.toFixed(0)} vs ${consume.rps.toFixed(0)}; per round ${uniquePerRound}; target ${uniqueTarget.label}: ${verdict(uniqueTarget)}); p50 ${consumeUnique.p50} ms vs ${consume.p50} ms; non-2xx ${consumeUnique.non2xx}; ${UNIQUE_POOL} values counted before, ${draws.newDrawn()} new drawn in all\n`,
     );
+    // Counter shards: the same HARD consume, one tenant's counting over several objects, in back-to-back pairs.
+    const shardedRatio = median(pairRatios);
+    const shardedTarget = atLeast(shardedRatio, TARGETS.shardedVsHard);
+    const shardedPerRound = consumeSharded.roundRps
+      .map((rps, round) => (rps / (consume.roundRps[round] ?? Number.NaN)).toFixed(2))
+      .join(" ");
+    process.stdout.write(
+      `HARD consume on ${COUNTER_SHARDS} counter shards / on 1 = ${shardedRatio.toFixed(2)}, the median of ${SHARD_PAIRS} back-to-back pairs (${pairRatios.map((ratio) => ratio.toFixed(2)).join(" ")}; target ${shardedTarget.label}: ${verdict(shardedTarget)}); in the rounds ${(consumeSharded.rps / consume.rps).toFixed(2)} (${consumeSharded.rps.toFixed(0)} vs ${consume.rps.toFixed(0)} req/s; per round ${shardedPerRound}); p50 ${consumeSharded.p50} ms vs ${consume.p50} ms; non-2xx ${consumeSharded.non2xx}\n`,
+    );
     const counted = after - before;
     const intact = counted === EXACT && exact["2xx"] === EXACT;
     process.stdout.write(
@@ -580,6 +636,13 @@ async function main(): Promise<void> {
           ratio: times(uniqueRatio),
           baseline: `HARD consume, ${count(consume.rps)} req/s`,
           target: uniqueTarget,
+        },
+        {
+          benchmark: `HARD consume of a tenant on ${COUNTER_SHARDS} counter shards (quota leases) vs one`,
+          figure: `median of ${SHARD_PAIRS} back-to-back ${SHARD_SECONDS}-s pairs (${pairRatios.map((ratio) => ratio.toFixed(2)).join(", ")}); in the rounds ${count(consumeSharded.rps)} vs ${count(consume.rps)} req/s, p50 ${consumeSharded.p50} ms vs ${consume.p50} ms`,
+          ratio: times(shardedRatio),
+          baseline: `HARD consume on one counter, run just before each`,
+          target: shardedTarget,
         },
         {
           benchmark: `usage-alert check per consume, in process (${ALERTS} alerts)`,

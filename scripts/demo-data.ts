@@ -9,7 +9,8 @@ import { devVarsFile, readDevVars } from "./lib/dev-vars.ts";
 import { executeLocalSql, ROOT } from "./lib/wrangler.ts";
 
 // Fixed ids keep the demo rows stable across runs and machines.
-const DEMO_TENANT_ID = "00000000-0000-4000-8000-00000000a001";
+/** The demo tenant (Acme Analytics): a fixed id, so settings per tenant can name it before it exists. */
+export const DEMO_TENANT_ID = "00000000-0000-4000-8000-00000000a001";
 const DEV_ADMIN_ID = "00000000-0000-4000-8000-00000000b001";
 const DEV_ADMIN_MEMBERSHIP_ID = "00000000-0000-4000-8000-00000000c001";
 

@@ -73,6 +73,24 @@ export async function subscribedTenantWithKey(
 }
 
 /**
+ * The demo tenant (its id fixed, so the stack's per-tenant settings can name
+ * it, e.g. its counter shards) moved to the price as its platform
+ * administrator, with a new API key.
+ */
+export async function demoTenantWithKey(
+  base: string,
+  admin: string,
+  tenantId: string,
+  subscription: { planId: string; priceId: string },
+): Promise<{ tenantId: string; apiKey: string }> {
+  const as = { token: admin, tenant: tenantId };
+  await send(base, "/subscriptions", { ...as, body: subscription });
+  const apiKey = (await send(base, "/api-keys", { ...as, body: { name: "bench shards" } }))
+    .key as string;
+  return { tenantId, apiKey };
+}
+
+/**
  * A free plan with a HARD quota far above what a run can use (every consume
  * succeeds and goes through the full limit check) and a METERED feature
  * billed per unit, both new for this run (`label` keeps names unique).
