@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { DEMO_TENANT_ID } from "../scripts/demo-data.ts";
 import { type RunningStack, startStack } from "../scripts/lib/stack.ts";
 import { loginDevAdmin, ok, sendTo } from "./lib/billing-api.ts";
+import { apiCallEvents } from "./lib/usage-events.ts";
 
 // One tenant's counting spread over four counter shards and its usage log
 // over four shards (so its events travel four usage-raw queues), driven
@@ -62,14 +63,7 @@ async function demoApiKey(apiUrl: string): Promise<string> {
 
 /** BATCHES x BATCH events sent at once; the units they carry. */
 async function burst(apiUrl: string, apiKey: string): Promise<number> {
-  const batches = Array.from({ length: BATCHES }, () =>
-    Array.from({ length: BATCH }, (_, i) => ({
-      eventId: crypto.randomUUID(),
-      feature: "api_calls",
-      amount: (i % 3) + 1,
-      timestamp: new Date().toISOString(),
-    })),
-  );
+  const batches = Array.from({ length: BATCHES }, () => apiCallEvents(BATCH));
   const answers = await Promise.all(
     batches.map((events) => sendTo(apiUrl, "/usage/events", { token: apiKey, body: { events } })),
   );

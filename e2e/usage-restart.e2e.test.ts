@@ -5,6 +5,7 @@ import { afterAll, describe, expect, it } from "vitest";
 import { type RunningStack, startStack } from "../scripts/lib/stack.ts";
 import { usageEventsInFlight } from "../scripts/lib/usage-backlog.ts";
 import { devAdminCredentials } from "./lib/billing-api.ts";
+import { apiCallEvents } from "./lib/usage-events.ts";
 
 // Nothing accepted is ever stranded: accept EVENTS usage events, stop the
 // whole stack right after the last 202 (Ctrl-C, or kill -9 of every
@@ -92,14 +93,7 @@ async function acceptThenStopAndRestart(stop: "interrupt" | "crash") {
   const before = running.units;
   expect(await counted(first.billingUrl, apiKey)).toEqual({ aggregated: before, used: before });
 
-  const sent = Array.from({ length: BATCHES }, () =>
-    Array.from({ length: BATCH }, (_, i) => ({
-      eventId: crypto.randomUUID(),
-      feature: "api_calls",
-      amount: (i % 3) + 1,
-      timestamp: new Date().toISOString(),
-    })),
-  );
+  const sent = Array.from({ length: BATCHES }, () => apiCallEvents(BATCH));
   const answers = await Promise.all(
     sent.map((events) =>
       call(first.billingUrl, "/usage/events", { token: apiKey, body: { events } }),

@@ -1,8 +1,6 @@
 import { env } from "cloudflare:workers";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import type { ConsumeResult } from "@edge-platform/shared/billing/entitlement-counter-protocol";
-import { usageAggregates } from "@edge-platform/shared/db/schema/usage-aggregates";
-import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { beforeAll, describe, expect, it } from "vitest";
 import {
@@ -14,11 +12,10 @@ import {
   subscribe,
 } from "./catalog-helpers.ts";
 import {
-  insertSubscription,
-  insertTenant,
   recordEntryFor,
-  type SubscriptionFixture,
   snapshot,
+  storedAmount,
+  subscribedTenant,
 } from "./entitlement-fixtures.ts";
 import { type Account, register } from "./helpers.ts";
 
@@ -28,29 +25,11 @@ import { type Account, register } from "./helpers.ts";
 // shard of their log shard. Shard 0 owns HARD limits and leases quota.
 
 const SHARDS = 4;
-const db = () => drizzle(env.DB);
+const _db = () => drizzle(env.DB);
 const shardsOf = (tenantId: string) =>
   Array.from({ length: SHARDS }, (_, shard) =>
     entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId, shard),
   );
-
-async function storedAmount(fixture: SubscriptionFixture, featureKey: string): Promise<number> {
-  const rows = await db()
-    .select({ amount: usageAggregates.amount })
-    .from(usageAggregates)
-    .where(
-      and(
-        eq(usageAggregates.subscriptionId, fixture.subscriptionId),
-        eq(usageAggregates.featureLookupKey, featureKey),
-      ),
-    )
-    .all();
-  return rows.reduce((sum, row) => sum + row.amount, 0);
-}
-
-async function subscribedTenant(snapshots: Parameters<typeof insertSubscription>[0]["snapshots"]) {
-  return insertSubscription({ tenantId: await insertTenant(), snapshots });
-}
 
 const admitted = (results: ConsumeResult[]) =>
   results.filter((result) => result.status === "consumed");

@@ -2,7 +2,7 @@ import { runInDurableObject } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { entitlementCounter } from "@edge-platform/shared/billing/entitlement-counter-client";
 import { usageAggregates, usageFlushes } from "@edge-platform/shared/db/schema/usage-aggregates";
-import { and, eq } from "drizzle-orm";
+import { eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 import { describe, expect, it, vi } from "vitest";
 import type { EntitlementCounter } from "../src/index.ts";
@@ -12,33 +12,15 @@ import {
   insertTenant,
   monthlyWindowAt,
   recordEntryFor,
-  type SubscriptionFixture,
   snapshot,
+  storedAmount,
+  subscribedTenant,
 } from "./entitlement-fixtures.ts";
 
 const db = () => drizzle(env.DB);
 const counterFor = (tenantId: string) => entitlementCounter(env.ENTITLEMENT_COUNTER, tenantId);
 const stubFor = (tenantId: string) =>
   env.ENTITLEMENT_COUNTER.get(env.ENTITLEMENT_COUNTER.idFromName(tenantId));
-
-async function storedAmount(fixture: SubscriptionFixture, featureKey: string) {
-  const rows = await db()
-    .select({ amount: usageAggregates.amount, periodKey: usageAggregates.periodKey })
-    .from(usageAggregates)
-    .where(
-      and(
-        eq(usageAggregates.subscriptionId, fixture.subscriptionId),
-        eq(usageAggregates.featureLookupKey, featureKey),
-      ),
-    )
-    .all();
-  return rows.reduce((sum, row) => sum + row.amount, 0);
-}
-
-async function subscribedTenant(snapshots: Parameters<typeof insertSubscription>[0]["snapshots"]) {
-  const tenantId = await insertTenant();
-  return insertSubscription({ tenantId, snapshots });
-}
 
 describe("EntitlementCounter: check and consume", () => {
   it("never passes a HARD limit under 200 concurrent consumes", async () => {

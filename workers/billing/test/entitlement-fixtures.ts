@@ -11,6 +11,8 @@ import {
   type SubscriptionStatus,
   subscriptions,
 } from "@edge-platform/shared/db/schema/subscriptions";
+import { usageAggregates } from "@edge-platform/shared/db/schema/usage-aggregates";
+import { and, eq } from "drizzle-orm";
 import { drizzle } from "drizzle-orm/d1";
 
 // Direct D1 fixtures for tests of the counter object, which sits below the
@@ -157,4 +159,27 @@ export function recordEntryFor(fixture: SubscriptionFixture, featureKey: string,
     amount,
     occurredAt: at.toISOString(),
   });
+}
+
+/** A new tenant subscribed with these snapshots. */
+export async function subscribedTenant(snapshots: SnapshotTerms[]): Promise<SubscriptionFixture> {
+  return insertSubscription({ tenantId: await insertTenant(), snapshots });
+}
+
+/** The units usage_aggregates holds for the subscription's feature, over every window. */
+export async function storedAmount(
+  fixture: Pick<SubscriptionFixture, "subscriptionId">,
+  featureKey: string,
+): Promise<number> {
+  const rows = await db()
+    .select({ amount: usageAggregates.amount })
+    .from(usageAggregates)
+    .where(
+      and(
+        eq(usageAggregates.subscriptionId, fixture.subscriptionId),
+        eq(usageAggregates.featureLookupKey, featureKey),
+      ),
+    )
+    .all();
+  return rows.reduce((sum, row) => sum + row.amount, 0);
 }
