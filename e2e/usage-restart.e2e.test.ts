@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
+import { DEMO_TENANT_ID } from "../scripts/demo-data.ts";
 import { type RunningStack, startStack } from "../scripts/lib/stack.ts";
 import { usageEventsInFlight } from "../scripts/lib/usage-backlog.ts";
 import { devAdminCredentials } from "./lib/billing-api.ts";
@@ -16,6 +17,16 @@ import { apiCallEvents } from "./lib/usage-events.ts";
 // its bound (USAGE_REDRIVE_AFTER_SECONDS, 20 s in .dev.vars.example) has
 // passed.
 // These tests start their own stacks (scripts/dev.ts, as a developer does).
+
+// The demo tenant's log has four shards (four usage-raw queues), and its
+// counting four counter shards until the first stop: the stack comes back
+// with one (the count changes in the middle of the load), and stays so.
+const FOUR_COUNTER_SHARDS = 4;
+const ONE_COUNTER_SHARD = { shards: 1, previous: 4 };
+const shardsOf = (counterShards: unknown) => ({
+  USAGE_LOG_TENANT_SHARDS: JSON.stringify({ [DEMO_TENANT_ID]: 4 }),
+  USAGE_COUNTER_TENANT_SHARDS: JSON.stringify({ [DEMO_TENANT_ID]: counterShards }),
+});
 
 const BATCHES = 5;
 const BATCH = 1000;
@@ -86,7 +97,12 @@ afterAll(async () => {
 async function acceptThenStopAndRestart(stop: "interrupt" | "crash") {
   stateDir ??= mkdtempSync(path.join(tmpdir(), "edge-restart-"));
   if (!running) {
-    const stack = await startStack({ stateDir, logLevel: "warn", timeoutMs: 150_000 });
+    const stack = await startStack({
+      stateDir,
+      logLevel: "warn",
+      timeoutMs: 150_000,
+      billingVars: shardsOf(FOUR_COUNTER_SHARDS),
+    });
     running = { stack, apiKey: await demoApiKey(stack.billingUrl), units: 0 };
   }
   const { stack: first, apiKey } = running;
@@ -118,7 +134,12 @@ async function acceptThenStopAndRestart(stop: "interrupt" | "crash") {
   // The reconciler starts with the first request (the start's own health
   // checks), so convergence is timed from the restart, and from ready.
   const restartBegan = Date.now();
-  const second = await startStack({ stateDir, logLevel: "warn", timeoutMs: 150_000 });
+  const second = await startStack({
+    stateDir,
+    logLevel: "warn",
+    timeoutMs: 150_000,
+    billingVars: shardsOf(ONE_COUNTER_SHARD),
+  });
   running = { stack: second, apiKey, units: before };
   const restartedAt = Date.now();
   let now = await counted(second.billingUrl, apiKey);
