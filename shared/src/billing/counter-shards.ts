@@ -61,12 +61,6 @@ export function anyCounterShard(shards: TenantShards): number {
   return shards.shards === 1 ? 0 : Math.floor(Math.random() * shards.shards);
 }
 
-/** Every shard that may hold state: both counts' worth while `previous` is set. */
-export function everyCounterShard(shards: TenantShards): number[] {
-  const count = Math.max(shards.shards, shards.previous ?? 0);
-  return Array.from({ length: count }, (_, shard) => shard);
-}
-
 /** Items grouped by the counter shard that counts them (the one their message names; absent: 0). */
 export function byCounterShard<T>(
   items: readonly T[],

@@ -26,6 +26,12 @@ const shard = z
   .min(0)
   .max(MAX_COUNTER_SHARDS - 1)
   .optional();
+/** A counter shard other than 0 (what shard 0 hears from, and takes leases back from). */
+const otherShard = z
+  .number()
+  .int()
+  .min(1)
+  .max(MAX_COUNTER_SHARDS - 1);
 
 export const checkInput = z.strictObject({ tenantId, featureKey, nowMs, shard });
 export type CheckInput = z.input<typeof checkInput>;
@@ -223,11 +229,7 @@ export type ShardReport = z.infer<typeof shardReport>;
 
 export const shardSyncInput = z.strictObject({
   tenantId,
-  shard: z
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_COUNTER_SHARDS - 1),
+  shard: otherShard,
   windows: z.array(shardReport).min(1).max(1000),
 });
 export type ShardSyncInput = z.input<typeof shardSyncInput>;
@@ -239,11 +241,7 @@ export interface ShardSyncResult {
 
 export const returnLeasesInput = z.strictObject({
   tenantId,
-  shard: z
-    .number()
-    .int()
-    .min(1)
-    .max(MAX_COUNTER_SHARDS - 1),
+  shard: otherShard,
   windows: z.array(z.strictObject({ featureKey, periodKey: z.string().min(1).max(40) })).max(1000),
 });
 export type ReturnLeasesInput = z.input<typeof returnLeasesInput>;

@@ -6,6 +6,7 @@ import {
 } from "@edge-platform/shared/billing/entitlement-decision";
 import type { SnapshotTerms } from "@edge-platform/shared/billing/entitlement-snapshot";
 import type { EventProperties } from "@edge-platform/shared/billing/meter";
+import type { TenantEntitlementState } from "@edge-platform/shared/db/entitlement-state";
 import type { CreditBalance, CreditTerms } from "./credit-balance.ts";
 import type { CounterMeterGroups } from "./meter-groups.ts";
 import { meteredConsume } from "./metered-consume.ts";
@@ -27,6 +28,8 @@ export interface SettledConsume {
 /** A consume whose window is counted and seeded: ready for its synchronous step. */
 export interface CountedConsume {
   kind: "counted";
+  /** The tenant's subscription state the consume was prepared on. */
+  state: TenantEntitlementState;
   snapshot: SnapshotTerms;
   key: WindowKey;
   terms: CreditTerms | null;
@@ -140,7 +143,12 @@ export class ConsumeStep {
  * outstanding when they stand between `used + amount` and the limit, none
  * otherwise (the units then fit whatever the shards admit).
  */
-function spokenFor(snapshot: SnapshotTerms, used: number, amount: number, leased: number): number {
+export function spokenFor(
+  snapshot: SnapshotTerms,
+  used: number,
+  amount: number,
+  leased: number,
+): number {
   return leased > 0 && isHardLimited(snapshot) && used + leased + amount > allowanceOf(snapshot)
     ? leased
     : 0;

@@ -68,7 +68,7 @@ import {
   type TakeBackAnswer,
 } from "./credit-take-backs.ts";
 import type { CounterEffects } from "./effects.ts";
-import { CounterFlushes } from "./flush.ts";
+import { CounterFlushes, flushTotals } from "./flush.ts";
 import { contributionOf } from "./meter-contribution.ts";
 import { CounterMeterGroups } from "./meter-groups.ts";
 import { ProgressiveWatch } from "./progressive-watch.ts";
@@ -370,7 +370,7 @@ export abstract class EntitlementCounterObject
     answering: ConsumeAnswering,
   ): Promise<ConsumeResult> {
     if (this.tenant.owns()) return this.owner.settle(input, prepared, now, answering);
-    return this.member.settle(input, prepared, now, answering, await this.tenant.entitlements());
+    return this.member.settle(input, prepared, now, answering);
   }
 
   /**
@@ -402,7 +402,8 @@ export abstract class EntitlementCounterObject
       await this.creditGrants.ready(tenantId);
     }
     if (this.windows.usedIn(key) === undefined) await this.seed(key);
-    return { kind: "counted", snapshot, key, terms: creditTermsOf(state, this.tenant.id()) };
+    const terms = creditTermsOf(state, this.tenant.id());
+    return { kind: "counted", state, snapshot, key, terms };
   }
 
   /**
@@ -490,11 +491,7 @@ export abstract class EntitlementCounterObject
     const results = [await this.flushPending()];
     await this.onOtherShards(async (shard) => void results.push(await shard.flush()));
     await this.creditGrants.flush(input.tenantId);
-    return {
-      flushes: results.reduce((sum, result) => sum + result.flushes, 0),
-      units: results.reduce((sum, result) => sum + result.units, 0),
-      pendingUnits: results.reduce((sum, result) => sum + result.pendingUnits, 0),
-    };
+    return flushTotals(results);
   }
 
   /** Drops the cached credit grants; the credits service calls it after every change in D1. */
@@ -564,6 +561,7 @@ export abstract class EntitlementCounterObject
     this.tenant.bind(input.tenantId, input.shard);
     return this.view.returnLeases(input.windows);
   }
+
   /** Shard 0: runs `call` on the other shards (they hold state only once they reported). */
   private async onOtherShards(
     call: (shard: EntitlementCounterClient) => Promise<void>,
@@ -611,7 +609,7 @@ export abstract class EntitlementCounterObject
       this.flushes.hasPending() ||
       this.creditGrants.hasWork() ||
       this.progressive.hasWork() ||
-      this.view.hasUnreported()
+      (!this.tenant.owns() && this.view.hasUnreported())
     ) {
       this.scheduleFlush();
     } else if (this.tenantEvents.hasUnsent()) this.scheduleFlush(this.tenantEvents.retryDelayMs());
@@ -685,10 +683,12 @@ export abstract class EntitlementCounterObject
    */
   private prune(nowMs: number): boolean {
     if (this.flushes.hasPending()) return false;
-    this.windows.forgetEnded(new Date(nowMs - WINDOW_RETENTION_MS));
-    this.leases.forgetEnded(new Date(nowMs - WINDOW_RETENTION_MS));
-    this.view.forgetEnded(new Date(nowMs - WINDOW_RETENTION_MS));
-    this.meterGroups.sweep(new Date(nowMs - WINDOW_RETENTION_MS).toISOString());
+    const cutoff = new Date(nowMs - WINDOW_RETENTION_MS);
+    // The view's `counted` is read from `counters`: before those rows go.
+    this.view.forgetEnded(cutoff);
+    this.leases.forgetEnded(cutoff);
+    this.windows.forgetEnded(cutoff);
+    this.meterGroups.sweep(cutoff.toISOString());
     this.requests.prune(nowMs);
     return true;
   }

@@ -413,3 +413,12 @@ export class CounterFlushes {
     return (pending ?? 0) + (pendingEvents ?? 0);
   }
 }
+
+/** Several flush passes as one answer (shard 0 flushing the other shards with its own). */
+export function flushTotals(results: readonly FlushResult[]): FlushResult {
+  return {
+    flushes: results.reduce((sum, result) => sum + result.flushes, 0),
+    units: results.reduce((sum, result) => sum + result.units, 0),
+    pendingUnits: results.reduce((sum, result) => sum + result.pendingUnits, 0),
+  };
+}

@@ -109,9 +109,8 @@ export class ShardMember {
     prepared: CountedConsume,
     now: Date,
     answering: ConsumeAnswering,
-    state: TenantEntitlementState,
   ): Promise<ConsumeResult> {
-    const { snapshot, key } = prepared;
+    const { state, snapshot, key } = prepared;
     const hard = isHardLimited(snapshot);
     const local =
       !(await this.needsShardZero(state, snapshot)) &&

@@ -11,11 +11,12 @@ import {
   subscriptionAccess,
 } from "@edge-platform/shared/billing/entitlement-decision";
 import type { TenantEntitlementState } from "@edge-platform/shared/db/entitlement-state";
-import type {
-  ConsumeAnswering,
-  ConsumeStep,
-  CountedConsume,
-  SettledConsume,
+import {
+  type ConsumeAnswering,
+  type ConsumeStep,
+  type CountedConsume,
+  type SettledConsume,
+  spokenFor,
 } from "./consume-step.ts";
 import type { ShardLeases } from "./shard-leases.ts";
 import type { UsageNotices } from "./usage-notices.ts";
@@ -56,10 +57,10 @@ export class ShardOwner {
     );
     const watchedTerms = await notices.watchedTerms(input.tenantId, keys);
     const now = new Date();
-    const answered = input.windows.map((report) => {
+    const answered = input.windows.map((report, index) => {
       const delta = leases.apply(input.shard, report, true);
       if (delta !== 0) windows.adjustTotal(report.featureKey, report.periodKey, delta);
-      const total = windows.usedIn(entryWindowKey(report)) ?? 0;
+      const total = windows.usedIn(keys[index] as WindowKey) ?? 0;
       const limit = hardLimitOf(state, report, now);
       const free = limit - total - leases.outstanding(report.featureKey, report.periodKey);
       const granted = limit < 0 ? 0 : leases.grant(report, input.shard, limit, free);
@@ -84,10 +85,8 @@ export class ShardOwner {
     const { leases, windows } = this.parts;
     for (let round = 0; ; round++) {
       const leased = leases.outstanding(key.featureKey, key.window.key);
-      const blocked =
-        isHardLimited(snapshot) &&
-        (windows.usedIn(key) ?? 0) + leased + input.amount > allowanceOf(snapshot);
-      if (leased > 0 && blocked && round < RECLAIM_ROUNDS) {
+      const blocked = spokenFor(snapshot, windows.usedIn(key) ?? 0, input.amount, leased) > 0;
+      if (blocked && round < RECLAIM_ROUNDS) {
         await this.reclaim(key);
         continue;
       }
